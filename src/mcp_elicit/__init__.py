@@ -1,0 +1,43 @@
+"""mcp-elicit: MCP elicitation over Multi Round-Trip Requests (MCP 2026-07-28).
+
+Server authors need two names::
+
+    from mcp_elicit import Server, Context
+
+Names are imported on first use so that ``import mcp_elicit`` stays cheap (cold start matters
+for stdio servers that are spawned per session).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Server": "mcp_elicit.server.app",
+    "Context": "mcp_elicit.server.context",
+    "ElicitAnswer": "mcp_elicit.server.answers",
+    "ToolError": "mcp_elicit.server.errors",
+    "InputRequired": "mcp_elicit.server.lowlevel",
+    "McpError": "mcp_elicit.wire.errors",
+}
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.answers import ElicitAnswer
+    from mcp_elicit.server.app import Server
+    from mcp_elicit.server.context import Context
+    from mcp_elicit.server.errors import ToolError
+    from mcp_elicit.server.lowlevel import InputRequired
+    from mcp_elicit.wire.errors import McpError
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_elicit' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
+__all__ = ["Context", "ElicitAnswer", "InputRequired", "McpError", "Server", "ToolError"]

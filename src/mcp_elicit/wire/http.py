@@ -1,0 +1,111 @@
+"""HTTP rules of the Streamable HTTP transport that need no sockets: header encoding, the
+header-versus-body check, and the HTTP status of each JSON-RPC error.
+
+Header values that are not plain header-safe ASCII travel as ``=?base64?<base64 of UTF-8>?=``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_elicit.wire.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    header_mismatch,
+)
+from mcp_elicit.wire.jsonrpc import Request
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_KEY
+
+SENTINEL_PREFIX = "=?base64?"
+SENTINEL_SUFFIX = "?="
+
+# Methods whose target travels in the Mcp-Name header, and the params key holding it.
+NAMED_METHODS: Mapping[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+
+_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    METHOD_NOT_FOUND: 404,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    # An internal error is still a well-formed JSON-RPC answer; it is not an HTTP failure.
+    INTERNAL_ERROR: 200,
+}
+
+
+def status_for_error(code: int) -> int:
+    return _STATUS.get(code, 200)
+
+
+def _header_safe(value: str) -> bool:
+    return (
+        value == value.strip(" \t")
+        and all(0x20 <= ord(ch) <= 0x7E for ch in value)
+        and not value.startswith(SENTINEL_PREFIX)
+    )
+
+
+def encode_header_value(value: str) -> str:
+    """Plain when header-safe, otherwise the base64 sentinel form."""
+    if _header_safe(value):
+        return value
+    encoded = base64.b64encode(value.encode("utf-8")).decode("ascii")
+    return f"{SENTINEL_PREFIX}{encoded}{SENTINEL_SUFFIX}"
+
+
+def decode_header_value(value: str, header: str) -> str:
+    """Undo :func:`encode_header_value`; a malformed sentinel is a -32020 error."""
+    if not value.startswith(SENTINEL_PREFIX):
+        return value
+    if not value.endswith(SENTINEL_SUFFIX) or len(value) < len(SENTINEL_PREFIX) + len(SENTINEL_SUFFIX):
+        raise header_mismatch(f"{header} header has a malformed =?base64?...?= value")
+    body = value[len(SENTINEL_PREFIX) : -len(SENTINEL_SUFFIX)]
+    try:
+        return base64.b64decode(body, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise header_mismatch(
+            f"{header} header is not valid base64 of UTF-8 text inside =?base64?...?="
+        ) from None
+
+
+def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
+    """Check MCP-Protocol-Version, Mcp-Method and Mcp-Name against the body (-32020 otherwise).
+
+    ``headers`` uses lower-case names. Call it after ``_meta`` has been checked.
+    """
+    meta: Any = request.params.get("_meta")
+    body_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    _expect(headers, "mcp-protocol-version", "MCP-Protocol-Version", body_version, decode=False)
+    _expect(headers, "mcp-method", "Mcp-Method", request.method, decode=False)
+    key = NAMED_METHODS.get(request.method)
+    if key is not None:
+        target = request.params.get(key)
+        if not isinstance(target, str):
+            return  # the dispatcher reports the missing name/uri as -32602
+        _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
+
+
+def _expect(headers: Mapping[str, str], name: str, display: str, body_value: object, *, decode: bool) -> None:
+    raw = headers.get(name)
+    if raw is None:
+        raise header_mismatch(f"the {display} header is required on this request")
+    value = decode_header_value(raw, display) if decode else raw
+    if value != body_value:
+        raise header_mismatch(
+            f"{display} header value {value!r} does not match the body value {body_value!r}"
+        )

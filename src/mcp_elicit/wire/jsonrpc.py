@@ -1,0 +1,112 @@
+"""The JSON-RPC 2.0 envelope: bytes in, a typed message out, and bytes back.
+
+Only what MCP 2026-07-28 allows a client to send is accepted: one request or notification per
+message (no batches), ``params`` an object, ids strings or integers. Clients never send
+responses in this revision, so a response-shaped message is an invalid request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_elicit.wire import codec
+from mcp_elicit.wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+
+RequestId = str | int
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+
+Message = Request | Notification
+
+
+class InvalidMessage(McpError):
+    """A message that cannot be processed; ``request_id`` is set when the id was readable."""
+
+    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+        super().__init__(code, message)
+        self.request_id = request_id
+
+
+class MessageTooLarge(InvalidMessage):
+    """The message exceeds the configured size limit (HTTP maps this to 413)."""
+
+
+def _valid_id(value: object) -> bool:
+    # bool is an int subclass, and JSON-RPC ids are never booleans.
+    return (isinstance(value, (str, int))) and not isinstance(value, bool)
+
+
+def parse_message(
+    raw: bytes | bytearray | memoryview | str, *, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> Message:
+    """Parse one JSON-RPC message; raise :class:`InvalidMessage` with the right code otherwise."""
+    size = len(raw.encode() if isinstance(raw, str) else raw)
+    if size > max_bytes:
+        raise MessageTooLarge(
+            INVALID_REQUEST,
+            f"Invalid request: the message is {size} bytes, over the limit of {max_bytes} bytes",
+        )
+    try:
+        data = codec.loads(raw)
+    except codec.JSONDecodeError as exc:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: the message is not valid JSON ({exc})") from None
+    if isinstance(data, list):
+        raise InvalidMessage(
+            INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported; send one message"
+        )
+    if not isinstance(data, dict):
+        raise InvalidMessage(INVALID_REQUEST, "Invalid request: a JSON-RPC message must be an object")
+
+    has_id = "id" in data
+    raw_id = data.get("id")
+    request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
+
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id)
+    method = data.get("method")
+    if not isinstance(method, str):
+        if "result" in data or "error" in data:
+            raise InvalidMessage(
+                INVALID_REQUEST,
+                "Invalid request: clients send no JSON-RPC responses in MCP 2026-07-28; "
+                "answers to input requests travel in inputResponses on a retried request",
+                request_id,
+            )
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id)
+    if has_id and request_id is None:
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer', None)
+    params = data.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "params" must be an object', request_id)
+    if request_id is None:
+        return Notification(method, params)
+    return Request(request_id, method, params)
+
+
+def encode_result(request_id: RequestId, result: dict[str, Any]) -> bytes:
+    return codec.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def encode_error(request_id: RequestId | None, error: McpError) -> bytes:
+    return codec.dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+
+
+def encode_notification(method: str, params: dict[str, Any]) -> bytes:
+    return codec.dumps({"jsonrpc": "2.0", "method": method, "params": params})

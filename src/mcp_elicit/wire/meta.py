@@ -1,0 +1,86 @@
+"""Per-request ``params._meta``: protocol version, client capabilities, client info.
+
+2026-07-28 has no handshake: each request carries what the server needs. A request without
+``protocolVersion`` or ``clientCapabilities`` is malformed (-32602, HTTP 400).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_elicit.wire.capabilities import ClientCapabilities
+from mcp_elicit.wire.errors import McpError, invalid_params, unsupported_version
+from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    protocol_version: str
+    capabilities: ClientCapabilities
+    client_info: dict[str, Any] | None
+    progress_token: str | int | None
+    log_level: str | None
+
+
+def parse_request_meta(params: dict[str, Any]) -> RequestMeta:
+    """Read and check ``params._meta``; raise -32602 naming what is missing or malformed."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        raise invalid_params(
+            "params._meta is required on every 2026-07-28 request and must contain "
+            f"{PROTOCOL_VERSION_KEY!r} and {CLIENT_CAPABILITIES_KEY!r}"
+        )
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    if not isinstance(version, str) or not version:
+        raise invalid_params(f"params._meta[{PROTOCOL_VERSION_KEY!r}] is required (a string)")
+    capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+    if not isinstance(capabilities, dict):
+        raise invalid_params(
+            f"params._meta[{CLIENT_CAPABILITIES_KEY!r}] is required (an object; {{}} declares none)"
+        )
+    client_info = meta.get(CLIENT_INFO_KEY)
+    if client_info is not None and not isinstance(client_info, dict):
+        raise invalid_params(f"params._meta[{CLIENT_INFO_KEY!r}] must be an object")
+    token = meta.get("progressToken")
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        token = None
+    level = meta.get(LOG_LEVEL_KEY)
+    return RequestMeta(
+        protocol_version=version,
+        capabilities=ClientCapabilities(capabilities),
+        client_info=client_info,
+        progress_token=token,
+        log_level=level if isinstance(level, str) else None,
+    )
+
+
+def check_version(meta: RequestMeta, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
+    if meta.protocol_version not in supported:
+        raise unsupported_version(meta.protocol_version, list(supported))
+
+
+def server_info_meta(name: str, version: str, title: str | None = None) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": name, "version": version}
+    if title:
+        info["title"] = title
+    return {SERVER_INFO_KEY: info}
+
+
+__all__ = [
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "PROTOCOL_VERSION_KEY",
+    "SERVER_INFO_KEY",
+    "McpError",
+    "RequestMeta",
+    "check_version",
+    "parse_request_meta",
+    "server_info_meta",
+]

@@ -1,0 +1,94 @@
+"""Multi Round-Trip Request shapes: input requests, InputRequiredResult, and reading
+``inputResponses`` off a retried request.
+
+Only ``tools/call``, ``prompts/get`` and ``resources/read`` may answer ``input_required``.
+An input request is ``{"method", "params"}`` with no ``jsonrpc`` and no ``id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_elicit.wire.errors import invalid_params
+
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+LIST_ROOTS = "roots/list"
+
+ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+
+def elicit_form(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "method": ELICIT,
+        "params": {"mode": "form", "message": message, "requestedSchema": requested_schema},
+    }
+
+
+def elicit_url(message: str, url: str) -> dict[str, Any]:
+    return {"method": ELICIT, "params": {"mode": "url", "message": message, "url": url}}
+
+
+def sample(params: dict[str, Any]) -> dict[str, Any]:
+    return {"method": SAMPLE, "params": params}
+
+
+def list_roots() -> dict[str, Any]:
+    return {"method": LIST_ROOTS, "params": {}}
+
+
+def input_required_result(
+    input_requests: dict[str, dict[str, Any]] | None, request_state: str | None
+) -> dict[str, Any]:
+    """An ``InputRequiredResult``. Never an empty ``inputRequests`` map; at least one part."""
+    result: dict[str, Any] = {"resultType": "input_required"}
+    if input_requests:
+        result["inputRequests"] = input_requests
+    if request_state is not None:
+        result["requestState"] = request_state
+    if len(result) == 1:
+        raise ValueError("an InputRequiredResult needs inputRequests or requestState")
+    return result
+
+
+def read_input_responses(params: dict[str, Any]) -> dict[str, Any]:
+    """``params.inputResponses`` as a dict (``{}`` when absent or null); -32602 when malformed."""
+    responses = params.get("inputResponses")
+    if responses is None:
+        return {}
+    if not isinstance(responses, dict):
+        raise invalid_params("inputResponses must be an object keyed by the inputRequests keys")
+    for key, value in responses.items():
+        if not isinstance(value, dict):
+            raise invalid_params(
+                f"inputResponses[{key!r}] must be an object (an ElicitResult, "
+                "CreateMessageResult or ListRootsResult)"
+            )
+    return responses
+
+
+def read_request_state(params: dict[str, Any]) -> str | None:
+    state = params.get("requestState")
+    if state is None:
+        return None
+    if not isinstance(state, str):
+        raise invalid_params("requestState must be the string the server sent, echoed unchanged")
+    return state
+
+
+def check_elicit_result(key: str, value: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """Read an ``ElicitResult``: its action, and its content when the action is accept.
+
+    Content on decline or cancel is ignored, not validated.
+    """
+    action = value.get("action")
+    if action not in ELICIT_ACTIONS:
+        raise invalid_params(f"inputResponses[{key!r}].action must be one of accept, decline, cancel")
+    if action != "accept":
+        return action, None
+    content = value.get("content")
+    if content is not None and not isinstance(content, dict):
+        raise invalid_params(f"inputResponses[{key!r}].content must be an object")
+    return action, content

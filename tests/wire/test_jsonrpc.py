@@ -1,0 +1,110 @@
+"""The JSON-RPC envelope: what parses, and the exact error for what does not."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.wire import codec
+from mcp_elicit.wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from mcp_elicit.wire.jsonrpc import (
+    InvalidMessage,
+    MessageTooLarge,
+    Notification,
+    Request,
+    encode_error,
+    encode_result,
+    parse_message,
+)
+
+
+def test_request_parses() -> None:
+    msg = parse_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"a":1}}')
+    assert msg == Request(7, "tools/list", {"a": 1})
+
+
+def test_string_id_and_missing_params() -> None:
+    assert parse_message('{"jsonrpc":"2.0","id":"x","method":"m"}') == Request("x", "m", {})
+
+
+def test_notification_has_no_id() -> None:
+    msg = parse_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+    assert msg == Notification("notifications/cancelled", {"requestId": 1})
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "needle", "request_id"),
+    [
+        (b"{not json", PARSE_ERROR, "not valid JSON", None),
+        (b"", PARSE_ERROR, "not valid JSON", None),
+        (b"[]", INVALID_REQUEST, "batches are not supported", None),
+        (b"42", INVALID_REQUEST, "must be an object", None),
+        (b'{"id":1,"method":"m"}', INVALID_REQUEST, '"jsonrpc" must be "2.0"', 1),
+        (b'{"jsonrpc":"1.0","id":1,"method":"m"}', INVALID_REQUEST, '"jsonrpc" must be "2.0"', 1),
+        (b'{"jsonrpc":"2.0","id":1}', INVALID_REQUEST, '"method" must be a string', 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":5}', INVALID_REQUEST, '"method" must be a string', 1),
+        (b'{"jsonrpc":"2.0","id":1,"result":{}}', INVALID_REQUEST, "clients send no JSON-RPC responses", 1),
+        (b'{"jsonrpc":"2.0","id":true,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}', INVALID_REQUEST, '"params" must be an object', 1),
+    ],
+)
+def test_malformed_messages(raw: bytes, code: int, needle: str, request_id: object) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        parse_message(raw)
+    assert info.value.code == code
+    assert needle in info.value.message
+    assert info.value.request_id == request_id
+
+
+def test_oversized_message_is_refused_before_parsing() -> None:
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":"' + b"a" * 2000 + b'"}}'
+    with pytest.raises(MessageTooLarge) as info:
+        parse_message(raw, max_bytes=1000)
+    assert info.value.code == INVALID_REQUEST
+    assert "over the limit of 1000 bytes" in info.value.message
+
+
+def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    with pytest.raises(InvalidMessage) as info:
+        parse_message(raw)
+    assert info.value.code == PARSE_ERROR
+
+
+def test_encoding_round_trip() -> None:
+    body = encode_result(3, {"resultType": "complete"})
+    assert codec.loads(body) == {"jsonrpc": "2.0", "id": 3, "result": {"resultType": "complete"}}
+    err = codec.loads(encode_error(None, McpError(-32602, "bad", {"k": 1})))
+    assert err == {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad", "data": {"k": 1}}}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_raise_only_invalid_message(raw: bytes) -> None:
+    try:
+        parse_message(raw)
+    except InvalidMessage:
+        pass
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error", "x"]), json_values, max_size=6
+    )
+)
+def test_any_object_raises_only_invalid_message(data: dict[str, object]) -> None:
+    try:
+        msg = parse_message(codec.dumps(data))
+    except InvalidMessage:
+        return
+    assert isinstance(msg, (Request, Notification))
+    assert isinstance(msg.params, dict)

@@ -1,0 +1,106 @@
+"""Per-request _meta, capabilities, and the MRTR shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit.wire import mrtr
+from mcp_elicit.wire.capabilities import ClientCapabilities
+from mcp_elicit.wire.errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from mcp_elicit.wire.meta import check_version, parse_request_meta
+
+V = "io.modelcontextprotocol/protocolVersion"
+C = "io.modelcontextprotocol/clientCapabilities"
+
+
+def test_meta_parses() -> None:
+    meta = parse_request_meta(
+        {"_meta": {V: "2026-07-28", C: {"elicitation": {}}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}, "progressToken": 5}}
+    )
+    assert meta.protocol_version == "2026-07-28"
+    assert meta.client_info == {"name": "c", "version": "1"}
+    assert meta.progress_token == 5
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({}, "params._meta is required"),
+        ({"_meta": []}, "params._meta is required"),
+        ({"_meta": {C: {}}}, "protocolVersion"),
+        ({"_meta": {V: "2026-07-28"}}, "clientCapabilities"),
+        ({"_meta": {V: "2026-07-28", C: []}}, "clientCapabilities"),
+        ({"_meta": {V: 1, C: {}}}, "protocolVersion"),
+        ({"_meta": {V: "2026-07-28", C: {}, "io.modelcontextprotocol/clientInfo": "me"}}, "clientInfo"),
+    ],
+)
+def test_bad_meta_is_32602(params: dict[str, object], needle: str) -> None:
+    with pytest.raises(McpError) as info:
+        parse_request_meta(params)
+    assert info.value.code == INVALID_PARAMS
+    assert needle in info.value.message
+
+
+def test_unsupported_version_names_supported_and_requested() -> None:
+    meta = parse_request_meta({"_meta": {V: "1900-01-01", C: {}}})
+    with pytest.raises(McpError) as info:
+        check_version(meta)
+    assert info.value.code == UNSUPPORTED_PROTOCOL_VERSION
+    assert info.value.data == {"supported": ["2026-07-28"], "requested": "1900-01-01"}
+
+
+@pytest.mark.parametrize(
+    ("caps", "modes"),
+    [
+        ({}, set()),
+        ({"elicitation": {}}, {"form"}),
+        ({"elicitation": {"form": {}}}, {"form"}),
+        ({"elicitation": {"url": {}}}, {"url"}),
+        ({"elicitation": {"form": {}, "url": {}}}, {"form", "url"}),
+        ({"elicitation": True}, set()),
+        ({"elicitation": {"url": True}}, {"form"}),
+    ],
+)
+def test_elicitation_modes(caps: dict[str, object], modes: set[str]) -> None:
+    assert ClientCapabilities(caps).elicitation_modes() == modes
+
+
+def test_sampling_and_roots() -> None:
+    caps = ClientCapabilities({"sampling": {}, "roots": {}})
+    assert caps.can_sample() and caps.can_list_roots()
+    assert not caps.can_sample(tools=True)
+    assert not ClientCapabilities({}).can_sample()
+
+
+def test_input_required_never_has_empty_requests() -> None:
+    assert mrtr.input_required_result({}, "s") == {"resultType": "input_required", "requestState": "s"}
+    with pytest.raises(ValueError, match="needs inputRequests or requestState"):
+        mrtr.input_required_result({}, None)
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"inputResponses": []}, "inputResponses must be an object"),
+        ({"inputResponses": {"k": 12345}}, "inputResponses['k'] must be an object"),
+        ({"requestState": 5}, "requestState must be the string"),
+    ],
+)
+def test_malformed_retry_params(params: dict[str, object], needle: str) -> None:
+    with pytest.raises(McpError) as info:
+        mrtr.read_input_responses(params)
+        mrtr.read_request_state(params)
+    assert info.value.code == INVALID_PARAMS
+    assert needle in info.value.message
+
+
+def test_null_input_responses_is_absent() -> None:
+    assert mrtr.read_input_responses({"inputResponses": None}) == {}
+
+
+def test_elicit_result_ignores_content_on_decline() -> None:
+    assert mrtr.check_elicit_result("k", {"action": "decline", "content": "junk"}) == ("decline", None)
+    with pytest.raises(McpError, match="action must be one of"):
+        mrtr.check_elicit_result("k", {"action": "maybe"})
+    with pytest.raises(McpError, match="content must be an object"):
+        mrtr.check_elicit_result("k", {"action": "accept", "content": [1]})
