@@ -7,7 +7,7 @@ An input request is ``{"method", "params"}`` with no ``jsonrpc`` and no ``id``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from mcp_elicit.wire.errors import invalid_params
 
@@ -17,7 +17,8 @@ ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 LIST_ROOTS = "roots/list"
 
-ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
+ElicitAction = Literal["accept", "decline", "cancel"]
+ELICIT_ACTIONS: dict[str, ElicitAction] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
 
 
 def elicit_form(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def read_request_state(params: dict[str, Any]) -> str | None:
     return state
 
 
-def check_elicit_result(key: str, value: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def check_elicit_result(key: str, value: dict[str, Any]) -> tuple[ElicitAction, dict[str, Any] | None]:
     """Read an ``ElicitResult``: its action, and its content when the action is accept.
 
     Content on decline or cancel is ignored, not validated.

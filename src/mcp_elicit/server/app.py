@@ -1,0 +1,514 @@
+"""``Server``: register tools, prompts and resources; dispatch one request at a time.
+
+``dispatch`` is the whole server side of the protocol for one request; transports call it and
+only move bytes. It checks ``_meta`` and the protocol version, routes the method, runs a
+handler round through the replay engine, and seals or unseals the flow state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from mcp_elicit.server.context import Context, Notify
+from mcp_elicit.server.errors import ReplayMismatch, ToolError
+from mcp_elicit.server.flow import FlowRecord, MalformedFlow, Round
+from mcp_elicit.server.lowlevel import InputRequired
+from mcp_elicit.server.registry import Handler, Prompt, Resource, Tool, first_paragraph
+from mcp_elicit.server.replay import Completed, run_round
+from mcp_elicit.server.results import prompt_result, resource_result, tool_error, tool_result
+from mcp_elicit.server.signature import ArgumentError, analyse
+from mcp_elicit.wire import mrtr
+from mcp_elicit.wire.capabilities import ClientCapabilities
+from mcp_elicit.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    McpError,
+    internal_error,
+    invalid_params,
+    method_not_found,
+    missing_capability,
+)
+from mcp_elicit.wire.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, Request
+from mcp_elicit.wire.meta import RequestMeta, check_version, parse_request_meta, server_info_meta
+from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_elicit.state import KeyRing, RequestBinding, SingleUseStore, StateSealer
+    from mcp_elicit.transport.http_server import Authenticate, HttpApp
+
+logger = logging.getLogger("mcp_elicit.server")
+
+F = TypeVar("F", bound=Handler)
+
+INVALID_STATE_DATA = {"reason": "invalid_request_state"}
+
+
+class Server:
+    """An MCP server whose handlers can ``await ctx.elicit(...)`` anywhere.
+
+    State between rounds is sealed (AES-256-GCM) into ``requestState``. Give every instance of a
+    deployment the same ``state_keys`` (or ``MCP_ELICIT_STATE_KEYS``); without keys a
+    process-local key is generated and a warning says so.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        state_keys: KeyRing | Sequence[str | bytes] | None = None,
+        state_ttl: float = 600.0,
+        audience: str | None = None,
+        single_use: SingleUseStore | None = None,
+        max_answer_attempts: int = 3,
+        replay_grace: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        cache_ttl_ms: int = 3_600_000,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.audience = audience or f"mcp-elicit:{name}"
+        self.max_answer_attempts = max_answer_attempts
+        self.replay_grace = replay_grace
+        self.max_message_bytes = max_message_bytes
+        self.cache_ttl_ms = cache_ttl_ms
+        self.sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
+        self._tools: dict[str, Tool] = {}
+        self._prompts: dict[str, Prompt] = {}
+        self._resources: list[Resource] = []
+        self._result_meta = server_info_meta(name, version, title)
+
+    # -- registration ----------------------------------------------------------------------
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an async function as a tool; its signature becomes the ``inputSchema``."""
+
+        def register(fn: F) -> F:
+            tool_name = name or fn.__name__
+            if tool_name in self._tools:
+                raise ValueError(f"a tool named {tool_name!r} is already registered")
+            self._tools[tool_name] = Tool(
+                tool_name,
+                fn,
+                analyse(fn, Context),
+                title,
+                description or first_paragraph(fn),
+                annotations,
+            )
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register an async function as a prompt; its (string) parameters are the arguments."""
+
+        def register(fn: F) -> F:
+            prompt_name = name or fn.__name__
+            if prompt_name in self._prompts:
+                raise ValueError(f"a prompt named {prompt_name!r} is already registered")
+            self._prompts[prompt_name] = Prompt(
+                prompt_name, fn, analyse(fn, Context), title, description or first_paragraph(fn)
+            )
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
+    ) -> Callable[[F], F]:
+        """Register a resource; ``{field}`` parts of ``uri`` make it a template whose fields
+        are passed to the handler."""
+
+        def register(fn: F) -> F:
+            self._resources.append(
+                Resource.create(
+                    uri,
+                    name or fn.__name__,
+                    fn,
+                    analyse(fn, Context),
+                    title=title,
+                    description=description or first_paragraph(fn),
+                    mime_type=mime_type,
+                    ttl_ms=ttl_ms,
+                    cache_scope=cache_scope,
+                )
+            )
+            return fn
+
+        return register
+
+    # -- dispatch --------------------------------------------------------------------------
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self._tools:
+            caps["tools"] = {}
+        if self._prompts:
+            caps["prompts"] = {}
+        if self._resources:
+            caps["resources"] = {}
+        return caps
+
+    def result_meta(self) -> dict[str, Any]:
+        return self._result_meta
+
+    async def dispatch(
+        self,
+        request: Request,
+        *,
+        meta: RequestMeta | None = None,
+        principal: str | None = None,
+        notify: Notify | None = None,
+    ) -> dict[str, Any]:
+        """Handle one request and return its result (with ``resultType`` and ``_meta``), or
+        raise :class:`McpError`."""
+        if meta is None:
+            meta = parse_request_meta(request.params)
+        check_version(meta)
+        method = request.method
+        if method == "tools/call" and self._tools:
+            result = await self._call_tool(request, meta, principal, notify)
+        elif method == "server/discover":
+            result = self._discover()
+        elif method == "tools/list" and self._tools:
+            self._check_cursor(request)
+            result = self._cacheable({"tools": [t.describe() for t in self._tools.values()]})
+        elif method == "prompts/list" and self._prompts:
+            self._check_cursor(request)
+            result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
+        elif method == "prompts/get" and self._prompts:
+            result = await self._get_prompt(request, meta, principal, notify)
+        elif method == "resources/list" and self._resources:
+            self._check_cursor(request)
+            result = self._cacheable(
+                {"resources": [r.describe() for r in self._resources if not r.is_template]}
+            )
+        elif method == "resources/templates/list" and self._resources:
+            self._check_cursor(request)
+            result = self._cacheable(
+                {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
+            )
+        elif method == "resources/read" and self._resources:
+            result = await self._read_resource(request, meta, principal, notify)
+        else:
+            raise method_not_found(method)
+        result.setdefault("resultType", "complete")
+        result["_meta"] = self._result_meta
+        return result
+
+    def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Discovery and list results are the same for every caller until the server restarts."""
+        result["ttlMs"] = self.cache_ttl_ms
+        result["cacheScope"] = "public"
+        return result
+
+    def _discover(self) -> dict[str, Any]:
+        result = self._cacheable(
+            {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": self.capabilities()}
+        )
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    @staticmethod
+    def _check_cursor(request: Request) -> None:
+        if request.params.get("cursor") is not None:
+            raise invalid_params("unknown cursor: this server returns every item in one page")
+
+    async def _call_tool(
+        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
+    ) -> dict[str, Any]:
+        name = request.params.get("name")
+        if not isinstance(name, str):
+            raise invalid_params("tools/call needs params.name (a string)")
+        tool = self._tools.get(name)
+        if tool is None:
+            raise invalid_params(f"Unknown tool: {name!r}")
+        arguments = _arguments(request)
+        try:
+            kwargs = tool.signature.bind(arguments)
+        except ArgumentError as exc:
+            return tool_error(f"Invalid arguments for tool {name!r}: {exc}")
+        try:
+            outcome = await self._round(
+                request,
+                meta,
+                principal,
+                notify,
+                tool.fn,
+                tool.signature.context_param,
+                name,
+                arguments,
+                kwargs,
+            )
+        except ToolError as exc:
+            return tool_error(str(exc))
+        except (McpError, ReplayMismatch):
+            raise
+        except Exception:
+            logger.exception("tool %r failed", name)
+            return tool_error(f"Tool {name!r} failed with an unexpected error; the server log has details")
+        if isinstance(outcome, dict):
+            return outcome
+        return tool_result(outcome.value)
+
+    async def _get_prompt(
+        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
+    ) -> dict[str, Any]:
+        name = request.params.get("name")
+        if not isinstance(name, str):
+            raise invalid_params("prompts/get needs params.name (a string)")
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise invalid_params(f"Unknown prompt: {name!r}")
+        arguments = _arguments(request)
+        try:
+            kwargs = prompt.signature.bind(arguments)
+        except ArgumentError as exc:
+            raise invalid_params(f"arguments for prompt {name!r}: {exc}") from None
+        outcome = await self._guarded_round(
+            request,
+            meta,
+            principal,
+            notify,
+            prompt.fn,
+            prompt.signature.context_param,
+            name,
+            arguments,
+            kwargs,
+        )
+        if isinstance(outcome, dict):
+            return outcome
+        return prompt_result(outcome.value, prompt.description)
+
+    async def _read_resource(
+        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
+    ) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params("resources/read needs params.uri (a string)")
+        for resource in self._resources:
+            fields = resource.match(uri)
+            if fields is not None:
+                break
+        else:
+            raise invalid_params(f"Resource not found: {uri!r}")
+        try:
+            kwargs = resource.signature.bind(fields)
+        except ArgumentError as exc:
+            raise invalid_params(f"resource {uri!r}: {exc}") from None
+        outcome = await self._guarded_round(
+            request,
+            meta,
+            principal,
+            notify,
+            resource.fn,
+            resource.signature.context_param,
+            uri,
+            fields,
+            kwargs,
+        )
+        if isinstance(outcome, dict):
+            return outcome
+        result = resource_result(uri, outcome.value, resource.mime_type)
+        # A read that went through input rounds is about one user: never cache it for others.
+        interactive = "requestState" in request.params or "inputResponses" in request.params
+        result.setdefault("ttlMs", 0 if interactive else resource.ttl_ms)
+        result.setdefault("cacheScope", "private" if interactive else resource.cache_scope)
+        return result
+
+    async def _guarded_round(self, *args: Any) -> Completed | dict[str, Any]:
+        """A prompt or resource round: unexpected handler failures become -32603."""
+        try:
+            return await self._round(*args)
+        except (McpError, ReplayMismatch):
+            raise
+        except ToolError as exc:
+            raise McpError(INTERNAL_ERROR, str(exc)) from None
+        except Exception:
+            logger.exception("handler for %r failed", args[0].method)
+            raise internal_error() from None
+
+    async def _round(
+        self,
+        request: Request,
+        meta: RequestMeta,
+        principal: str | None,
+        notify: Notify | None,
+        fn: Handler,
+        context_param: str | None,
+        target: str,
+        arguments: dict[str, Any],
+        kwargs: dict[str, Any],
+    ) -> Completed | dict[str, Any]:
+        """Run one round of a flow. Returns the handler's completion, or an
+        ``InputRequiredResult`` dict when the handler is waiting for input."""
+        params = request.params
+        responses = mrtr.read_input_responses(params)
+        token = mrtr.read_request_state(params)
+        binding: RequestBinding | None = None
+        record = FlowRecord()
+        if token is not None:
+            binding = self._binding(request.method, target, arguments, principal)
+            record = await self._open_state(token, binding, request.method, target)
+        rnd = Round(record, responses)
+        if context_param is not None:
+            kwargs[context_param] = Context(
+                method=request.method,
+                target=target,
+                arguments=arguments,
+                meta=meta,
+                principal=principal,
+                rnd=rnd,
+                max_answer_attempts=self.max_answer_attempts,
+                notify=notify,
+            )
+        try:
+            outcome = await run_round(lambda: fn(**kwargs), rnd, grace=self.replay_grace)
+        except ReplayMismatch as exc:
+            logger.error("replay mismatch in %s %r: %s", request.method, target, exc)
+            raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
+        if isinstance(outcome, Completed) and not isinstance(outcome.value, InputRequired):
+            return outcome
+        if isinstance(outcome, Completed):
+            lowlevel: InputRequired = outcome.value
+            requests = lowlevel.input_requests
+            _gate(requests, meta.capabilities)
+            next_record = rnd.next_record(lowlevel.state)
+        else:
+            requests = outcome.requests
+            next_record = rnd.next_record(record.user_state)
+        if binding is None:
+            binding = self._binding(request.method, target, arguments, principal)
+        state = self.sealer.seal(next_record.to_payload(), binding)
+        return mrtr.input_required_result(requests, state)
+
+    def _binding(
+        self, method: str, target: str, arguments: dict[str, Any], principal: str | None
+    ) -> RequestBinding:
+        from mcp_elicit.state import RequestBinding, args_digest
+
+        return RequestBinding(method, target, args_digest(arguments), principal)
+
+    async def _open_state(self, token: str, binding: RequestBinding, method: str, target: str) -> FlowRecord:
+        from mcp_elicit.state import INVALID_STATE_MESSAGE, StateRejected, StateStoreUnavailable
+
+        try:
+            unsealed = await self.sealer.open(token, binding)
+            return FlowRecord.from_payload(unsealed.payload)
+        except StateStoreUnavailable:
+            logger.exception("the single-use state store is unavailable")
+            raise internal_error(
+                "the server's state store is unavailable; retry the request shortly"
+            ) from None
+        except (StateRejected, MalformedFlow) as exc:
+            reason = getattr(exc, "reason", str(exc))
+            logger.info("refused requestState on %s %r: %s", method, target, reason)
+            raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA)) from None
+
+    # -- running ---------------------------------------------------------------------------
+    def asgi(
+        self,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Sequence[str] | None = None,
+        authenticate: Authenticate | None = None,
+    ) -> HttpApp:
+        """The Streamable HTTP transport as an ASGI app (serve it with uvicorn or any ASGI server)."""
+        from mcp_elicit.transport.http_server import HttpApp
+
+        return HttpApp(self, path=path, allowed_origins=allowed_origins, authenticate=authenticate)
+
+    def run_stdio(self) -> None:
+        """Serve on stdin/stdout until stdin closes."""
+        from mcp_elicit.transport.stdio_server import run_stdio
+
+        run_stdio(self)
+
+    def run_http(
+        self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp", **uvicorn_options: Any
+    ) -> None:
+        """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path``."""
+        from mcp_elicit.transport.http_server import serve
+
+        serve(self.asgi(path=path), host=host, port=port, **uvicorn_options)
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """``run()`` serves stdio; ``run("http", port=...)`` serves Streamable HTTP."""
+        if transport == "stdio":
+            self.run_stdio()
+        elif transport == "http":
+            self.run_http(**options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+
+def _make_sealer(
+    keys: KeyRing | Sequence[str | bytes] | None,
+    *,
+    audience: str,
+    ttl: float,
+    single_use: SingleUseStore | None,
+) -> StateSealer:
+    """Built when the server is: a bad key configuration fails at start-up, not mid-flow."""
+    from mcp_elicit.state import KeyRing, StateSealer
+
+    ring = keys if isinstance(keys, KeyRing) else KeyRing.from_config(keys)
+    return StateSealer(ring, audience=audience, ttl=ttl, single_use=single_use)
+
+
+def _arguments(request: Request) -> dict[str, Any]:
+    arguments = request.params.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise invalid_params("params.arguments must be an object")
+    return arguments
+
+
+_NON_ELICIT_CAPABILITY = {mrtr.SAMPLE: "sampling", mrtr.LIST_ROOTS: "roots"}
+
+
+def _gate(requests: dict[str, dict[str, Any]], caps: ClientCapabilities) -> None:
+    """Refuse to send an input request this request's client capabilities do not declare."""
+    for key, entry in requests.items():
+        method = entry.get("method") if isinstance(entry, dict) else None
+        if method == mrtr.ELICIT:
+            params = entry.get("params")
+            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            if mode not in ("form", "url"):
+                raise internal_error(f"input request {key!r} has an unknown elicitation mode {mode!r}")
+            declared = mode in caps.elicitation_modes()
+            required: dict[str, Any] = {"elicitation": {mode: {}}}
+            what = f"{mode}-mode elicitation"
+        elif method == mrtr.SAMPLE:
+            declared, required, what = caps.can_sample(), {"sampling": {}}, "sampling"
+        elif method == mrtr.LIST_ROOTS:
+            declared, required, what = caps.can_list_roots(), {"roots": {}}, "roots"
+        else:
+            raise internal_error(f"input request {key!r} has an unsupported method {method!r}")
+        if not declared:
+            raise missing_capability(
+                required, f"This request needs {what}, which its clientCapabilities do not declare"
+            )

@@ -1,0 +1,370 @@
+"""``Context``: what a handler uses to ask the person (and the client) for input.
+
+Every ``await ctx.elicit(...)`` either returns the recorded answer (the question was answered in
+an earlier round), or ends this round: the engine sends the question in an
+``InputRequiredResult`` and replays the handler from the top when the client retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, NoReturn, TypeVar, overload
+
+from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
+from mcp_elicit.server.errors import TooManyInvalidAnswers
+from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
+from mcp_elicit.server.replay import RetryLater
+from mcp_elicit.server.urls import check_elicitation_url
+from mcp_elicit.wire import codec, mrtr
+from mcp_elicit.wire.capabilities import required_for_elicitation
+from mcp_elicit.wire.errors import invalid_params, missing_capability
+from mcp_elicit.wire.meta import RequestMeta
+
+T = TypeVar("T")
+
+logger = logging.getLogger("mcp_elicit.server")
+
+Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_EMPTY_FORM: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def _summary(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+class Context:
+    """Passed to any handler parameter annotated ``Context``."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        target: str,
+        arguments: Mapping[str, Any],
+        meta: RequestMeta,
+        principal: str | None,
+        rnd: Round,
+        max_answer_attempts: int,
+        notify: Notify | None = None,
+    ) -> None:
+        self.method = method
+        self.target = target
+        self.arguments = arguments
+        self.meta = meta
+        self.principal = principal
+        self._round = rnd
+        self._max_attempts = max_answer_attempts
+        self._notify = notify
+
+    # -- facts about this request ----------------------------------------------------------
+    @property
+    def flow_id(self) -> str:
+        """Random id of this flow, the same on every round of it."""
+        return self._round.record.flow_id
+
+    @property
+    def round(self) -> int:
+        """0 on the first request of a flow, 1 on the first retry, and so on."""
+        return self._round.record.round
+
+    @property
+    def client_info(self) -> Mapping[str, Any] | None:
+        """Self-reported by the client: display it, never base a security decision on it."""
+        return self.meta.client_info
+
+    @property
+    def input_responses(self) -> Mapping[str, Any]:
+        """This round's raw ``inputResponses`` (for the low-level style)."""
+        return self._round.responses
+
+    @property
+    def request_state(self) -> str | None:
+        """The ``state`` your handler returned in ``InputRequired`` last round, unsealed."""
+        return self._round.record.user_state
+
+    def can_elicit(self, mode: str = "form") -> bool:
+        return mode in self.meta.capabilities.elicitation_modes()
+
+    def can_sample(self) -> bool:
+        return self.meta.capabilities.can_sample()
+
+    def can_list_roots(self) -> bool:
+        return self.meta.capabilities.can_list_roots()
+
+    # -- elicitation -----------------------------------------------------------------------
+    @overload
+    async def elicit(
+        self, message: str, schema: type[T], *, key: str | None = ..., allow_secrets: Iterable[str] = ...
+    ) -> ElicitAnswer[T]: ...
+
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        schema: Mapping[str, Any] | None = ...,
+        *,
+        key: str | None = ...,
+        allow_secrets: Iterable[str] = ...,
+    ) -> ElicitAnswer[dict[str, Any]]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        schema: Any = None,
+        *,
+        key: str | None = None,
+        allow_secrets: Iterable[str] = (),
+    ) -> ElicitAnswer[Any]:
+        """Ask the person to fill in a form.
+
+        ``schema`` is a pydantic model, dataclass or TypedDict (the answer's ``data`` is an
+        instance of it), a hand-written ``requestedSchema`` dict (``data`` is a dict), or None for
+        a confirm-only question. Forms must not ask for secrets: use ``elicit_url`` for those.
+        An accepted answer that fails validation is asked again with the reason added, up to
+        the server's ``max_answer_attempts``.
+        """
+        from mcp_elicit.schema import AnswerInvalid, form_spec, validate_answer
+
+        if not self.can_elicit("form"):
+            raise missing_capability(
+                required_for_elicitation("form"),
+                "This request needs to ask the user for input (form elicitation), but its "
+                "clientCapabilities do not declare elicitation.form",
+            )
+        spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
+        digest = question_digest("form", [message, spec.digest])
+        rnd = self._round
+        wire_key = rnd.key_for("elicit", digest, key)
+        found = rnd.lookup(wire_key, digest, _summary(message))
+        if isinstance(found, RecordedAnswer):
+            action, content = found.value
+            data = spec.to_python(content) if action == "accept" and content is not None else None
+            return ElicitAnswer(action, content, data)
+        if isinstance(found, FreshAnswer):
+            action, content = mrtr.check_elicit_result(wire_key, found.value)
+            if action != "accept":
+                rnd.record_answer(wire_key, digest, [action, None])
+                return ElicitAnswer(action)
+            try:
+                cleaned = validate_answer(spec.schema, content if content is not None else {})
+                data = spec.to_python(cleaned)
+            except AnswerInvalid as exc:
+                attempts = found.attempts + 1
+                reasons = "; ".join(f"{name}: {why}" if name else why for name, why in exc.errors.items())
+                if attempts >= self._max_attempts:
+                    raise TooManyInvalidAnswers(
+                        f"The answer to {_summary(message)} was invalid {attempts} times "
+                        f"(last: {reasons}); giving up"
+                    ) from None
+                retry_message = (
+                    f"{message}\n\nThe previous answer was not accepted: {reasons}. Please correct it."
+                )
+                rnd.ask(wire_key, digest, mrtr.elicit_form(retry_message, spec.schema), attempts)
+                return await _wait_forever()
+            rnd.record_answer(wire_key, digest, ["accept", cleaned])
+            return ElicitAnswer("accept", cleaned, data)
+        rnd.ask(wire_key, digest, mrtr.elicit_form(message, spec.schema))
+        return await _wait_forever()
+
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitAnswer[None]:
+        """Send the person to ``url`` (out of band: the client never sees what they enter there).
+
+        ``accept`` only means the person agreed to open the URL, not that they finished: check
+        your own record of the out-of-band step before relying on it.
+        """
+        if not self.can_elicit("url"):
+            raise missing_capability(
+                required_for_elicitation("url"),
+                "This request needs to send the user to a URL (URL-mode elicitation), but its "
+                "clientCapabilities do not declare elicitation.url",
+            )
+        check_elicitation_url(url)
+        digest = question_digest("url", [message, url])
+        rnd = self._round
+        wire_key = rnd.key_for("url", digest, key)
+        found = rnd.lookup(wire_key, digest, _summary(message))
+        if isinstance(found, RecordedAnswer):
+            return ElicitAnswer(found.value)
+        if isinstance(found, FreshAnswer):
+            action, _ = mrtr.check_elicit_result(wire_key, found.value)
+            rnd.record_answer(wire_key, digest, action)
+            return ElicitAnswer(action)
+        rnd.ask(wire_key, digest, mrtr.elicit_url(message, url))
+        return await _wait_forever()
+
+    # -- sampling and roots (deprecated in 2026-07-28, still part of it) ---------------------
+    async def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        **extra: Any,
+    ) -> SampledMessage:
+        """Ask the client's model for a completion."""
+        if not self.can_sample():
+            raise missing_capability(
+                {"sampling": {}},
+                "This request needs the client's model (sampling), but its clientCapabilities "
+                "do not declare sampling",
+            )
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        digest = question_digest("sample", params)
+        rnd = self._round
+        wire_key = rnd.key_for("sample", digest, key)
+        found = rnd.lookup(wire_key, digest, "a sampling request")
+        if isinstance(found, RecordedAnswer):
+            return _sampled(wire_key, found.value)
+        if isinstance(found, FreshAnswer):
+            sampled = _sampled(wire_key, found.value)
+            rnd.record_answer(wire_key, digest, found.value)
+            return sampled
+        rnd.ask(wire_key, digest, mrtr.sample(params))
+        return await _wait_forever()
+
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """Ask the client for its roots (the folders it lets servers work in)."""
+        if not self.can_list_roots():
+            raise missing_capability(
+                {"roots": {}},
+                "This request needs the client's roots, but its clientCapabilities do not declare roots",
+            )
+        digest = question_digest("roots", None)
+        rnd = self._round
+        wire_key = rnd.key_for("roots", digest, key)
+        found = rnd.lookup(wire_key, digest, "a roots request")
+        if isinstance(found, RecordedAnswer):
+            return _roots(wire_key, found.value)
+        if isinstance(found, FreshAnswer):
+            roots = _roots(wire_key, found.value)
+            rnd.record_answer(wire_key, digest, found.value)
+            return roots
+        rnd.ask(wire_key, digest, mrtr.list_roots())
+        return await _wait_forever()
+
+    # -- steps that must run once per flow -------------------------------------------------
+    def step_key(self, name: str) -> str:
+        """A stable idempotency key for step ``name`` of this flow (flow id + step name)."""
+        return f"{self.flow_id}:{name}"
+
+    async def once(self, name: str, fn: Callable[..., Any]) -> Any:
+        """Run ``fn`` once per flow and replay its recorded result on later rounds.
+
+        ``fn`` takes no argument, or one: the step's idempotency key (:meth:`step_key`), to pass
+        to the store it writes to so that a crash between the write and the response cannot
+        double the effect. Its result must be JSON data: it is recorded in the sealed state.
+        """
+        rnd = self._round
+        found, value = rnd.recorded_step(name)
+        if found:
+            return value
+        rnd.step_started(name)
+        ok = False
+        result: Any = None
+        try:
+            result = fn(self.step_key(name)) if _takes_argument(fn) else fn()
+            if inspect.isawaitable(result):
+                result = await result
+            try:
+                codec.dumps(result)
+            except TypeError:
+                raise TypeError(
+                    f"ctx.once step {name!r} returned a {type(result).__name__}, which cannot be "
+                    "recorded in the flow state: return JSON data (str, int, float, bool, None, "
+                    "lists and dicts of those)"
+                ) from None
+            ok = True
+            return result
+        finally:
+            rnd.step_finished(name, result, ok)
+
+    def retry_later(self) -> NoReturn:
+        """End this round with a state-only ``InputRequiredResult``: the client comes back later
+        with the state (and no answers), and the handler runs again from the top."""
+        raise RetryLater
+
+    # -- notifications ---------------------------------------------------------------------
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        token = self.meta.progress_token
+        if token is None or self._notify is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` if this request asked for logs at ``level`` or above."""
+        wanted = self.meta.log_level
+        if wanted not in _LOG_LEVELS or level not in _LOG_LEVELS or self._notify is None:
+            return
+        if _LOG_LEVELS.index(level) < _LOG_LEVELS.index(wanted):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await self._notify("notifications/message", params)
+
+
+async def _wait_forever() -> NoReturn:
+    """Block this branch until the engine ends the round (it cancels the handler)."""
+    await asyncio.get_running_loop().create_future()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _takes_argument(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return len(positional) >= 1 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def _sampled(key: str, value: Any) -> SampledMessage:
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("role"), str)
+        or "content" not in value
+        or not isinstance(value.get("model"), str)
+    ):
+        raise invalid_params(
+            f"inputResponses[{key!r}] must be a CreateMessageResult with role, content and model"
+        )
+    stop = value.get("stopReason")
+    return SampledMessage(
+        role=value["role"],
+        content=value["content"],
+        model=value["model"],
+        stop_reason=stop if isinstance(stop, str) else None,
+        raw=value,
+    )
+
+
+def _roots(key: str, value: Any) -> list[Root]:
+    roots = value.get("roots") if isinstance(value, dict) else None
+    if not isinstance(roots, list):
+        raise invalid_params(f"inputResponses[{key!r}] must be a ListRootsResult with a roots list")
+    out: list[Root] = []
+    for index, root in enumerate(roots):
+        if not isinstance(root, dict) or not isinstance(root.get("uri"), str):
+            raise invalid_params(f"inputResponses[{key!r}].roots[{index}] must have a string uri")
+        name = root.get("name")
+        out.append(Root(root["uri"], name if isinstance(name, str) else None))
+    return out

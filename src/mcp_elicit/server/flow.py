@@ -1,0 +1,209 @@
+"""The record of one flow (what travels sealed in ``requestState``) and the bookkeeping of one
+round of it.
+
+A flow is one logical ``tools/call`` (or ``prompts/get``, ``resources/read``) spread over several
+JSON-RPC requests. Each round replays the handler from the top. A question is identified by its
+key: the one the author gave (``key=``), or one derived from a digest of the question's content
+and how many times the same content was asked before in this run. So a recorded answer finds its
+question again whatever order concurrent branches reach it in, and a question whose content
+changes between rounds is a different question, which the engine reports (see ``Round``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.server.errors import ReplayMismatch
+from mcp_elicit.wire import codec
+
+PAYLOAD_VERSION = 1
+
+
+class MalformedFlow(Exception):
+    """A sealed payload that authenticated but is not a flow record we wrote."""
+
+
+def question_digest(kind: str, content: Any) -> str:
+    """A stable digest of what a question asks (kind + canonical JSON of its content)."""
+    return hashlib.sha256(kind.encode() + b"\0" + codec.dumps_canonical(content)).hexdigest()
+
+
+@dataclass
+class FlowRecord:
+    """Everything the server remembers about a flow between rounds."""
+
+    flow_id: str = field(default_factory=lambda: secrets.token_hex(16))
+    round: int = 0
+    # key -> (digest, stored answer): answers the handler has consumed in earlier rounds.
+    answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    # step name -> recorded result of ctx.once(...).
+    steps: dict[str, Any] = field(default_factory=dict)
+    # key -> (digest, invalid attempts so far): questions sent in the last round.
+    asked: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # the low-level handler's own state string (InputRequired.state).
+    user_state: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"v": PAYLOAD_VERSION, "f": self.flow_id, "r": self.round}
+        if self.answers:
+            payload["a"] = {k: [d, v] for k, (d, v) in self.answers.items()}
+        if self.steps:
+            payload["s"] = self.steps
+        if self.asked:
+            payload["q"] = {k: [d, n] for k, (d, n) in self.asked.items()}
+        if self.user_state is not None:
+            payload["u"] = self.user_state
+        return payload
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> FlowRecord:
+        try:
+            if payload.get("v") != PAYLOAD_VERSION:
+                raise MalformedFlow("unknown flow payload version")
+            flow_id = payload["f"]
+            round_no = payload["r"]
+            answers = {str(k): (str(v[0]), v[1]) for k, v in payload.get("a", {}).items()}
+            steps = dict(payload.get("s", {}))
+            asked = {str(k): (str(v[0]), int(v[1])) for k, v in payload.get("q", {}).items()}
+            user_state = payload.get("u")
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise MalformedFlow(str(exc)) from None
+        if not isinstance(flow_id, str) or not isinstance(round_no, int):
+            raise MalformedFlow("bad flow id or round")
+        if user_state is not None and not isinstance(user_state, str):
+            raise MalformedFlow("bad user state")
+        return cls(flow_id, round_no, answers, steps, asked, user_state)
+
+
+@dataclass(frozen=True, slots=True)
+class FreshAnswer:
+    """An answer that arrived in this round's ``inputResponses``."""
+
+    value: dict[str, Any]
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedAnswer:
+    value: Any
+
+
+class Round:
+    """The bookkeeping of one execution of a handler, shared by its Context and the engine."""
+
+    def __init__(self, record: FlowRecord, responses: dict[str, Any]) -> None:
+        self.record = record
+        self.responses = responses
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.pending_meta: dict[str, tuple[str, int]] = {}
+        self.new_answers: dict[str, tuple[str, Any]] = {}
+        self.new_steps: dict[str, Any] = {}
+        self.steps_in_flight = 0
+        self._occurrences: dict[str, int] = {}
+        self._used: set[str] = set()
+        self._running_steps: set[str] = set()
+        self._waker: asyncio.Future[None] | None = None
+
+    # -- waking the engine -----------------------------------------------------------------
+    def notify(self) -> None:
+        waker = self._waker
+        if waker is not None and not waker.done():
+            waker.set_result(None)
+
+    async def wait(self) -> None:
+        """Wait until a question is asked, a step finishes or the handler ends."""
+        self._waker = asyncio.get_running_loop().create_future()
+        try:
+            await self._waker
+        finally:
+            self._waker = None
+
+    # -- questions -------------------------------------------------------------------------
+    def key_for(self, kind: str, digest: str, key: str | None) -> str:
+        if key is not None:
+            return key
+        count = self._occurrences.get(digest, 0) + 1
+        self._occurrences[digest] = count
+        base = f"{kind}-{digest[:12]}"
+        return base if count == 1 else f"{base}-{count}"
+
+    def lookup(self, key: str, digest: str, summary: str) -> RecordedAnswer | FreshAnswer | None:
+        """The answer to this question if there is one; raise when the question changed."""
+        if key in self._used:
+            raise ValueError(
+                f"the question key {key!r} was used twice in one run of the handler; "
+                "give each question its own key"
+            )
+        self._used.add(key)
+        recorded = self.record.answers.get(key)
+        if recorded is not None:
+            if recorded[0] != digest:
+                raise ReplayMismatch(
+                    f"question {key!r} changed between rounds (now: {summary}). Handlers are "
+                    "replayed on every round and must ask the same questions each time; move "
+                    "changing values (timestamps, random ids, fresh reads) into ctx.once(...)"
+                )
+            return RecordedAnswer(recorded[1])
+        asked = self.record.asked.get(key)
+        if asked is not None and asked[0] != digest:
+            raise ReplayMismatch(
+                f"question {key!r} changed between the round that asked it and the retry "
+                f"(now: {summary}). Handlers must ask the same questions on every round; move "
+                "changing values into ctx.once(...)"
+            )
+        raw = self.responses.get(key)
+        if raw is None:
+            return None
+        return FreshAnswer(raw, asked[1] if asked is not None else 0)
+
+    def record_answer(self, key: str, digest: str, stored: Any) -> None:
+        self.new_answers[key] = (digest, stored)
+
+    def ask(self, key: str, digest: str, request: dict[str, Any], attempts: int = 0) -> None:
+        self.pending[key] = request
+        self.pending_meta[key] = (digest, attempts)
+        self.notify()
+
+    def unconsumed_answers(self) -> list[str]:
+        """Keys asked last round and answered now that this run has not asked (yet)."""
+        return [k for k in self.record.asked if k in self.responses and k not in self._used]
+
+    # -- memoized steps --------------------------------------------------------------------
+    def recorded_step(self, name: str) -> tuple[bool, Any]:
+        if name in self._running_steps:
+            raise ValueError(f"ctx.once step {name!r} is already running in this round")
+        if name in self.new_steps:
+            return True, self.new_steps[name]
+        if name in self.record.steps:
+            return True, self.record.steps[name]
+        return False, None
+
+    def step_started(self, name: str) -> None:
+        self._running_steps.add(name)
+        self.steps_in_flight += 1
+
+    def step_finished(self, name: str, value: Any, ok: bool) -> None:
+        self._running_steps.discard(name)
+        self.steps_in_flight -= 1
+        if ok:
+            self.new_steps[name] = value
+        self.notify()
+
+    # -- the next round's record -----------------------------------------------------------
+    def next_record(self, user_state: str | None) -> FlowRecord:
+        answers = dict(self.record.answers)
+        answers.update(self.new_answers)
+        steps = dict(self.record.steps)
+        steps.update(self.new_steps)
+        return FlowRecord(
+            flow_id=self.record.flow_id,
+            round=self.record.round + 1,
+            answers=answers,
+            steps=steps,
+            asked=dict(self.pending_meta),
+            user_state=user_state,
+        )

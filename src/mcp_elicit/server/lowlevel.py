@@ -1,0 +1,18 @@
+"""The low-level style: a handler that builds its own ``InputRequiredResult``.
+
+Return :class:`InputRequired` from a tool, prompt or resource handler; on the retry read
+``ctx.input_responses`` (this round's raw answers) and ``ctx.request_state`` (the ``state`` you
+returned, unsealed). The engine still seals the state and still refuses to send an input request
+the client did not declare a capability for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequired:
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: str | None = None

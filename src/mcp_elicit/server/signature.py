@@ -1,0 +1,260 @@
+"""From a handler's Python signature to a tool's ``inputSchema``, and from the JSON
+``arguments`` of a call back to keyword arguments.
+
+Plain parameter types (str, int, float, bool, Literal, Enum, lists and dicts of those, optional
+forms) are handled here without pydantic, so a server that does not use pydantic never imports
+it. A signature with anything richer (a pydantic model, a dataclass, a TypedDict, constraints in
+``Annotated``) is handed to pydantic as a whole, imported at registration time.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Union, get_args, get_origin
+
+_MISSING = inspect.Parameter.empty
+
+
+class ArgumentError(Exception):
+    """The call's arguments do not fit the handler; ``str()`` is for the model to read."""
+
+
+class UnsupportedAnnotation(Exception):
+    """Signals that the plain path cannot express a type (the pydantic path takes over)."""
+
+
+Convert = Callable[[Any, str], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    name: str
+    schema: dict[str, Any]
+    required: bool
+    default: Any
+    convert: Convert
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a handler takes: its arguments' schema and how to bind them."""
+
+    input_schema: dict[str, Any]
+    context_param: str | None
+    bind: Callable[[Mapping[str, Any]], dict[str, Any]]
+    parameters: tuple[Parameter, ...] = ()
+
+
+def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
+    """Read ``fn``'s signature; the parameter annotated ``context_type`` receives the Context."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    sig = inspect.signature(fn)
+    context_param: str | None = None
+    plain: list[inspect.Parameter] = []
+    for param in sig.parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is context_type or (
+            isinstance(annotation, type) and issubclass(annotation, context_type)
+        ):
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be tool arguments")
+        plain.append(param)
+    try:
+        params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
+    except UnsupportedAnnotation:
+        return _pydantic_signature(fn, plain, hints, context_param)
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {p.name: p.schema for p in params},
+    }
+    required = [p.name for p in params if p.required]
+    if required:
+        schema["required"] = required
+    return Signature(schema, context_param, _plain_binder(params), params)
+
+
+def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    by_name = {p.name: p for p in params}
+
+    def bind(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        problems: list[str] = []
+        kwargs: dict[str, Any] = {}
+        for name in arguments:
+            if name not in by_name:
+                problems.append(f"unknown argument {name!r}")
+        for p in params:
+            if p.name in arguments:
+                try:
+                    kwargs[p.name] = p.convert(arguments[p.name], p.name)
+                except ArgumentError as exc:
+                    problems.append(str(exc))
+            elif p.required:
+                problems.append(f"missing required argument {p.name!r}")
+        if problems:
+            raise ArgumentError("; ".join(problems))
+        return kwargs
+
+    return bind
+
+
+def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
+    description: str | None = None
+    if get_origin(annotation) is typing.Annotated:
+        base, *extras = get_args(annotation)
+        if not all(isinstance(e, str) for e in extras):
+            raise UnsupportedAnnotation
+        description = " ".join(extras) or None
+        annotation = base
+    schema, convert, nullable = _schema_for(annotation)
+    schema = dict(schema)
+    if description:
+        schema["description"] = description
+    has_default = param.default is not _MISSING
+    if has_default and param.default is not None:
+        default = param.default.value if isinstance(param.default, enum.Enum) else param.default
+        schema["default"] = default
+    required = not has_default and not nullable
+    return Parameter(param.name, schema, required, param.default, convert)
+
+
+def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
+    """(schema, converter, nullable) for a plain type; UnsupportedAnnotation otherwise."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        members = [a for a in get_args(tp) if a is not type(None)]
+        if len(members) != 1:
+            raise UnsupportedAnnotation
+        schema, convert, _ = _schema_for(members[0])
+
+        def optional(value: Any, name: str) -> Any:
+            return None if value is None else convert(value, name)
+
+        return schema, optional, True
+    if tp is Any:
+        return {}, lambda v, _n: v, True
+    if tp is bool:
+        return {"type": "boolean"}, _check_bool, False
+    if tp is int:
+        return {"type": "integer"}, _check_int, False
+    if tp is float:
+        return {"type": "number"}, _check_float, False
+    if tp is str:
+        return {"type": "string"}, _check_str, False
+    if origin is Literal:
+        literals = list(get_args(tp))
+        if not all(isinstance(v, str) for v in literals):
+            raise UnsupportedAnnotation
+        return {"type": "string", "enum": literals}, _choice(literals, None), False
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        values = [m.value for m in tp]
+        if not all(isinstance(v, str) for v in values):
+            raise UnsupportedAnnotation
+        return {"type": "string", "enum": values}, _choice(values, tp), False
+    if origin in (list, typing.Sequence) or tp is list:
+        args = get_args(tp)
+        item_schema, item_convert, _ = _schema_for(args[0]) if args else ({}, lambda v, _n: v, True)
+
+        def convert_list(value: Any, name: str) -> Any:
+            if not isinstance(value, list):
+                raise ArgumentError(f"argument {name!r} must be a list")
+            return [item_convert(item, f"{name}[{i}]") for i, item in enumerate(value)]
+
+        return {"type": "array", "items": item_schema}, convert_list, False
+    if origin is dict or tp is dict:
+        args = get_args(tp)
+        if args and args[0] is not str:
+            raise UnsupportedAnnotation
+        value_schema, value_convert, _ = _schema_for(args[1]) if args else ({}, lambda v, _n: v, True)
+
+        def convert_dict(value: Any, name: str) -> Any:
+            if not isinstance(value, dict):
+                raise ArgumentError(f"argument {name!r} must be an object")
+            return {k: value_convert(v, f"{name}.{k}") for k, v in value.items()}
+
+        object_schema: dict[str, Any] = {"type": "object"}
+        if value_schema:
+            object_schema["additionalProperties"] = value_schema
+        return object_schema, convert_dict, False
+    raise UnsupportedAnnotation
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ArgumentError(f"argument {name!r} must be true or false")
+    return value
+
+
+def _check_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ArgumentError(f"argument {name!r} must be an integer")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ArgumentError(f"argument {name!r} must be an integer, not {value}")
+        return int(value)
+    return value
+
+
+def _check_float(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ArgumentError(f"argument {name!r} must be a number")
+    return float(value)
+
+
+def _check_str(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ArgumentError(f"argument {name!r} must be a string")
+    return value
+
+
+def _choice(values: list[str], enum_type: type[enum.Enum] | None) -> Convert:
+    allowed = set(values)
+
+    def convert(value: Any, name: str) -> Any:
+        if not isinstance(value, str) or value not in allowed:
+            raise ArgumentError(f"argument {name!r} must be one of {', '.join(map(repr, values))}")
+        return enum_type(value) if enum_type is not None else value
+
+    return convert
+
+
+def _pydantic_signature(
+    fn: Callable[..., Any],
+    params: list[inspect.Parameter],
+    hints: dict[str, Any],
+    context_param: str | None,
+) -> Signature:
+    try:
+        import pydantic
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise TypeError(
+            f"{fn.__qualname__}: its argument types need pydantic (pip install pydantic), "
+            "or use plain types (str, int, float, bool, Literal, Enum, list, dict)"
+        ) from None
+    fields: dict[str, Any] = {}
+    for p in params:
+        default = ... if p.default is _MISSING else p.default
+        fields[p.name] = (hints.get(p.name, Any), default)
+    model = pydantic.create_model(
+        f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+    )
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+
+    def bind(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            instance = model.model_validate(dict(arguments), strict=False)
+        except pydantic.ValidationError as exc:
+            problems = [
+                f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()
+            ]
+            raise ArgumentError("; ".join(problems)) from None
+        return {p.name: getattr(instance, p.name) for p in params}
+
+    return Signature(schema, context_param, bind)

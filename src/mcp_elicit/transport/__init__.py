@@ -1,0 +1,1 @@
+"""Transports: thin shells that move bytes to and from ``Server.dispatch``."""

@@ -1,0 +1,319 @@
+"""Streamable HTTP (MCP 2026-07-28), server side, as a plain ASGI app.
+
+One POST carries one JSON-RPC request or notification. GET and DELETE (the older revisions'
+stream and session end) get 405. Checks, in order: path, method, Origin (403), Content-Type
+(415), Accept (406), body size (413), JSON-RPC shape, ``_meta`` (-32602), headers against the
+body (-32020), authentication (401), then the server. The reply is JSON, or an SSE stream when
+the handler sends progress or log notifications and the client accepts ``text/event-stream``.
+A client that closes the connection cancels the handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from mcp_elicit.transport.answer import answer
+from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
+from mcp_elicit.wire.http import check_request_headers, status_for_error
+from mcp_elicit.wire.jsonrpc import (
+    InvalidMessage,
+    MessageTooLarge,
+    Notification,
+    encode_error,
+    encode_notification,
+    parse_message,
+)
+from mcp_elicit.wire.meta import parse_request_meta
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+
+logger = logging.getLogger("mcp_elicit.transport.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class Unauthorized(Exception):
+    """Raised by an ``authenticate`` hook: answer 401 with this ``WWW-Authenticate`` value."""
+
+    def __init__(self, www_authenticate: str, message: str = "Unauthorized") -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+        self.message = message
+
+
+# Given the request headers (lower-case names), return the authenticated principal, None for an
+# anonymous request, or raise Unauthorized.
+Authenticate = Callable[[Mapping[str, str]], Awaitable[str | None]]
+
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+_JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+
+
+def _loopback_origin(origin: str) -> bool:
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK_HOSTS
+
+
+class HttpApp:
+    """ASGI app serving one MCP endpoint (``path``, default ``/mcp``).
+
+    ``allowed_origins``: browser origins allowed to call (``["*"]`` for any). By default only
+    loopback origins are allowed, which blocks DNS-rebinding attacks on local servers;
+    requests without an Origin header (non-browser clients) are always allowed.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Sequence[str] | None = None,
+        authenticate: Authenticate | None = None,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
+        self.authenticate = authenticate
+        self.max_body = server.max_message_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await _lifespan(receive, send)
+
+    # -- the request pipeline --------------------------------------------------------------
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"].rstrip("/") or "/"
+        if path != self.path:
+            await _plain(send, 404, b"Not Found")
+            return
+        if scope["method"] != "POST":
+            await _json(
+                send,
+                405,
+                encode_error(
+                    None, McpError(INVALID_REQUEST, "Method Not Allowed: send JSON-RPC messages with POST")
+                ),
+                extra=[(b"allow", b"POST")],
+            )
+            return
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            if name in headers and name.startswith("mcp-"):
+                await _error(
+                    send, 400, None, McpError(-32020, f"Header mismatch: the {name} header appears twice")
+                )
+                return
+            headers.setdefault(name, value)
+
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            await _error(
+                send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
+            )
+            return
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            await _error(
+                send,
+                415,
+                None,
+                McpError(INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"),
+            )
+            return
+        accept = headers.get("accept", "*/*").lower()
+        accepts_sse = "text/event-stream" in accept or "*/*" in accept
+        if not ("application/json" in accept or "application/*" in accept or "*/*" in accept):
+            await _error(
+                send,
+                406,
+                None,
+                McpError(INVALID_REQUEST, "Not Acceptable: the client must accept application/json"),
+            )
+            return
+
+        body = await self._read_body(headers, receive)
+        if body is None:
+            too_large = McpError(
+                INVALID_REQUEST, f"Invalid request: the body is over the limit of {self.max_body} bytes"
+            )
+            await _error(send, 413, None, too_large)
+            return
+        try:
+            message = parse_message(body, max_bytes=self.max_body)
+        except MessageTooLarge as exc:
+            await _error(send, 413, exc.request_id, exc)
+            return
+        except InvalidMessage as exc:
+            await _error(send, status_for_error(exc.code), exc.request_id, exc)
+            return
+        if isinstance(message, Notification):
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        try:
+            meta = parse_request_meta(message.params)
+            check_request_headers(headers, message)
+        except McpError as exc:
+            await _error(send, status_for_error(exc.code), message.id, exc)
+            return
+        principal = None
+        if self.authenticate is not None:
+            try:
+                principal = await self.authenticate(headers)
+            except Unauthorized as exc:
+                error = McpError(INVALID_REQUEST, exc.message)
+                await _json(
+                    send,
+                    401,
+                    encode_error(message.id, error),
+                    extra=[(b"www-authenticate", exc.www_authenticate.encode("latin-1"))],
+                )
+                return
+
+        stream = _SseStream(send) if accepts_sse else None
+
+        async def notify(method: str, params: dict[str, Any]) -> None:
+            if stream is not None:
+                await stream.event(encode_notification(method, params))
+
+        work = asyncio.ensure_future(
+            answer(self.server, message, meta=meta, principal=principal, notify=notify)
+        )
+        disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
+        try:
+            await asyncio.wait((work, disconnected), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not work.done():
+                # Closing the connection is the cancellation in 2026-07-28: stop, send nothing.
+                work.cancel()
+                with contextlib.suppress(BaseException):
+                    await work
+            disconnected.cancel()
+        if work.cancelled():
+            return
+        failure, payload = work.result()
+        if stream is not None and stream.started:
+            await stream.event(payload, last=True)
+            return
+        status = 200 if failure is None else status_for_error(failure.code)
+        await _json(send, status, payload)
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if self.allowed_origins is None:
+            return _loopback_origin(origin)
+        return "*" in self.allowed_origins or origin in self.allowed_origins
+
+    async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes | None:
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class _SseStream:
+    """Switches the response to ``text/event-stream`` at the first notification."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+
+    async def event(self, data: bytes, *, last: bool = False) -> None:
+        if not self.started:
+            self.started = True
+            await self._send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-store"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+        await self._send(
+            {
+                "type": "http.response.body",
+                "body": b"event: message\ndata: " + data + b"\n\n",
+                "more_body": not last,
+            }
+        )
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers.extend(extra)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _error(send: Send, status: int, request_id: Any, error: McpError) -> None:
+    await _json(send, status, encode_error(request_id, error))
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def serve(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Run ``app`` with uvicorn, one worker, quiet logs."""
+    import uvicorn
+
+    settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    settings.update(options)
+    uvicorn.run(app, host=host, port=port, **settings)

@@ -1,0 +1,91 @@
+"""Shared test helpers: build 2026-07-28 requests and drive a Server in-process."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from mcp_elicit.server.app import Server
+from mcp_elicit.wire.errors import McpError
+from mcp_elicit.wire.jsonrpc import Request
+
+FORM_AND_URL = {"elicitation": {"form": {}, "url": {}}}
+_ids = itertools.count(1)
+
+
+def meta(capabilities: dict[str, Any] | None = None, version: str = "2026-07-28") -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": FORM_AND_URL if capabilities is None else capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1"},
+    }
+
+
+def request(method: str, params: dict[str, Any] | None = None, *, capabilities: dict[str, Any] | None = None) -> Request:
+    body = dict(params or {})
+    body.setdefault("_meta", meta(capabilities))
+    return Request(next(_ids), method, body)
+
+
+class Flow:
+    """Drives one tool call through its rounds the way a client would."""
+
+    def __init__(
+        self,
+        server: Server,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        method: str = "tools/call",
+        capabilities: dict[str, Any] | None = None,
+        principal: str | None = None,
+    ) -> None:
+        self.server = server
+        self.method = method
+        self.target_key = "uri" if method == "resources/read" else "name"
+        self.tool = tool
+        self.arguments = arguments or {}
+        self.capabilities = capabilities
+        self.principal = principal
+        self.state: str | None = None
+        self.results: list[dict[str, Any]] = []
+
+    async def send(self, responses: dict[str, Any] | None = None, *, state: Any = ..., extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {self.target_key: self.tool}
+        if self.method != "resources/read":
+            params["arguments"] = self.arguments
+        if responses is not None:
+            params["inputResponses"] = responses
+        chosen = self.state if state is ... else state
+        if chosen is not None:
+            params["requestState"] = chosen
+        if extra:
+            params.update(extra)
+        result = await self.server.dispatch(
+            request(self.method, params, capabilities=self.capabilities), principal=self.principal
+        )
+        self.results.append(result)
+        self.state = result.get("requestState")
+        return result
+
+    async def error(self, responses: dict[str, Any] | None = None, *, state: Any = ...) -> McpError:
+        with pytest.raises(McpError) as info:
+            await self.send(responses, state=state)
+        return info.value
+
+
+def text(result: dict[str, Any]) -> str:
+    assert result["resultType"] == "complete", result
+    return "".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def only_key(result: dict[str, Any]) -> str:
+    assert result["resultType"] == "input_required", result
+    (key,) = result["inputRequests"]
+    return key
+
+
+def accept(content: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"action": "accept", "content": content or {}}
