@@ -19,6 +19,16 @@ from mcp_elicit.server.registry import Handler, Prompt, Resource, Tool, first_pa
 from mcp_elicit.server.replay import Completed, run_round
 from mcp_elicit.server.results import prompt_result, resource_result, tool_error, tool_result
 from mcp_elicit.server.signature import ArgumentError, analyse
+from mcp_elicit.state import (
+    INVALID_STATE_MESSAGE,
+    KeyRing,
+    RequestBinding,
+    SingleUseStore,
+    StateRejected,
+    StateSealer,
+    StateStoreUnavailable,
+    args_digest,
+)
 from mcp_elicit.wire import mrtr
 from mcp_elicit.wire.capabilities import ClientCapabilities
 from mcp_elicit.wire.errors import (
@@ -35,7 +45,6 @@ from mcp_elicit.wire.meta import RequestMeta, check_version, parse_request_meta,
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
-    from mcp_elicit.state import KeyRing, RequestBinding, SingleUseStore, StateSealer
     from mcp_elicit.transport.http_server import Authenticate, HttpApp
 
 logger = logging.getLogger("mcp_elicit.server")
@@ -173,6 +182,10 @@ class Server:
     def result_meta(self) -> dict[str, Any]:
         return self._result_meta
 
+    def describe_tools(self) -> list[dict[str, Any]]:
+        """What ``tools/list`` returns: name, description and ``inputSchema`` of each tool."""
+        return [t.describe() for t in self._tools.values()]
+
     async def dispatch(
         self,
         request: Request,
@@ -193,7 +206,7 @@ class Server:
             result = self._discover()
         elif method == "tools/list" and self._tools:
             self._check_cursor(request)
-            result = self._cacheable({"tools": [t.describe() for t in self._tools.values()]})
+            result = self._cacheable({"tools": self.describe_tools()})
         elif method == "prompts/list" and self._prompts:
             self._check_cursor(request)
             result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
@@ -368,8 +381,9 @@ class Server:
         responses = mrtr.read_input_responses(params)
         token = mrtr.read_request_state(params)
         binding: RequestBinding | None = None
-        record = FlowRecord()
-        if token is not None:
+        if token is None:
+            record = FlowRecord()
+        else:
             binding = self._binding(request.method, target, arguments, principal)
             record = await self._open_state(token, binding, request.method, target)
         rnd = Round(record, responses)
@@ -407,13 +421,9 @@ class Server:
     def _binding(
         self, method: str, target: str, arguments: dict[str, Any], principal: str | None
     ) -> RequestBinding:
-        from mcp_elicit.state import RequestBinding, args_digest
-
         return RequestBinding(method, target, args_digest(arguments), principal)
 
     async def _open_state(self, token: str, binding: RequestBinding, method: str, target: str) -> FlowRecord:
-        from mcp_elicit.state import INVALID_STATE_MESSAGE, StateRejected, StateStoreUnavailable
-
         try:
             unsealed = await self.sealer.open(token, binding)
             return FlowRecord.from_payload(unsealed.payload)
@@ -472,8 +482,6 @@ def _make_sealer(
     single_use: SingleUseStore | None,
 ) -> StateSealer:
     """Built when the server is: a bad key configuration fails at start-up, not mid-flow."""
-    from mcp_elicit.state import KeyRing, StateSealer
-
     ring = keys if isinstance(keys, KeyRing) else KeyRing.from_config(keys)
     return StateSealer(ring, audience=audience, ttl=ttl, single_use=single_use)
 

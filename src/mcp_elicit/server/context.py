@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn, TypeVar, overload
 
+from mcp_elicit.schema import AnswerInvalid, form_spec
 from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
 from mcp_elicit.server.errors import TooManyInvalidAnswers
 from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
@@ -128,8 +129,6 @@ class Context:
         An accepted answer that fails validation is asked again with the reason added, up to
         the server's ``max_answer_attempts``.
         """
-        from mcp_elicit.schema import AnswerInvalid, form_spec, validate_answer
-
         if not self.can_elicit("form"):
             raise missing_capability(
                 required_for_elicitation("form"),
@@ -151,7 +150,7 @@ class Context:
                 rnd.record_answer(wire_key, digest, [action, None])
                 return ElicitAnswer(action)
             try:
-                cleaned = validate_answer(spec.schema, content if content is not None else {})
+                cleaned = spec.validate(content if content is not None else {})
                 data = spec.to_python(cleaned)
             except AnswerInvalid as exc:
                 attempts = found.attempts + 1

@@ -11,9 +11,9 @@ changes between rounds is a different question, which the engine reports (see ``
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import secrets
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ def question_digest(kind: str, content: Any) -> str:
 class FlowRecord:
     """Everything the server remembers about a flow between rounds."""
 
-    flow_id: str = field(default_factory=lambda: secrets.token_hex(16))
+    flow_id: str = field(default_factory=lambda: os.urandom(16).hex())
     round: int = 0
     # key -> (digest, stored answer): answers the handler has consumed in earlier rounds.
     answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -106,21 +106,13 @@ class Round:
         self._occurrences: dict[str, int] = {}
         self._used: set[str] = set()
         self._running_steps: set[str] = set()
-        self._waker: asyncio.Future[None] | None = None
+        # Set by the replay engine: called on news (a question asked, a step finished, an
+        # answer consumed) so that it can tell when the handler has asked all it will ask.
+        self.on_news: Callable[[], None] | None = None
 
-    # -- waking the engine -----------------------------------------------------------------
     def notify(self) -> None:
-        waker = self._waker
-        if waker is not None and not waker.done():
-            waker.set_result(None)
-
-    async def wait(self) -> None:
-        """Wait until a question is asked, a step finishes or the handler ends."""
-        self._waker = asyncio.get_running_loop().create_future()
-        try:
-            await self._waker
-        finally:
-            self._waker = None
+        if self.on_news is not None:
+            self.on_news()
 
     # -- questions -------------------------------------------------------------------------
     def key_for(self, kind: str, digest: str, key: str | None) -> str:
@@ -158,6 +150,8 @@ class Round:
         raw = self.responses.get(key)
         if raw is None:
             return None
+        if asked is not None:
+            self.notify()
         return FreshAnswer(raw, asked[1] if asked is not None else 0)
 
     def record_answer(self, key: str, digest: str, stored: Any) -> None:

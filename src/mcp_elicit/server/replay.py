@@ -1,16 +1,19 @@
 """Runs one round of a handler: to completion, or until every branch that can ask has asked.
 
 ``ctx.elicit`` for an unanswered question registers it with the :class:`Round` and then waits
-forever. Once the handler has questions pending, the engine lets concurrently started branches
+forever. Once the handler has questions pending, a watchdog lets concurrently started branches
 (``asyncio.gather``, ``TaskGroup``) reach their own questions, waits for ``ctx.once`` steps in
-flight to finish (so a side effect is never cut in half), then cancels the handler and sends all
-pending questions in one ``InputRequiredResult``.
+flight to finish (so a side effect is never cut in half), then cancels the handler and the
+round ends with all pending questions in one ``InputRequiredResult``.
+
+The handler runs in the caller's task (no task per round): the watchdog is a chain of event-loop
+callbacks, and it ends the round by cancelling that task, a cancellation this module catches and
+takes back (``Task.uncancel``) so that nothing outside sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +22,12 @@ from mcp_elicit.server.errors import ReplayMismatch
 from mcp_elicit.server.flow import Round
 
 # Event-loop turns without news after which concurrently started branches are taken to have
-# asked what they can ask without waiting on real I/O.
+# asked what they can ask without waiting on real I/O. When every question so far was asked by
+# the handler's own task (no gather/TaskGroup branch asked), one turn is enough: a task the
+# handler created earlier has had its turn by then. Waiting less never breaks a flow; a question
+# that misses the round is simply asked in the next one.
 _QUIET_TURNS = 4
+_QUIET_TURNS_DIRECT = 1
 _POLL_SECONDS = 0.005
 
 
@@ -43,71 +50,91 @@ class Suspended:
     requests: dict[str, dict[str, Any]]
 
 
-async def run_round(
-    handler: Callable[[], Awaitable[Any]], rnd: Round, *, grace: float
-) -> Completed | Suspended:
-    loop = asyncio.get_running_loop()
-    task: asyncio.Task[Any] = loop.create_task(_call(handler))
-    task.add_done_callback(lambda _t: rnd.notify())
-    try:
-        while not task.done():
-            if rnd.pending and await _settled(task, rnd, grace):
-                break
-            if task.done():
-                break
-            await rnd.wait()
-    except BaseException:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        raise
-    if task.done():
-        try:
-            return Completed(task.result())
-        except RetryLater:
-            return Suspended(dict(rnd.pending))
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    return Suspended(dict(rnd.pending))
+class _Watchdog:
+    """Decides when a handler with pending questions has asked everything it can this round."""
 
+    def __init__(self, rnd: Round, task: asyncio.Task[Any], grace: float) -> None:
+        self.rnd = rnd
+        self.task = task
+        self.grace = grace
+        self.loop = task.get_loop()
+        self.quiet = 0
+        self.quiet_needed = _QUIET_TURNS_DIRECT
+        self.ticking = False
+        self.deadline: float | None = None
+        self.finished = False
+        self.suspending = False
+        self.failure: ReplayMismatch | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        rnd.on_news = self.news
 
-async def _call(handler: Callable[[], Awaitable[Any]]) -> Any:
-    return await handler()
+    def news(self) -> None:
+        self.quiet = 0
+        if asyncio.current_task() is not self.task:
+            self.quiet_needed = _QUIET_TURNS
+        if self.rnd.pending and not self.ticking and not self.finished:
+            self.ticking = True
+            self.loop.call_soon(self.tick)
 
-
-async def _settled(task: asyncio.Task[Any], rnd: Round, grace: float) -> bool:
-    """True once the handler has asked all it will ask this round; False if it completed."""
-    loop = asyncio.get_running_loop()
-    seen = len(rnd.pending)
-    quiet = 0
-    deadline: float | None = None
-    while not task.done():
-        if rnd.steps_in_flight:
-            await rnd.wait()
-            quiet = 0
-            continue
-        await asyncio.sleep(0)
-        if len(rnd.pending) != seen:
-            seen = len(rnd.pending)
-            quiet = 0
-            continue
-        quiet += 1
-        if quiet < _QUIET_TURNS:
-            continue
-        missing = rnd.unconsumed_answers()
-        if not missing:
-            return True
-        # An answer arrived for a question this run has not asked (yet). A branch may still be
-        # on its way to it (real I/O before the question); give it a bounded grace period.
-        if deadline is None:
-            deadline = loop.time() + grace
-        if loop.time() >= deadline:
-            raise ReplayMismatch(
+    def tick(self) -> None:
+        self.ticking = False
+        self.timer = None
+        if self.finished or self.suspending:
+            return
+        if self.rnd.steps_in_flight:
+            return  # step_finished() brings news and restarts the count
+        self.quiet += 1
+        if self.quiet < self.quiet_needed:
+            self.ticking = True
+            self.loop.call_soon(self.tick)
+            return
+        missing = self.rnd.unconsumed_answers()
+        if missing:
+            # An answer arrived for a question this run has not asked (yet). A branch may still
+            # be on its way to it (real I/O before the question); give it a bounded grace period.
+            now = self.loop.time()
+            if self.deadline is None:
+                self.deadline = now + self.grace
+            if now < self.deadline:
+                self.ticking = True
+                self.timer = self.loop.call_later(_POLL_SECONDS, self.tick)
+                return
+            self.failure = ReplayMismatch(
                 f"the client answered {', '.join(map(repr, missing))}, asked in the previous round, "
                 "but on replay the handler asked other questions instead. Handlers are replayed on "
                 "every round and must ask the same questions each time; move changing values "
                 "(timestamps, random ids, fresh reads) into ctx.once(...)"
             )
-        await asyncio.sleep(_POLL_SECONDS)
-    return False
+        self.suspending = True
+        self.task.cancel()
+
+    def close(self) -> None:
+        self.finished = True
+        self.rnd.on_news = None
+        if self.timer is not None:
+            self.timer.cancel()
+
+
+async def run_round(
+    handler: Callable[[], Awaitable[Any]], rnd: Round, *, grace: float
+) -> Completed | Suspended:
+    task = asyncio.current_task()
+    if task is None:  # pragma: no cover - always inside a task under asyncio
+        raise RuntimeError("run_round must run inside an asyncio task")
+    watchdog = _Watchdog(rnd, task, grace)
+    try:
+        value = await handler()
+    except RetryLater:
+        return Suspended(dict(rnd.pending))
+    except asyncio.CancelledError:
+        if not watchdog.suspending or task.uncancel() > 0:
+            raise  # cancelled from outside (the client went away), maybe as well as by us
+        if watchdog.failure is not None:
+            raise watchdog.failure from None
+        return Suspended(dict(rnd.pending))
+    finally:
+        watchdog.close()
+    if watchdog.suspending and task.uncancel() > 0:
+        # The handler swallowed our cancellation; someone else's is still owed.
+        raise asyncio.CancelledError
+    return Completed(value)

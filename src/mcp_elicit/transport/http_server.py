@@ -11,7 +11,6 @@ A client that closes the connection cancels the handler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -87,6 +86,7 @@ class HttpApp:
         self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
         self.authenticate = authenticate
         self.max_body = server.max_message_bytes
+        self._in_flight = _InFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -113,7 +113,8 @@ class HttpApp:
             return
         headers: dict[str, str] = {}
         for raw_name, raw_value in scope["headers"]:
-            name = raw_name.decode("latin-1").lower()
+            # ASGI servers give header names in lower case.
+            name = raw_name.decode("latin-1")
             value = raw_value.decode("latin-1")
             if name in headers and name.startswith("mcp-"):
                 await _error(
@@ -193,22 +194,17 @@ class HttpApp:
             if stream is not None:
                 await stream.event(encode_notification(method, params))
 
-        work = asyncio.ensure_future(
-            answer(self.server, message, meta=meta, principal=principal, notify=notify)
-        )
-        disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
+        entry = self._in_flight.start(receive)
         try:
-            await asyncio.wait((work, disconnected), return_when=asyncio.FIRST_COMPLETED)
+            failure, payload = await answer(
+                self.server, message, meta=meta, principal=principal, notify=notify
+            )
+        except asyncio.CancelledError:
+            if entry.disconnected and entry.task.uncancel() == 0:
+                return  # closing the connection is the cancellation in 2026-07-28: send nothing
+            raise
         finally:
-            if not work.done():
-                # Closing the connection is the cancellation in 2026-07-28: stop, send nothing.
-                work.cancel()
-                with contextlib.suppress(BaseException):
-                    await work
-            disconnected.cancel()
-        if work.cancelled():
-            return
-        failure, payload = work.result()
+            self._in_flight.finish(entry)
         if stream is not None and stream.started:
             await stream.event(payload, last=True)
             return
@@ -270,11 +266,66 @@ class _SseStream:
         )
 
 
-async def _wait_for_disconnect(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
+class _InFlight:
+    """The requests in progress, and one timer that watches the long-running ones for a
+    disconnect (the client closing the connection cancels its request's handler).
+
+    Most requests finish in well under a millisecond, so a watcher task (which waits on
+    ``receive()``) is only started for a request still running after ``WATCH_AFTER`` seconds;
+    one shared timer per app does that, instead of a timer per request.
+    """
+
+    WATCH_AFTER = 0.05
+
+    def __init__(self) -> None:
+        self._entries: set[_Request] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self, receive: Receive) -> _Request:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = task.get_loop()
+        entry = _Request(task, receive, loop.time())
+        self._entries.add(entry)
+        if self._timer is None:
+            self._timer = loop.call_later(self.WATCH_AFTER, self._sweep, loop)
+        return entry
+
+    def finish(self, entry: _Request) -> None:
+        entry.closed = True
+        self._entries.discard(entry)
+        if entry.watcher is not None:
+            entry.watcher.cancel()
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        cutoff = loop.time() - self.WATCH_AFTER
+        for entry in self._entries:
+            if entry.watcher is None and entry.started <= cutoff:
+                entry.watcher = loop.create_task(entry.watch())
+        if self._entries:
+            self._timer = loop.call_later(self.WATCH_AFTER, self._sweep, loop)
+
+
+class _Request:
+    __slots__ = ("closed", "disconnected", "receive", "started", "task", "watcher")
+
+    def __init__(self, task: asyncio.Task[Any], receive: Receive, started: float) -> None:
+        self.task = task
+        self.receive = receive
+        self.started = started
+        self.watcher: asyncio.Task[None] | None = None
+        self.closed = False
+        self.disconnected = False
+
+    async def watch(self) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+        if not self.closed:
+            self.disconnected = True
+            self.task.cancel()
 
 
 async def _json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:

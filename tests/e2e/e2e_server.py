@@ -1,0 +1,98 @@
+"""A server for the end-to-end tests, run as a real process.
+
+    python tests/e2e/e2e_server.py --stdio
+    python tests/e2e/e2e_server.py --port 8123 [--marker-dir DIR]
+
+HTTP requests may carry ``Authorization: Bearer <name>``; this test-only hook turns it into the
+principal ``test|<name>`` so that state binding to a user can be checked end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_elicit import Context, Server
+
+MARKERS = Path(".")
+
+app = Server("e2e", version="1.0.0", state_keys=["e2e-tests-only-secret-abcdefghijklmnopqrstuvwxyz"])
+
+
+@dataclass
+class Name:
+    name: str
+
+
+@app.tool()
+async def greet(ctx: Context) -> str:
+    """Two questions, two rounds."""
+    first = await ctx.elicit("First name?", Name, key="first")
+    last = await ctx.elicit("Last name?", Name, key="last")
+    return f"Hello, {first.data.name} {last.data.name}!"
+
+
+@app.tool(name="grüßen")
+async def gruessen(ctx: Context) -> str:
+    """A tool whose name needs the base64 header form."""
+    answer = await ctx.elicit("Name?", Name, key="n")
+    return f"Grüß dich, {answer.data.name}!"
+
+
+@app.tool()
+async def slow(label: str) -> str:
+    """Sleeps; records whether it was cancelled (for the cancellation tests)."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        (MARKERS / f"cancelled-{label}").write_text("cancelled")
+        raise
+    return "finished"
+
+
+@app.tool()
+async def progress(ctx: Context) -> str:
+    """Reports progress twice, then completes."""
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.report_progress(2, 2, "done")
+    return "progressed"
+
+
+@app.tool()
+async def noisy(ctx: Context) -> str:
+    """Logs to stderr (never stdout) and to the client only if asked."""
+    print("this goes to stderr", file=sys.stderr)
+    await ctx.log("warning", "a log message")
+    return "quiet on stdout"
+
+
+async def bearer(headers: Mapping[str, str]) -> str | None:
+    value = headers.get("authorization", "")
+    return f"test|{value[7:]}" if value.startswith("Bearer ") else None
+
+
+def main() -> None:
+    global MARKERS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--stdio", action="store_true")
+    parser.add_argument("--marker-dir", default=".")
+    parser.add_argument("--max-message-bytes", type=int)
+    args = parser.parse_args()
+    MARKERS = Path(args.marker_dir)
+    if args.max_message_bytes:
+        app.max_message_bytes = args.max_message_bytes
+    if args.stdio:
+        app.run_stdio()
+    else:
+        from mcp_elicit.transport.http_server import serve
+
+        serve(app.asgi(authenticate=bearer), host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    main()
