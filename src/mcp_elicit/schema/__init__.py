@@ -1,0 +1,114 @@
+"""The MCP elicitation ``requestedSchema`` subset (protocol revision 2026-07-28).
+
+Build a form from Python types, check a hand-written one, validate answers and apply
+defaults, turn answers back into Python values, and lint forms for secret fields and
+clickable links. Pure: no I/O, standard library only at import time; pydantic and
+annotated_types are looked at only when a user's type comes from them.
+
+>>> from dataclasses import dataclass
+>>> from typing import Annotated, Literal
+>>> from mcp_elicit.schema import Email, Title, form_spec
+>>> @dataclass
+... class Signup:
+...     email: Email
+...     age: Annotated[int, Title("Age")]
+...     plan: Literal["free", "pro"] = "free"
+>>> spec = form_spec(Signup)
+>>> spec.parse({"email": "a@b.example", "age": 30})
+Signup(email='a@b.example', age=30, plan='free')
+
+Size caps (constants in :mod:`mcp_elicit.schema.limits`), applied before any deep
+inspection: at most 200 properties; 1000 choices per enum / ``oneOf`` / ``anyOf``;
+property names of at most 256 characters; titles, descriptions, option values, string
+defaults and ``$schema`` of at most 8192 characters; ``check_schema`` reports at most
+100 problems; ``lint_form`` scans the first 65536 characters of a message.
+
+Strictness beyond the letter of the spec, on purpose: unknown keywords are refused
+(including a top-level ``additionalProperties: false``, ``title`` or ``description``);
+names and option values may not contain control, bidi or zero-width characters, nor
+duplicate each other after NFC normalization; two options may not share a title;
+``maxItems`` / ``minItems`` may not exceed the number of options; ``null`` is never an
+accepted answer value (leave an optional field out instead); ``uri`` answers may not use
+``javascript:``, ``vbscript:`` or ``data:``.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .check import check_schema
+    from .errors import (
+        AnswerInvalid,
+        SchemaBuildError,
+        SchemaError,
+        SchemaProblem,
+        SchemaSubsetError,
+        SecretFieldError,
+    )
+    from .lint import FormLint, SecretFinding, lint_form
+    from .markers import Choices, Description, Email, Format, NotSecret, Title, Url
+    from .spec import FormSpec, form_spec
+    from .validate import validate_answer
+
+# Public name -> submodule. Submodules load on first use (PEP 562), so importing the
+# package costs almost nothing and a process that never lints never compiles the lint's
+# patterns.
+_HOME = {
+    "check_schema": "check",
+    "AnswerInvalid": "errors",
+    "SchemaBuildError": "errors",
+    "SchemaError": "errors",
+    "SchemaProblem": "errors",
+    "SchemaSubsetError": "errors",
+    "SecretFieldError": "errors",
+    "FormLint": "lint",
+    "SecretFinding": "lint",
+    "lint_form": "lint",
+    "Choices": "markers",
+    "Description": "markers",
+    "Email": "markers",
+    "Format": "markers",
+    "NotSecret": "markers",
+    "Title": "markers",
+    "Url": "markers",
+    "FormSpec": "spec",
+    "form_spec": "spec",
+    "validate_answer": "validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value  # next lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    "AnswerInvalid",
+    "Choices",
+    "Description",
+    "Email",
+    "FormLint",
+    "FormSpec",
+    "Format",
+    "NotSecret",
+    "SchemaBuildError",
+    "SchemaError",
+    "SchemaProblem",
+    "SchemaSubsetError",
+    "SecretFieldError",
+    "SecretFinding",
+    "Title",
+    "Url",
+    "check_schema",
+    "form_spec",
+    "lint_form",
+    "validate_answer",
+]

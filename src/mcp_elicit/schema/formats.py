@@ -1,0 +1,188 @@
+"""Checks and parsers for the four string formats of the subset.
+
+Each ``check_*`` returns ``None`` for a good value or a message a person can act on.
+The checks are practical rather than exhaustive: they accept what people really type and
+refuse what would surprise the server (spaces, controls, impossible dates).
+
+>>> check_date("2024-02-30")
+'must be a real calendar date (2024-02-30 does not exist)'
+>>> parse_datetime("2026-01-02T03:04:05Z").isoformat()
+'2026-01-02T03:04:05+00:00'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import unicodedata
+from collections.abc import Callable
+
+from .limits import MAX_DATETIME, MAX_EMAIL, MAX_URI
+
+#: The string formats of the subset.
+FORMATS = frozenset({"email", "uri", "date", "date-time"})
+
+__all__ = [
+    "CHECKS",
+    "FORMATS",
+    "check_date",
+    "check_datetime",
+    "check_email",
+    "check_uri",
+    "parse_date",
+    "parse_datetime",
+]
+
+# [0-9], not \d: \d also matches Arabic-Indic and other digits that int() would accept.
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_DATETIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
+)
+# RFC 3986 scheme, then only characters allowed somewhere in a URI, plus well-formed
+# percent escapes.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+# Schemes that run code or carry inline content when a page renders them as a link.
+_UNSAFE_SCHEMES = frozenset({"javascript", "vbscript", "data"})
+# Schemes whose URIs always name a host.
+_HOST_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+# Characters that have no place in a practical email address (outside quoted local parts,
+# which almost no one uses and many systems mishandle).
+_EMAIL_BAD = frozenset('<>()[]\\,;:"')
+
+_DATE_HINT = "must be a calendar date written YYYY-MM-DD, such as 2026-01-31"
+_DATETIME_HINT = (
+    "must be a date and time with a time zone (RFC 3339), such as 2026-01-31T09:30:00Z "
+    "or 2026-01-31T09:30:00+02:00"
+)
+
+
+def parse_date(text: str) -> _dt.date | None:
+    """The date of a ``YYYY-MM-DD`` string, or ``None`` if it is not one."""
+    m = _DATE.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        return _dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def check_date(text: str) -> str | None:
+    """``None`` for a real calendar date written ``YYYY-MM-DD``."""
+    if _DATE.fullmatch(text) is None:
+        return _DATE_HINT
+    if parse_date(text) is None:
+        return f"must be a real calendar date ({text} does not exist)"
+    return None
+
+
+def parse_datetime(text: str) -> _dt.datetime | None:
+    """An aware datetime from an RFC 3339 ``date-time``, or ``None``.
+
+    Fractions beyond microseconds are truncated. Leap seconds (``:60``) are refused:
+    Python cannot represent them and no form needs them.
+    """
+    if len(text) > MAX_DATETIME:
+        return None
+    m = _DATETIME.fullmatch(text)
+    if m is None:
+        return None
+    micro = int((m[7][1:] + "000000")[:6]) if m[7] else 0
+    if m[8]:
+        tz = _dt.UTC
+    else:
+        hours, minutes = int(m[10]), int(m[11])
+        if hours > 23 or minutes > 59:
+            return None
+        offset = _dt.timedelta(hours=hours, minutes=minutes)
+        tz = _dt.timezone(-offset if m[9] == "-" else offset)
+    try:
+        return _dt.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), micro, tz)
+    except ValueError:
+        return None
+
+
+def check_datetime(text: str) -> str | None:
+    """``None`` for an RFC 3339 date-time with ``Z`` or a numeric offset."""
+    if parse_datetime(text) is None:
+        return _DATETIME_HINT
+    return None
+
+
+def check_email(text: str) -> str | None:
+    """``None`` for a practical email address: ``local@domain.tld``.
+
+    One ``@``; a non-empty local part of at most 64 characters without spaces, controls
+    or separators; a domain with at least one dot, no empty or over-long label, labels
+    not starting or ending with ``-``, and a top-level label that is not all digits.
+    Internationalized addresses are accepted.
+    """
+    hint = "must be an email address such as name@example.com"
+    if len(text) > MAX_EMAIL:
+        return f"must be an email address of at most {MAX_EMAIL} characters"
+    if text.count("@") != 1:
+        return hint
+    local, domain = text.split("@")
+    for ch in text:
+        if ch.isspace() or ch in _EMAIL_BAD or unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
+            return f"{hint} (it contains {ch!r})"
+    if not local or len(local) > 64:
+        return hint
+    if local.startswith(".") or local.endswith(".") or ".." in local:
+        return hint
+    labels = domain.split(".")
+    if len(labels) < 2:
+        return f"{hint} (the domain needs a dot)"
+    for label in labels:
+        if not label or len(label) > 63 or label.startswith("-") or label.endswith("-"):
+            return hint
+    if labels[-1].isdigit():
+        return hint
+    return None
+
+
+def check_uri(text: str) -> str | None:
+    """``None`` for an absolute URI (RFC 3986) with a scheme, such as ``https://a.example``.
+
+    Only ASCII is accepted (percent-encode the rest, as RFC 3986 requires). Spaces,
+    controls and malformed percent escapes are refused. ``javascript:``, ``vbscript:``
+    and ``data:`` are refused although RFC 3986 allows them: a server that later renders
+    the answer as a link would run them. ``http(s)``, ``ws(s)`` and ``ftp`` URIs must
+    name a host.
+    """
+    hint = "must be an absolute URI with a scheme, such as https://example.com/page"
+    if len(text) > MAX_URI:
+        return f"must be a URI of at most {MAX_URI} characters"
+    m = _SCHEME.match(text)
+    if m is None:
+        return hint
+    if not text.isascii():
+        return f"{hint} (only ASCII characters; percent-encode the others)"
+    if _URI_CHARS.fullmatch(text, m.end()) is None:
+        for ch in text:
+            if ch.isspace() or not ch.isprintable():
+                return f"{hint} (it contains {ch!r})"
+        return f"{hint} (it contains characters that must be percent-encoded)"
+    scheme = m[1].lower()
+    if scheme in _UNSAFE_SCHEMES:
+        return f"must not use the {scheme}: scheme"
+    if scheme in _HOST_SCHEMES:
+        rest = text[m.end() :]
+        if not rest.startswith("//"):
+            return f"{hint} (a {scheme} URI needs //host)"
+        authority = re.split(r"[/?#]", rest[2:], maxsplit=1)[0]
+        host = authority.rpartition("@")[2]
+        if not host or host.startswith(":"):
+            return f"{hint} (a {scheme} URI needs a host)"
+    return None
+
+
+#: Checker for each format name.
+CHECKS: dict[str, Callable[[str], str | None]] = {
+    "email": check_email,
+    "uri": check_uri,
+    "date": check_date,
+    "date-time": check_datetime,
+}

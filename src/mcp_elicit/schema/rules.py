@@ -1,0 +1,171 @@
+"""The compiled form: one :class:`FieldRule` per property, and the check of one value.
+
+:mod:`~mcp_elicit.schema.check` turns a schema into rules (or problems);
+:mod:`~mcp_elicit.schema.validate` runs the rules over an answer. Defaults in a schema
+are checked with the same code, so a default can never be something an answer could not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal, NamedTuple
+
+from .formats import CHECKS
+from .text import describe, quote, show_number
+
+__all__ = ["CompiledForm", "FieldRule", "Kind", "check_value"]
+
+Kind = Literal["string", "number", "integer", "boolean", "select", "multiselect"]
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+# How many choices an error message lists before it says "and N more".
+_LISTED = 10
+
+
+class FieldRule(NamedTuple):
+    """Everything needed to check one field's value.
+
+    (A NamedTuple rather than a dataclass: it is built once per property and created at
+    import time much faster.)
+    """
+
+    name: str
+    kind: Kind
+    required: bool = False
+    min_length: int | None = None
+    max_length: int | None = None
+    format: str | None = None
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    options: tuple[str, ...] = ()
+    titles: tuple[str, ...] | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    has_default: bool = False
+    default: Any = None
+
+
+class CompiledForm:
+    """The rules of a whole form, in property order."""
+
+    __slots__ = ("fields", "names")
+
+    def __init__(self, fields: tuple[FieldRule, ...]) -> None:
+        self.fields = fields
+        self.names = frozenset(rule.name for rule in fields)
+
+    def __repr__(self) -> str:
+        return f"CompiledForm({self.fields!r})"
+
+
+def _choices(rule: FieldRule) -> str:
+    """The allowed values, with their titles when the field has titles."""
+    shown = []
+    for i, value in enumerate(rule.options[:_LISTED]):
+        item = quote(value)
+        if rule.titles is not None and rule.titles[i] != value:
+            item += f" ({rule.titles[i]})"
+        shown.append(item)
+    text = ", ".join(shown)
+    if len(rule.options) > _LISTED:
+        text += f", and {len(rule.options) - _LISTED} more"
+    return text
+
+
+def _check_text(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    if not isinstance(value, str):
+        return None, f"must be text, got {describe(value)}"
+    n = len(value)
+    # Lengths first: an over-long answer is refused before anything scans it.
+    if rule.min_length is not None and n < rule.min_length:
+        unit = "character" if rule.min_length == 1 else "characters"
+        return None, f"must be at least {rule.min_length} {unit} long (got {n})"
+    if rule.max_length is not None and n > rule.max_length:
+        unit = "character" if rule.max_length == 1 else "characters"
+        return None, f"must be at most {rule.max_length} {unit} long (got {n})"
+    # Unpaired surrogates cannot be encoded as UTF-8; NUL breaks many stores.
+    if _UNSTORABLE.search(value) is not None:
+        return None, "contains a character that is not allowed (NUL or a lone surrogate)"
+    if rule.format is not None:
+        problem = CHECKS[rule.format](value)
+        if problem is not None:
+            return None, problem
+    return value, None
+
+
+def _check_number(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    whole = rule.kind == "integer"
+    wanted = "a whole number" if whole else "a number"
+    # bool is a subclass of int in Python, and true is not a number in JSON.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, f"must be {wanted}, got {describe(value)}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None, f"must be a finite number, got {show_number(value)}"
+        if whole:
+            if not value.is_integer():
+                return None, f"must be a whole number, got {show_number(value)}"
+            # JSON has one number type: 3.0 is the integer 3.
+            value = int(value)
+    if rule.minimum is not None and value < rule.minimum:
+        return None, f"must be at least {show_number(rule.minimum)} (got {show_number(value)})"
+    if rule.maximum is not None and value > rule.maximum:
+        return None, f"must be at most {show_number(rule.maximum)} (got {show_number(value)})"
+    return value, None
+
+
+def _check_select(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    if not isinstance(value, str):
+        return None, f"must be one of the choices ({_choices(rule)}), got {describe(value)}"
+    if value not in rule.options:
+        return None, f"{quote(value)} is not one of the choices: {_choices(rule)}"
+    return value, None
+
+
+def _check_multi(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    if not isinstance(value, list):
+        return None, f"must be a list of choices, got {describe(value)}"
+    seen: set[str] = set()
+    for position, item in enumerate(value, 1):
+        if not isinstance(item, str):
+            return None, f"choice {position} must be text, got {describe(item)}"
+        if item not in rule.options:
+            return None, f"{quote(item)} is not one of the choices: {_choices(rule)}"
+        if item in seen:
+            return None, f"{quote(item)} is selected more than once"
+        seen.add(item)
+    n = len(value)
+    if rule.min_items is not None and n < rule.min_items:
+        unit = "choice" if rule.min_items == 1 else "choices"
+        return None, f"select at least {rule.min_items} {unit} (got {n})"
+    if rule.max_items is not None and n > rule.max_items:
+        unit = "choice" if rule.max_items == 1 else "choices"
+        return None, f"select at most {rule.max_items} {unit} (got {n})"
+    return list(value), None
+
+
+def check_value(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    """``(normalized value, None)`` when ``value`` fits ``rule``, else ``(None, message)``.
+
+    Normalizing only turns an integral float into an int for ``integer`` fields and
+    copies lists; strings are never turned into numbers.
+
+    >>> check_value(FieldRule("age", "integer", minimum=18), 30.0)
+    (30, None)
+    >>> check_value(FieldRule("age", "integer", minimum=18), "30")
+    (None, "must be a whole number, got the text '30'")
+    """
+    kind = rule.kind
+    if kind == "string":
+        return _check_text(rule, value)
+    if kind in ("number", "integer"):
+        return _check_number(rule, value)
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value, None
+        return None, f"must be true or false, got {describe(value)}"
+    if kind == "select":
+        return _check_select(rule, value)
+    return _check_multi(rule, value)

@@ -1,0 +1,113 @@
+"""Sealed state as the engine uses it: TTL, key rotation, principal binding, single use."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit import Context, Server
+from mcp_elicit.state import KeyRing, SQLiteSingleUseStore
+from mcp_elicit.wire.errors import INVALID_PARAMS
+from tests.helpers import Flow, accept, only_key, text
+
+OLD = "old-key-for-engine-tests-0123456789abcdef"
+NEW = "new-key-for-engine-tests-0123456789abcdef"
+
+
+@dataclass
+class Name:
+    name: str
+
+
+def server(keys: KeyRing | list[str], **options: object) -> Server:
+    app = Server("state-tests", state_keys=keys, **options)  # type: ignore[arg-type]
+
+    @app.tool()
+    async def two(ctx: Context) -> str:
+        a = await ctx.elicit("A?", Name, key="a")
+        b = await ctx.elicit("B?", Name, key="b")
+        return a.data.name + b.data.name
+
+    return app
+
+
+def assert_refused(error: object) -> None:
+    assert getattr(error, "code", None) == INVALID_PARAMS
+    assert getattr(error, "message", None) == "Invalid or expired requestState"
+
+
+async def test_state_sealed_under_the_old_key_opens_after_rotation_until_the_key_is_removed() -> None:
+    old_ring = KeyRing.from_secrets([OLD])
+    flow = Flow(server(old_ring), "two")
+    await flow.send()
+    sealed_by_old = flow.state
+
+    rotated = Flow(server(old_ring.rotated(NEW)), "two")
+    rotated.state = sealed_by_old
+    second = await rotated.send({"a": accept({"name": "x"})})
+    assert only_key(second) == "b"
+
+    removed = Flow(server(KeyRing.from_secrets([NEW])), "two")
+    assert_refused(await removed.error({"a": accept({"name": "x"})}, state=sealed_by_old))
+
+
+async def test_expired_state_is_refused() -> None:
+    flow = Flow(server([OLD], state_ttl=0.01), "two")
+    await flow.send()
+    await asyncio.sleep(0.05)
+    assert_refused(await flow.error({"a": accept({"name": "x"})}))
+
+
+async def test_state_from_one_principal_is_refused_for_another() -> None:
+    app = server([OLD])
+    alice = Flow(app, "two", principal="https://idp|alice")
+    await alice.send()
+    bob = Flow(app, "two", principal="https://idp|bob")
+    assert_refused(await bob.error({"a": accept({"name": "x"})}, state=alice.state))
+    anonymous = Flow(app, "two")
+    assert_refused(await anonymous.error({"a": accept({"name": "x"})}, state=alice.state))
+    assert only_key(await alice.send({"a": accept({"name": "x"})})) == "b"
+
+
+async def test_state_for_other_arguments_is_refused() -> None:
+    app = server([OLD])
+
+    @app.tool()
+    async def echo(word: str, ctx: Context) -> str:
+        answer = await ctx.elicit(f"Say {word}?", Name, key="k")
+        return answer.data.name
+
+    one = Flow(app, "echo", {"word": "one"})
+    await one.send()
+    other = Flow(app, "echo", {"word": "two"})
+    assert_refused(await other.error({"k": accept({"name": "x"})}, state=one.state))
+
+
+async def test_single_use_mode_refuses_a_replayed_state(tmp_path: Path) -> None:
+    store = SQLiteSingleUseStore(tmp_path / "used.db")
+    try:
+        flow = Flow(server([OLD], single_use=store), "two")
+        await flow.send()
+        first_state = flow.state
+        assert only_key(await flow.send({"a": accept({"name": "x"})})) == "b"
+        assert_refused(await flow.error({"a": accept({"name": "x"})}, state=first_state))
+        assert text(await flow.send({"b": accept({"name": "y"})})) == "xy"
+    finally:
+        await store.close()
+
+
+async def test_without_single_use_a_state_can_be_retried() -> None:
+    """The default: a client whose response was lost may send the same round again."""
+    flow = Flow(server([OLD]), "two")
+    await flow.send()
+    first_state = flow.state
+    assert only_key(await flow.send({"a": accept({"name": "x"})})) == "b"
+    assert only_key(await flow.send({"a": accept({"name": "x"})}, state=first_state)) == "b"
+
+
+def test_weak_keys_fail_at_start_up() -> None:
+    with pytest.raises(ValueError, match="state key"):
+        Server("weak", state_keys=["short"])
