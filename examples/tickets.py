@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import tempfile
 from datetime import date
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +33,7 @@ app = Server(
 )
 
 
-class Team(str, Enum):
+class Team(StrEnum):
     PLATFORM = "platform"
     BILLING = "billing"
     SUPPORT = "support"
@@ -66,7 +66,8 @@ def insert_ticket(idempotency_key: str, title: str, details: Details) -> str:
     """Insert once: a retried step with the same key finds the row it wrote before."""
     with _db() as conn:
         conn.execute(
-            "INSERT OR IGNORE INTO tickets (idem, title, priority, due, watchers, reporter) VALUES (?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO tickets (idem, title, priority, due, watchers, reporter) "
+            "VALUES (?,?,?,?,?,?)",
             (
                 idempotency_key,
                 title,
@@ -101,7 +102,9 @@ async def connect_tracker(ctx: Context) -> str:
     """Connect the external tracker account (URL mode when the client supports it)."""
     if not ctx.can_elicit("url"):
         return "Open http://127.0.0.1:8765/connect in your browser to connect the tracker."
-    answer = await ctx.elicit_url("Connect your tracker account in the browser.", "http://127.0.0.1:8765/connect")
+    answer = await ctx.elicit_url(
+        "Connect your tracker account in the browser.", "http://127.0.0.1:8765/connect"
+    )
     return "Thanks: finish in the browser, then call the tool again." if answer.accepted else "Not connected."
 
 

@@ -23,7 +23,9 @@ def meta(capabilities: dict[str, Any] | None = None, version: str = "2026-07-28"
     }
 
 
-def request(method: str, params: dict[str, Any] | None = None, *, capabilities: dict[str, Any] | None = None) -> Request:
+def request(
+    method: str, params: dict[str, Any] | None = None, *, capabilities: dict[str, Any] | None = None
+) -> Request:
     body = dict(params or {})
     body.setdefault("_meta", meta(capabilities))
     return Request(next(_ids), method, body)
@@ -52,7 +54,13 @@ class Flow:
         self.state: str | None = None
         self.results: list[dict[str, Any]] = []
 
-    async def send(self, responses: dict[str, Any] | None = None, *, state: Any = ..., extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def send(
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        state: Any = ...,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {self.target_key: self.tool}
         if self.method != "resources/read":
             params["arguments"] = self.arguments

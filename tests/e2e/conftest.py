@@ -25,7 +25,9 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited early: {process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(
+                f"server exited early: {process.stderr.read().decode() if process.stderr else ''}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -46,7 +48,16 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
     markers = tmp_path_factory.mktemp("markers")
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port), "--marker-dir", str(markers), "--max-message-bytes", "65536"],
+        [
+            sys.executable,
+            str(SERVER),
+            "--port",
+            str(port),
+            "--marker-dir",
+            str(markers),
+            "--max-message-bytes",
+            "65536",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -18,7 +18,9 @@ _ids = itertools.count(1)
 FORM = {"elicitation": {"form": {}}}
 
 
-def body(method: str, params: dict[str, Any] | None = None, *, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+def body(
+    method: str, params: dict[str, Any] | None = None, *, capabilities: dict[str, Any] | None = None
+) -> dict[str, Any]:
     p = dict(params or {})
     p.setdefault(
         "_meta",
@@ -58,12 +60,30 @@ async def client() -> Any:
 async def test_two_round_flow_over_http(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     call = body("tools/call", {"name": "greet", "arguments": {}})
     first = (await post(client, http_server.url, call)).json()["result"]
-    assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["first"]
-    retry = body("tools/call", {"name": "greet", "arguments": {}, "inputResponses": {"first": {"action": "accept", "content": {"name": "Ada"}}}, "requestState": first["requestState"]})
+    assert first["resultType"] == "input_required"
+    assert list(first["inputRequests"]) == ["first"]
+    retry = body(
+        "tools/call",
+        {
+            "name": "greet",
+            "arguments": {},
+            "inputResponses": {"first": {"action": "accept", "content": {"name": "Ada"}}},
+            "requestState": first["requestState"],
+        },
+    )
     assert retry["id"] != call["id"]
     second = (await post(client, http_server.url, retry)).json()["result"]
-    assert list(second["inputRequests"]) == ["last"] and second["requestState"] != first["requestState"]
-    final = body("tools/call", {"name": "greet", "arguments": {}, "inputResponses": {"last": {"action": "accept", "content": {"name": "Lovelace"}}}, "requestState": second["requestState"]})
+    assert list(second["inputRequests"]) == ["last"]
+    assert second["requestState"] != first["requestState"]
+    final = body(
+        "tools/call",
+        {
+            "name": "greet",
+            "arguments": {},
+            "inputResponses": {"last": {"action": "accept", "content": {"name": "Lovelace"}}},
+            "requestState": second["requestState"],
+        },
+    )
     response = await post(client, http_server.url, final)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -72,11 +92,14 @@ async def test_two_round_flow_over_http(http_server: HttpServer, client: httpx.A
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "e2e", "version": "1.0.0"}
 
 
-async def test_non_ascii_tool_name_travels_base64_encoded(http_server: HttpServer, client: httpx.AsyncClient) -> None:
+async def test_non_ascii_tool_name_travels_base64_encoded(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
     call = body("tools/call", {"name": "grüßen", "arguments": {}})
     response = await post(client, http_server.url, call)
     assert headers_for(call)["mcp-name"].startswith("=?base64?")
-    assert response.status_code == 200 and response.json()["result"]["resultType"] == "input_required"
+    assert response.status_code == 200
+    assert response.json()["result"]["resultType"] == "input_required"
 
 
 @pytest.mark.parametrize("verb", ["GET", "DELETE", "PUT"])
@@ -98,74 +121,133 @@ async def test_unknown_path_is_404(http_server: HttpServer, client: httpx.AsyncC
         (lambda m, h: h.pop("mcp-method"), 400, -32020, "Mcp-Method header is required"),
         (lambda m, h: h.update({"mcp-protocol-version": "2025-11-25"}), 400, -32020, "MCP-Protocol-Version"),
         (lambda m, h: m["params"].pop("_meta"), 400, -32602, "params._meta is required"),
-        (lambda m, h: m.update({"method": "nope/nope"}) or h.update({"mcp-method": "nope/nope"}), 404, -32601, "Method not found"),
         (
-            lambda m, h: m["params"]["_meta"].update({"io.modelcontextprotocol/protocolVersion": "1900-01-01"}) or h.update({"mcp-protocol-version": "1900-01-01"}),
+            lambda m, h: m.update({"method": "nope/nope"}) or h.update({"mcp-method": "nope/nope"}),
+            404,
+            -32601,
+            "Method not found",
+        ),
+        (
+            lambda m, h: (
+                m["params"]["_meta"].update({"io.modelcontextprotocol/protocolVersion": "1900-01-01"})
+                or h.update({"mcp-protocol-version": "1900-01-01"})
+            ),
             400,
             -32022,
             "Unsupported protocol version",
         ),
     ],
 )
-async def test_protocol_errors_get_their_status(http_server: HttpServer, client: httpx.AsyncClient, mutate: Any, status: int, code: int, needle: str) -> None:
+async def test_protocol_errors_get_their_status(
+    http_server: HttpServer, client: httpx.AsyncClient, mutate: Any, status: int, code: int, needle: str
+) -> None:
     message = body("tools/call", {"name": "greet", "arguments": {}})
     headers = headers_for(message)
     mutate(message, headers)
     response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
     assert response.status_code == status
     error = response.json()["error"]
-    assert error["code"] == code and needle in error["message"]
+    assert error["code"] == code
+    assert needle in error["message"]
     assert response.json()["id"] == message["id"]
 
 
-async def test_missing_capability_is_400_with_required_capabilities(http_server: HttpServer, client: httpx.AsyncClient) -> None:
-    response = await post(client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}, capabilities={}))
+async def test_missing_capability_is_400_with_required_capabilities(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    response = await post(
+        client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}, capabilities={})
+    )
     assert response.status_code == 400
     error = response.json()["error"]
-    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert error["code"] == -32021
+    assert error["data"] == {
+        "requiredCapabilities": {"elicitation": {"form": {}}}
+    }
 
 
 async def test_bad_bodies(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     base = {"content-type": "application/json", "accept": "application/json"}
     response = await client.post(http_server.url, content=b"{oops", headers=base)
-    assert response.status_code == 400 and response.json()["error"]["code"] == -32700
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
     response = await client.post(http_server.url, content=b"[]", headers=base)
-    assert response.status_code == 400 and response.json()["error"]["code"] == -32600
-    response = await client.post(http_server.url, content=b"{}", headers={**base, "content-type": "text/plain"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+    response = await client.post(
+        http_server.url, content=b"{}", headers={**base, "content-type": "text/plain"}
+    )
     assert response.status_code == 415
     response = await client.post(http_server.url, content=b"{}", headers={**base, "accept": "text/html"})
     assert response.status_code == 406
     big = json.dumps(body("tools/list", {"pad": "x" * 100_000})).encode()
     response = await client.post(http_server.url, content=big, headers=base)
-    assert response.status_code == 413 and "over the limit of 65536 bytes" in response.json()["error"]["message"]
+    assert (
+        response.status_code == 413
+    )
+    assert (
+        "over the limit of 65536 bytes" in response.json()["error"]["message"]
+    )
 
 
 async def test_notifications_get_202(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
-    response = await client.post(http_server.url, content=json.dumps(note), headers={"content-type": "application/json", "accept": "application/json"})
-    assert response.status_code == 202 and response.content == b""
+    response = await client.post(
+        http_server.url,
+        content=json.dumps(note),
+        headers={"content-type": "application/json", "accept": "application/json"},
+    )
+    assert response.status_code == 202
+    assert response.content == b""
 
 
-@pytest.mark.parametrize(("origin", "status"), [("https://evil.example", 403), ("http://localhost:5173", 200), ("http://127.0.0.1:9", 200)])
-async def test_origin_check(http_server: HttpServer, client: httpx.AsyncClient, origin: str, status: int) -> None:
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [("https://evil.example", 403), ("http://localhost:5173", 200), ("http://127.0.0.1:9", 200)],
+)
+async def test_origin_check(
+    http_server: HttpServer, client: httpx.AsyncClient, origin: str, status: int
+) -> None:
     response = await post(client, http_server.url, body("tools/list"), origin=origin)
     assert response.status_code == status
 
 
-async def test_tampered_state_is_refused_with_one_fixed_message(http_server: HttpServer, client: httpx.AsyncClient) -> None:
-    first = (await post(client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}))).json()["result"]
+async def test_tampered_state_is_refused_with_one_fixed_message(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    first = (
+        await post(client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}))
+    ).json()["result"]
     state = first["requestState"]
     flipped = state[:-2] + ("A" if state[-2] != "A" else "B") + state[-1]
     for bad in (state + "-TAMPERED", flipped, state[:20], "v1.", ""):
-        retry = body("tools/call", {"name": "greet", "arguments": {}, "requestState": bad, "inputResponses": {"first": {"action": "accept", "content": {"name": "x"}}}})
+        retry = body(
+            "tools/call",
+            {
+                "name": "greet",
+                "arguments": {},
+                "requestState": bad,
+                "inputResponses": {"first": {"action": "accept", "content": {"name": "x"}}},
+            },
+        )
         response = await post(client, http_server.url, retry)
         assert response.status_code == 400
-        assert response.json()["error"] == {"code": -32602, "message": "Invalid or expired requestState", "data": {"reason": "invalid_request_state"}}
+        assert response.json()["error"] == {
+            "code": -32602,
+            "message": "Invalid or expired requestState",
+            "data": {"reason": "invalid_request_state"},
+        }
 
 
-async def test_state_is_bound_to_the_tool_and_its_arguments(http_server: HttpServer, client: httpx.AsyncClient) -> None:
-    first = (await post(client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}))).json()["result"]
-    other_tool = body("tools/call", {"name": "grüßen", "arguments": {}, "requestState": first["requestState"]})
+async def test_state_is_bound_to_the_tool_and_its_arguments(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    first = (
+        await post(client, http_server.url, body("tools/call", {"name": "greet", "arguments": {}}))
+    ).json()["result"]
+    other_tool = body(
+        "tools/call", {"name": "grüßen", "arguments": {}, "requestState": first["requestState"]}
+    )
     assert (await post(client, http_server.url, other_tool)).json()["error"]["code"] == -32602
 
 
@@ -173,14 +255,26 @@ async def test_state_is_bound_to_the_user(http_server: HttpServer, client: httpx
     call = body("tools/call", {"name": "greet", "arguments": {}})
     first = (await post(client, http_server.url, call, authorization="Bearer alice")).json()["result"]
     answer = {"first": {"action": "accept", "content": {"name": "A"}}}
-    as_bob = body("tools/call", {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer})
+    as_bob = body(
+        "tools/call",
+        {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer},
+    )
     refused = await post(client, http_server.url, as_bob, authorization="Bearer bob")
-    assert refused.status_code == 400 and refused.json()["error"]["message"] == "Invalid or expired requestState"
+    assert (
+        refused.status_code == 400
+    )
+    assert (
+        refused.json()["error"]["message"] == "Invalid or expired requestState"
+    )
     anonymous = await post(client, http_server.url, as_bob)
     assert anonymous.status_code == 400
-    as_alice = body("tools/call", {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer})
+    as_alice = body(
+        "tools/call",
+        {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer},
+    )
     ok = await post(client, http_server.url, as_alice, authorization="Bearer alice")
-    assert ok.status_code == 200 and list(ok.json()["result"]["inputRequests"]) == ["last"]
+    assert ok.status_code == 200
+    assert list(ok.json()["result"]["inputRequests"]) == ["last"]
 
 
 async def test_progress_streams_as_sse_when_asked(http_server: HttpServer, client: httpx.AsyncClient) -> None:
@@ -188,13 +282,17 @@ async def test_progress_streams_as_sse_when_asked(http_server: HttpServer, clien
     message["params"]["_meta"]["progressToken"] = "p1"
     response = await post(client, http_server.url, message)
     assert response.headers["content-type"] == "text/event-stream"
-    events = [json.loads(line[len("data: "):]) for line in response.text.splitlines() if line.startswith("data: ")]
+    events = [
+        json.loads(line[len("data: ") :]) for line in response.text.splitlines() if line.startswith("data: ")
+    ]
     assert [e.get("method") for e in events] == ["notifications/progress", "notifications/progress", None]
     assert events[0]["params"] == {"progressToken": "p1", "progress": 1, "total": 2, "message": "half way"}
     assert events[-1]["result"]["content"][0]["text"] == "progressed"
 
 
-async def test_progress_without_token_is_plain_json(http_server: HttpServer, client: httpx.AsyncClient) -> None:
+async def test_progress_without_token_is_plain_json(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
     response = await post(client, http_server.url, body("tools/call", {"name": "progress", "arguments": {}}))
     assert response.headers["content-type"] == "application/json"
 
@@ -212,9 +310,14 @@ async def test_closing_the_connection_cancels_the_handler(http_server: HttpServe
     assert marker.read_text() == "cancelled"
 
 
-async def test_a_slow_handler_does_not_block_other_clients(http_server: HttpServer, client: httpx.AsyncClient) -> None:
-    slow = asyncio.create_task(post(client, http_server.url, body("tools/call", {"name": "slow", "arguments": {"label": "busy"}})))
+async def test_a_slow_handler_does_not_block_other_clients(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    slow = asyncio.create_task(
+        post(client, http_server.url, body("tools/call", {"name": "slow", "arguments": {"label": "busy"}}))
+    )
     await asyncio.sleep(0.1)
     fast = await post(client, http_server.url, body("tools/list"))
-    assert fast.status_code == 200 and not slow.done()
+    assert fast.status_code == 200
+    assert not slow.done()
     slow.cancel()

@@ -30,22 +30,32 @@ class StdioPeer:
     async def send(self, message: dict[str, Any]) -> None:
         await self.send_raw(json.dumps(message).encode())
 
-    async def receive(self, timeout: float = 10) -> dict[str, Any]:
+    async def receive(self, wait: float = 10) -> dict[str, Any]:
         assert self.process.stdout is not None
-        line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
+        line = await asyncio.wait_for(self.process.stdout.readline(), wait)
         assert line, "the server closed stdout"
         return json.loads(line)
 
     async def call(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"_meta": META, **params}})
+        await self.send(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"_meta": META, **params}}
+        )
         return await self.receive()
 
 
 @pytest.fixture
 async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(SERVER), "--stdio", "--marker-dir", str(tmp_path), "--max-message-bytes", "4096",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        str(SERVER),
+        "--stdio",
+        "--marker-dir",
+        str(tmp_path),
+        "--max-message-bytes",
+        "4096",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     yield StdioPeer(process)
     if process.returncode is None:
@@ -55,18 +65,50 @@ async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
 
 async def test_discover_and_a_two_round_flow(peer: StdioPeer) -> None:
     discover = await peer.call(1, "server/discover", {})
-    assert discover["id"] == 1 and discover["result"]["supportedVersions"] == ["2026-07-28"]
+    assert discover["id"] == 1
+    assert discover["result"]["supportedVersions"] == ["2026-07-28"]
     first = (await peer.call(2, "tools/call", {"name": "greet", "arguments": {}}))["result"]
-    second = (await peer.call(3, "tools/call", {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": {"first": {"action": "accept", "content": {"name": "Grace"}}}}))["result"]
-    final = await peer.call(4, "tools/call", {"name": "greet", "arguments": {}, "requestState": second["requestState"], "inputResponses": {"last": {"action": "accept", "content": {"name": "Hopper"}}}})
+    second = (
+        await peer.call(
+            3,
+            "tools/call",
+            {
+                "name": "greet",
+                "arguments": {},
+                "requestState": first["requestState"],
+                "inputResponses": {"first": {"action": "accept", "content": {"name": "Grace"}}},
+            },
+        )
+    )["result"]
+    final = await peer.call(
+        4,
+        "tools/call",
+        {
+            "name": "greet",
+            "arguments": {},
+            "requestState": second["requestState"],
+            "inputResponses": {"last": {"action": "accept", "content": {"name": "Hopper"}}},
+        },
+    )
     assert final["id"] == 4
     assert final["result"]["content"][0]["text"] == "Hello, Grace Hopper!"
 
 
-async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_it(peer: StdioPeer, tmp_path: Path) -> None:
-    await peer.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"_meta": META, "name": "slow", "arguments": {"label": "stdio"}}})
+async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_it(
+    peer: StdioPeer, tmp_path: Path
+) -> None:
+    await peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 10,
+            "method": "tools/call",
+            "params": {"_meta": META, "name": "slow", "arguments": {"label": "stdio"}},
+        }
+    )
     await asyncio.sleep(0.3)
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10, "reason": "user"}})
+    await peer.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10, "reason": "user"}}
+    )
     for _ in range(100):
         if (tmp_path / "cancelled-stdio").exists():
             break
@@ -79,12 +121,20 @@ async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_
 async def test_bad_lines_get_errors_and_the_server_keeps_going(peer: StdioPeer) -> None:
     await peer.send_raw(b"{not json")
     error = await peer.receive()
-    assert error == {"jsonrpc": "2.0", "id": None, "error": error["error"]} and error["error"]["code"] == -32700
+    assert (
+        error == {"jsonrpc": "2.0", "id": None, "error": error["error"]}
+    )
+    assert (
+        error["error"]["code"] == -32700
+    )
     await peer.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[]}')
     assert (await peer.receive())["error"]["code"] == -32600
-    await peer.send_raw(b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"pad":"' + b"x" * 10000 + b'"}}')
+    await peer.send_raw(
+        b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"pad":"' + b"x" * 10000 + b'"}}'
+    )
     too_big = await peer.receive()
-    assert too_big["error"]["code"] == -32600 and "limit of 4096 bytes" in too_big["error"]["message"]
+    assert too_big["error"]["code"] == -32600
+    assert "limit of 4096 bytes" in too_big["error"]["message"]
     missing_meta = await peer.call(7, "tools/list", {"_meta": None})
     assert missing_meta["error"]["code"] == -32602
     assert (await peer.call(8, "tools/list", {}))["id"] == 8
@@ -93,14 +143,22 @@ async def test_bad_lines_get_errors_and_the_server_keeps_going(peer: StdioPeer) 
 async def test_logs_go_to_stderr_only(peer: StdioPeer) -> None:
     result = await peer.call(1, "tools/call", {"name": "noisy", "arguments": {}})
     assert result["result"]["content"][0]["text"] == "quiet on stdout"
-    assert peer.process.stdin is not None and peer.process.stderr is not None
+    assert peer.process.stdin is not None
+    assert peer.process.stderr is not None
     peer.process.stdin.close()
     assert await asyncio.wait_for(peer.process.wait(), 10) == 0
     assert b"this goes to stderr" in await peer.process.stderr.read()
 
 
 async def test_eof_ends_the_process_cleanly_even_with_a_request_running(peer: StdioPeer) -> None:
-    await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": META, "name": "slow", "arguments": {"label": "eof"}}})
+    await peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"_meta": META, "name": "slow", "arguments": {"label": "eof"}},
+        }
+    )
     await asyncio.sleep(0.2)
     assert peer.process.stdin is not None
     peer.process.stdin.close()

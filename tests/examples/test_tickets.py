@@ -18,7 +18,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tickets.py"
 @pytest.fixture
 def tickets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     spec = importlib.util.spec_from_file_location("tickets_example", EXAMPLE)
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "tickets_example", module)
     spec.loader.exec_module(module)
@@ -38,10 +39,18 @@ async def test_create_ticket_end_to_end(tickets: ModuleType) -> None:
     invalid = await flow.send({key: accept({"reporter": "not-an-email"})})
     assert "reporter" in invalid["inputRequests"][key]["params"]["message"]
 
-    details = {"priority": "high", "due": "2026-12-24", "watchers": ["support"], "reporter": "ada@example.com"}
+    details = {
+        "priority": "high",
+        "due": "2026-12-24",
+        "watchers": ["support"],
+        "reporter": "ada@example.com",
+    }
     confirm = await flow.send({key: accept(details)})
     confirm_key = only_key(confirm)
-    assert "high priority, 2026-12-24, notify support" in confirm["inputRequests"][confirm_key]["params"]["message"]
+    assert (
+        "high priority, 2026-12-24, notify support"
+        in confirm["inputRequests"][confirm_key]["params"]["message"]
+    )
     state_before_insert = flow.state
 
     done = text(await flow.send({confirm_key: accept({"ok": True})}))

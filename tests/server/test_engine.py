@@ -47,9 +47,11 @@ async def test_discover_lists_versions_capabilities_and_server_info() -> None:
     assert result["capabilities"] == {"tools": {}}
     assert result["instructions"] == "Be nice."
     assert result["resultType"] == "complete"
-    assert result["cacheScope"] == "public" and result["ttlMs"] > 0
+    assert result["cacheScope"] == "public"
+    assert result["ttlMs"] > 0
     listed = await app.dispatch(request("tools/list"))
-    assert listed["cacheScope"] == "public" and listed["ttlMs"] == result["ttlMs"]
+    assert listed["cacheScope"] == "public"
+    assert listed["ttlMs"] == result["ttlMs"]
     assert result["_meta"] == {"io.modelcontextprotocol/serverInfo": {"name": "test", "version": "9.9"}}
 
 
@@ -131,7 +133,9 @@ async def test_concurrent_questions_go_out_in_one_round() -> None:
     answers = {k: accept({"name": r["params"]["message"][0]}) for k, r in first["inputRequests"].items()}
     second = await flow.send(answers)
     assert sorted(r["params"]["message"] for r in second["inputRequests"].values()) == ["C?", "D?"]
-    answers = {k: accept({"name": r["params"]["message"][0].lower()}) for k, r in second["inputRequests"].items()}
+    answers = {
+        k: accept({"name": r["params"]["message"][0].lower()}) for k, r in second["inputRequests"].items()
+    }
     assert text(await flow.send(answers)) == "ABcd"
 
 
@@ -211,7 +215,8 @@ async def test_once_runs_its_side_effect_once_per_flow_and_gets_a_stable_key() -
     key = only_key(await flow.send())
     assert text(await flow.send({key: accept({"name": "n"})})) == "T-1 n stamped"
     assert len(effects) == 1
-    assert effects[0].endswith(":insert") and len(effects[0]) > len(":insert") + 16
+    assert effects[0].endswith(":insert")
+    assert len(effects[0]) > len(":insert") + 16
 
 
 async def test_once_refuses_results_that_cannot_be_recorded() -> None:
@@ -239,7 +244,11 @@ async def test_state_only_round_with_retry_later() -> None:
 
     flow = Flow(app, "job")
     first = await flow.send()
-    assert first == {"resultType": "input_required", "requestState": first["requestState"], "_meta": first["_meta"]}
+    assert first == {
+        "resultType": "input_required",
+        "requestState": first["requestState"],
+        "_meta": first["_meta"],
+    }
     second = await flow.send()
     assert "inputRequests" not in second
     ready["done"] = True
@@ -254,13 +263,19 @@ async def test_low_level_handler_returns_its_own_input_required() -> None:
         if ctx.request_state == "asked" and "ok" in ctx.input_responses:
             return f"state-ok {ctx.input_responses['ok']['action']}"
         return InputRequired(
-            {"ok": {"method": "elicitation/create", "params": {"message": "OK?", "requestedSchema": {"type": "object", "properties": {}}}}},
+            {
+                "ok": {
+                    "method": "elicitation/create",
+                    "params": {"message": "OK?", "requestedSchema": {"type": "object", "properties": {}}},
+                }
+            },
             state="asked",
         )
 
     flow = Flow(app, "manual")
     first = await flow.send()
-    assert list(first["inputRequests"]) == ["ok"] and first["requestState"] != "asked"
+    assert list(first["inputRequests"]) == ["ok"]
+    assert first["requestState"] != "asked"
     assert text(await flow.send({"ok": {"action": "accept"}})) == "state-ok accept"
 
 
@@ -269,7 +284,14 @@ async def test_low_level_requests_are_gated_too() -> None:
 
     @app.tool()
     async def manual(ctx: Context) -> InputRequired:
-        return InputRequired({"u": {"method": "elicitation/create", "params": {"mode": "url", "message": "Go", "url": "https://example.com/x"}}})
+        return InputRequired(
+            {
+                "u": {
+                    "method": "elicitation/create",
+                    "params": {"mode": "url", "message": "Go", "url": "https://example.com/x"},
+                }
+            }
+        )
 
     error = await Flow(app, "manual", capabilities={"elicitation": {}}).error()
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
@@ -324,7 +346,14 @@ async def test_url_mode_accept_means_consent() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["javascript:alert(1)", "http://example.com/x", "https://user:pw@example.com/", "ftp://example.com", "https://exa mple.com", "/relative"],
+    [
+        "javascript:alert(1)",
+        "http://example.com/x",
+        "https://user:pw@example.com/",
+        "ftp://example.com",
+        "https://exa mple.com",
+        "/relative",
+    ],
 )
 async def test_unsafe_elicitation_urls_are_never_sent(url: str) -> None:
     app = make_server()
@@ -352,7 +381,8 @@ async def test_replay_mismatch_fails_loudly() -> None:
     key = only_key(await flow.send())
     error = await flow.error({key: accept({"name": "x"})})
     assert error.code == INTERNAL_ERROR
-    assert "ctx.once" in error.message and "must ask the same questions" in error.message
+    assert "ctx.once" in error.message
+    assert "must ask the same questions" in error.message
 
 
 async def test_replay_mismatch_with_an_explicit_key() -> None:
@@ -384,7 +414,11 @@ async def test_tool_errors_and_unexpected_exceptions() -> None:
         raise RuntimeError("secret connection string postgres://u:p@h/db")
 
     refused = await Flow(app, "refuses").send()
-    assert refused == {**refused, "isError": True, "content": [{"type": "text", "text": "No tickets on Sundays."}]}
+    assert refused == {
+        **refused,
+        "isError": True,
+        "content": [{"type": "text", "text": "No tickets on Sundays."}],
+    }
     crashed = await Flow(app, "crashes").send()
     assert crashed["isError"] is True
     assert "postgres" not in crashed["content"][0]["text"]
@@ -413,12 +447,23 @@ async def test_protocol_errors() -> None:
 
     with pytest.raises(McpError) as info:
         await app.dispatch(request("tools/call", {"name": "nope", "arguments": {}}))
-    assert info.value.code == INVALID_PARAMS and "Unknown tool: 'nope'" in info.value.message
+    assert info.value.code == INVALID_PARAMS
+    assert "Unknown tool: 'nope'" in info.value.message
     with pytest.raises(McpError) as info:
         await app.dispatch(request("prompts/list"))
     assert info.value.code == METHOD_NOT_FOUND
     with pytest.raises(McpError) as info:
-        await app.dispatch(request("tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25", "io.modelcontextprotocol/clientCapabilities": {}}}))
+        await app.dispatch(
+            request(
+                "tools/list",
+                {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            )
+        )
     assert info.value.code == UNSUPPORTED_PROTOCOL_VERSION
     with pytest.raises(McpError) as info:
         await app.dispatch(request("tools/list", {"cursor": "abc"}))
@@ -441,7 +486,9 @@ async def test_prompts_and_resources_can_elicit() -> None:
     prompt = Flow(app, "brief", {"topic": "MRTR"}, method="prompts/get")
     key = only_key(await prompt.send())
     done = await prompt.send({key: accept({"name": "devs"})})
-    assert done["messages"] == [{"role": "user", "content": {"type": "text", "text": "Write about MRTR for devs"}}]
+    assert done["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Write about MRTR for devs"}}
+    ]
 
     resource = Flow(app, "tickets://T-9", method="resources/read")
     key = only_key(await resource.send())
@@ -451,3 +498,38 @@ async def test_prompts_and_resources_can_elicit() -> None:
 
     listed = await app.dispatch(request("resources/templates/list"))
     assert listed["resourceTemplates"][0]["uriTemplate"] == "tickets://{ticket_id}"
+
+
+async def test_links_in_form_requests_are_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    app = make_server()
+
+    @app.tool()
+    async def linky(ctx: Context) -> str:
+        await ctx.elicit("See https://example.com/help before answering", Name)
+        return "unreachable"
+
+    key = only_key(await Flow(app, "linky").send())
+    assert key
+    assert any(
+        "https://example.com/help" in r.getMessage() and "ctx.elicit_url" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+async def test_forms_that_ask_for_secrets_are_refused_when_built() -> None:
+    app = make_server()
+
+    @dataclass
+    class Login:
+        username: str
+        password: str
+
+    @app.tool()
+    async def login(ctx: Context) -> str:
+        await ctx.elicit("Log in", Login)
+        return "unreachable"
+
+    error = await Flow(app, "login").error()
+    assert error.code == INTERNAL_ERROR
+    assert "password" in error.message
+    assert "URL mode" in error.message

@@ -15,7 +15,10 @@ from mcp_elicit.wire.http import (
 )
 from mcp_elicit.wire.jsonrpc import Request
 
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def call(name: str) -> Request:
@@ -37,7 +40,8 @@ def test_plain_ascii_is_sent_as_is() -> None:
 @pytest.mark.parametrize("value", ["café", " padded", "tab\there", "=?base64?looks-like-sentinel", "天气"])
 def test_unsafe_values_use_the_sentinel(value: str) -> None:
     encoded = encode_header_value(value)
-    assert encoded.startswith("=?base64?") and encoded.endswith("?=")
+    assert encoded.startswith("=?base64?")
+    assert encoded.endswith("?=")
     assert decode_header_value(encoded, "Mcp-Name") == value
 
 
@@ -87,7 +91,16 @@ def test_list_requests_need_no_name_header() -> None:
 
 @pytest.mark.parametrize(
     ("code", "status"),
-    [(-32700, 400), (-32600, 400), (-32601, 404), (-32602, 400), (-32020, 400), (-32021, 400), (-32022, 400), (-32603, 200)],
+    [
+        (-32700, 400),
+        (-32600, 400),
+        (-32601, 404),
+        (-32602, 400),
+        (-32020, 400),
+        (-32021, 400),
+        (-32022, 400),
+        (-32603, 200),
+    ],
 )
 def test_statuses(code: int, status: int) -> None:
     assert status_for_error(code) == status

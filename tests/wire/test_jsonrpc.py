@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -45,10 +47,30 @@ def test_notification_has_no_id() -> None:
         (b'{"jsonrpc":"2.0","id":1}', INVALID_REQUEST, '"method" must be a string', 1),
         (b'{"jsonrpc":"2.0","id":1,"method":5}', INVALID_REQUEST, '"method" must be a string', 1),
         (b'{"jsonrpc":"2.0","id":1,"result":{}}', INVALID_REQUEST, "clients send no JSON-RPC responses", 1),
-        (b'{"jsonrpc":"2.0","id":true,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
-        (b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
-        (b'{"jsonrpc":"2.0","id":null,"method":"m"}', INVALID_REQUEST, '"id" must be a string or an integer', None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}', INVALID_REQUEST, '"params" must be an object', 1),
+        (
+            b'{"jsonrpc":"2.0","id":true,"method":"m"}',
+            INVALID_REQUEST,
+            '"id" must be a string or an integer',
+            None,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1.5,"method":"m"}',
+            INVALID_REQUEST,
+            '"id" must be a string or an integer',
+            None,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":null,"method":"m"}',
+            INVALID_REQUEST,
+            '"id" must be a string or an integer',
+            None,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}',
+            INVALID_REQUEST,
+            '"params" must be an object',
+            1,
+        ),
     ],
 )
 def test_malformed_messages(raw: bytes, code: int, needle: str, request_id: object) -> None:
@@ -78,27 +100,37 @@ def test_encoding_round_trip() -> None:
     body = encode_result(3, {"resultType": "complete"})
     assert codec.loads(body) == {"jsonrpc": "2.0", "id": 3, "result": {"resultType": "complete"}}
     err = codec.loads(encode_error(None, McpError(-32602, "bad", {"k": 1})))
-    assert err == {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad", "data": {"k": 1}}}
+    assert err == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32602, "message": "bad", "data": {"k": 1}},
+    }
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.floats(allow_nan=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
 
 @given(st.binary(max_size=300))
 def test_any_bytes_raise_only_invalid_message(raw: bytes) -> None:
-    try:
+    with contextlib.suppress(InvalidMessage):
         parse_message(raw)
-    except InvalidMessage:
-        pass
 
 
 @given(
     st.dictionaries(
-        st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error", "x"]), json_values, max_size=6
+        st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error", "x"]),
+        json_values,
+        max_size=6,
     )
 )
 def test_any_object_raises_only_invalid_message(data: dict[str, object]) -> None:

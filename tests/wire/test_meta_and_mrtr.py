@@ -15,7 +15,14 @@ C = "io.modelcontextprotocol/clientCapabilities"
 
 def test_meta_parses() -> None:
     meta = parse_request_meta(
-        {"_meta": {V: "2026-07-28", C: {"elicitation": {}}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}, "progressToken": 5}}
+        {
+            "_meta": {
+                V: "2026-07-28",
+                C: {"elicitation": {}},
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                "progressToken": 5,
+            }
+        }
     )
     assert meta.protocol_version == "2026-07-28"
     assert meta.client_info == {"name": "c", "version": "1"}
@@ -67,7 +74,8 @@ def test_elicitation_modes(caps: dict[str, object], modes: set[str]) -> None:
 
 def test_sampling_and_roots() -> None:
     caps = ClientCapabilities({"sampling": {}, "roots": {}})
-    assert caps.can_sample() and caps.can_list_roots()
+    assert caps.can_sample()
+    assert caps.can_list_roots()
     assert not caps.can_sample(tools=True)
     assert not ClientCapabilities({}).can_sample()
 
@@ -87,9 +95,12 @@ def test_input_required_never_has_empty_requests() -> None:
     ],
 )
 def test_malformed_retry_params(params: dict[str, object], needle: str) -> None:
-    with pytest.raises(McpError) as info:
+    def read() -> None:
         mrtr.read_input_responses(params)
         mrtr.read_request_state(params)
+
+    with pytest.raises(McpError) as info:
+        read()
     assert info.value.code == INVALID_PARAMS
     assert needle in info.value.message
 

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_elicit.schema import SchemaError
 from mcp_elicit.server.context import Context, Notify
 from mcp_elicit.server.errors import ReplayMismatch, ToolError
 from mcp_elicit.server.flow import FlowRecord, MalformedFlow, Round
@@ -400,8 +401,9 @@ class Server:
             )
         try:
             outcome = await run_round(lambda: fn(**kwargs), rnd, grace=self.replay_grace)
-        except ReplayMismatch as exc:
-            logger.error("replay mismatch in %s %r: %s", request.method, target, exc)
+        except (ReplayMismatch, SchemaError) as exc:
+            # A defect in the handler, not in the request: say so loudly, on both sides.
+            logger.error("%s in %s %r: %s", type(exc).__name__, request.method, target, exc)
             raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         if isinstance(outcome, Completed) and not isinstance(outcome.value, InputRequired):
             return outcome

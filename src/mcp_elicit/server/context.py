@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn, TypeVar, overload
 
-from mcp_elicit.schema import AnswerInvalid, form_spec
+from mcp_elicit.schema import AnswerInvalid, FormSpec, form_spec, lint_form
 from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
 from mcp_elicit.server.errors import TooManyInvalidAnswers
 from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
@@ -136,6 +136,7 @@ class Context:
                 "clientCapabilities do not declare elicitation.form",
             )
         spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
+        _warn_about_links(message, spec)
         digest = question_digest("form", [message, spec.digest])
         rnd = self._round
         wire_key = rnd.key_for("elicit", digest, key)
@@ -317,6 +318,26 @@ class Context:
         if logger_name is not None:
             params["logger"] = logger_name
         await self._notify("notifications/message", params)
+
+
+_LINK_HINTS = ("://", "www.", "](", "<a ", "mailto:", "javascript:", "data:", "tel:")
+_linted_schemas: set[str] = set()
+
+
+def _warn_about_links(message: str, spec: FormSpec) -> None:
+    """The spec says servers should not put clickable URLs in form requests (URL mode exists
+    for that). Warn once per schema, and for a message only when it could hold a link."""
+    check_message = any(hint in message for hint in _LINK_HINTS)
+    check_schema = spec.digest not in _linted_schemas
+    if not (check_message or check_schema):
+        return
+    if check_schema and len(_linted_schemas) < 10_000:
+        _linted_schemas.add(spec.digest)
+    findings = lint_form(
+        message if check_message else "", spec.schema, allow_secrets=spec.schema["properties"]
+    )
+    for warning in findings.url_warnings:
+        logger.warning("form elicitation: %s (use ctx.elicit_url for links the user should open)", warning)
 
 
 async def _wait_forever() -> NoReturn:
