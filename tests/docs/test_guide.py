@@ -1,0 +1,55 @@
+"""Every python block of docs/server-guide.md runs, in order, in one namespace."""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from pathlib import Path
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "server-guide.md"
+
+
+def load_guide() -> types.ModuleType:
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+    module = types.ModuleType("server_guide")
+    sys.modules["server_guide"] = module
+    try:
+        for block in blocks:
+            exec(compile(block, str(GUIDE), "exec"), module.__dict__)
+    finally:
+        del sys.modules["server_guide"]
+    return module
+
+
+def test_guide_blocks_run() -> None:
+    app = load_guide().app
+    assert {t["name"] for t in app.describe_tools()} == {
+        "create_ticket",
+        "pair_programming",
+        "reserve",
+        "file_ticket",
+        "connect_calendar",
+    }
+
+
+async def test_guide_tools_behave_as_described() -> None:
+    from tests.helpers import Flow, accept, only_key, text
+
+    guide = load_guide()
+    pair = Flow(guide.app, "pair_programming")
+    first = await pair.send()
+    assert sorted(r["params"]["message"] for r in first["inputRequests"].values()) == [
+        "Who drives?",
+        "Who navigates?",
+    ]
+    names = {k: accept({"name": r["params"]["message"][4:7]}) for k, r in first["inputRequests"].items()}
+    assert text(await pair.send(names)) == "dri drives, nav navigates."
+
+    filed = Flow(guide.app, "file_ticket", {"title": "t"})
+    key = only_key(await filed.send())
+    assert text(await filed.send({key: accept({})})) == "TCK-1 filed; notify=True"
+    assert len(guide.created) == 1
+
+    gated = await Flow(guide.app, "connect_calendar", capabilities={"elicitation": {}}).send()
+    assert text(gated).startswith("Open https://calendar.example.com/connect yourself")
