@@ -132,9 +132,7 @@ def _plain(source: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def form_spec(
-    source: type | Mapping[str, Any] | FormSpec, *, allow_secrets: Iterable[str] = ()
-) -> FormSpec:
+def form_spec(source: type | Mapping[str, Any] | FormSpec, *, allow_secrets: Iterable[str] = ()) -> FormSpec:
     """Build (for a type) or check (for a dict) a form, then run the secret lint.
 
     Raises :class:`SchemaBuildError` for a type outside the subset,

@@ -18,7 +18,6 @@ __all__ = [
 ]
 
 
-
 def pointer(*parts: str) -> str:
     """A JSON pointer (RFC 6901) from unescaped tokens.
 

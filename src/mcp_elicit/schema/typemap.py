@@ -540,4 +540,3 @@ def encode_default(value: Any) -> Any:
     if from_module(value, "pydantic") and type(value).__name__.endswith("Url"):
         return str(value)
     return value
-

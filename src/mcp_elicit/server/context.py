@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -89,7 +90,7 @@ class Context:
         return self._round.record.user_state
 
     def can_elicit(self, mode: str = "form") -> bool:
-        return mode in self.meta.capabilities.elicitation_modes()
+        return mode in self.meta.capabilities.modes
 
     def can_sample(self) -> bool:
         return self.meta.capabilities.can_sample()
@@ -320,14 +321,14 @@ class Context:
         await self._notify("notifications/message", params)
 
 
-_LINK_HINTS = ("://", "www.", "](", "<a ", "mailto:", "javascript:", "data:", "tel:")
+_LINK_HINT = re.compile(r"://|www\.|\]\(|<a |mailto:|javascript:|data:|tel:", re.IGNORECASE)
 _linted_schemas: set[str] = set()
 
 
 def _warn_about_links(message: str, spec: FormSpec) -> None:
     """The spec says servers should not put clickable URLs in form requests (URL mode exists
     for that). Warn once per schema, and for a message only when it could hold a link."""
-    check_message = any(hint in message for hint in _LINK_HINTS)
+    check_message = _LINK_HINT.search(message) is not None
     check_schema = spec.digest not in _linted_schemas
     if not (check_message or check_schema):
         return

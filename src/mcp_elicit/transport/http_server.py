@@ -188,11 +188,13 @@ class HttpApp:
                 )
                 return
 
-        stream = _SseStream(send) if accepts_sse else None
-
-        async def notify(method: str, params: dict[str, Any]) -> None:
-            if stream is not None:
-                await stream.event(encode_notification(method, params))
+        # Notifications (progress, logs) need an SSE reply; only a request that asked for
+        # them and accepts text/event-stream gets one.
+        stream: _SseStream | None = None
+        notify = None
+        if accepts_sse and (meta.progress_token is not None or meta.log_level is not None):
+            stream = _SseStream(send)
+            notify = stream.notify
 
         entry = self._in_flight.start(receive)
         try:
@@ -242,6 +244,9 @@ class _SseStream:
     def __init__(self, send: Send) -> None:
         self._send = send
         self.started = False
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.event(encode_notification(method, params))
 
     async def event(self, data: bytes, *, last: bool = False) -> None:
         if not self.started:

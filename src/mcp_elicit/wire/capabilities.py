@@ -6,25 +6,42 @@ mode must say ``{"elicitation": {"url": {}}}``. A URL-only client does not suppo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ElicitMode = Literal["form", "url"]
 
 
+_NONE: frozenset[str] = frozenset()
+_FORM: frozenset[str] = frozenset({"form"})
+_URL: frozenset[str] = frozenset({"url"})
+_BOTH: frozenset[str] = frozenset({"form", "url"})
+
+
+def _modes(raw: dict[str, Any]) -> frozenset[str]:
+    elicitation = raw.get("elicitation")
+    if not isinstance(elicitation, dict):
+        return _NONE
+    form = isinstance(elicitation.get("form"), dict)
+    url = isinstance(elicitation.get("url"), dict)
+    if url:
+        return _BOTH if form else _URL
+    return _FORM  # {"form": {}} or the backward-compatible {}
+
+
 @dataclass(frozen=True, slots=True)
 class ClientCapabilities:
     raw: dict[str, Any]
+    modes: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "modes", _modes(self.raw))
 
     def elicitation_modes(self) -> frozenset[str]:
-        elicitation = self.raw.get("elicitation")
-        if not isinstance(elicitation, dict):
-            return frozenset()
-        modes = {mode for mode in ("form", "url") if isinstance(elicitation.get(mode), dict)}
-        return frozenset(modes) if modes else frozenset({"form"})
+        return self.modes
 
     def can_elicit(self, mode: ElicitMode = "form") -> bool:
-        return mode in self.elicitation_modes()
+        return mode in self.modes
 
     def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
         sampling = self.raw.get("sampling")
