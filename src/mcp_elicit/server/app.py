@@ -8,7 +8,8 @@ handler round through the replay engine, and seals or unseals the flow state.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.schema import SchemaError
@@ -51,6 +52,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_elicit.server")
 
 F = TypeVar("F", bound=Handler)
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One request on its way through the server."""
+
+    request: Request
+    meta: RequestMeta
+    principal: str | None
+    notify: Notify | None
+
 
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
 
@@ -202,7 +215,7 @@ class Server:
         check_version(meta)
         method = request.method
         if method == "tools/call" and self._tools:
-            result = await self._call_tool(request, meta, principal, notify)
+            result = await self._call_tool(_Call(request, meta, principal, notify))
         elif method == "server/discover":
             result = self._discover()
         elif method == "tools/list" and self._tools:
@@ -212,7 +225,7 @@ class Server:
             self._check_cursor(request)
             result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
         elif method == "prompts/get" and self._prompts:
-            result = await self._get_prompt(request, meta, principal, notify)
+            result = await self._get_prompt(_Call(request, meta, principal, notify))
         elif method == "resources/list" and self._resources:
             self._check_cursor(request)
             result = self._cacheable(
@@ -224,7 +237,7 @@ class Server:
                 {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
             )
         elif method == "resources/read" and self._resources:
-            result = await self._read_resource(request, meta, principal, notify)
+            result = await self._read_resource(_Call(request, meta, principal, notify))
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
@@ -250,32 +263,25 @@ class Server:
         if request.params.get("cursor") is not None:
             raise invalid_params("unknown cursor: this server returns every item in one page")
 
-    async def _call_tool(
-        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
-    ) -> dict[str, Any]:
+    @staticmethod
+    def _named(request: Request, registry: Mapping[str, E], kind: str) -> tuple[str, E]:
         name = request.params.get("name")
         if not isinstance(name, str):
-            raise invalid_params("tools/call needs params.name (a string)")
-        tool = self._tools.get(name)
-        if tool is None:
-            raise invalid_params(f"Unknown tool: {name!r}")
-        arguments = _arguments(request)
+            raise invalid_params(f"{request.method} needs params.name (a string)")
+        entry = registry.get(name)
+        if entry is None:
+            raise invalid_params(f"Unknown {kind}: {name!r}")
+        return name, entry
+
+    async def _call_tool(self, call: _Call) -> dict[str, Any]:
+        name, tool = self._named(call.request, self._tools, "tool")
+        arguments = _arguments(call.request)
         try:
             kwargs = tool.signature.bind(arguments)
         except ArgumentError as exc:
             return tool_error(f"Invalid arguments for tool {name!r}: {exc}")
         try:
-            outcome = await self._round(
-                request,
-                meta,
-                principal,
-                notify,
-                tool.fn,
-                tool.signature.context_param,
-                name,
-                arguments,
-                kwargs,
-            )
+            outcome = await self._round(call, tool, name, arguments, kwargs)
         except ToolError as exc:
             return tool_error(str(exc))
         except (McpError, ReplayMismatch):
@@ -287,39 +293,20 @@ class Server:
             return outcome
         return tool_result(outcome.value)
 
-    async def _get_prompt(
-        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
-    ) -> dict[str, Any]:
-        name = request.params.get("name")
-        if not isinstance(name, str):
-            raise invalid_params("prompts/get needs params.name (a string)")
-        prompt = self._prompts.get(name)
-        if prompt is None:
-            raise invalid_params(f"Unknown prompt: {name!r}")
-        arguments = _arguments(request)
+    async def _get_prompt(self, call: _Call) -> dict[str, Any]:
+        name, prompt = self._named(call.request, self._prompts, "prompt")
+        arguments = _arguments(call.request)
         try:
             kwargs = prompt.signature.bind(arguments)
         except ArgumentError as exc:
             raise invalid_params(f"arguments for prompt {name!r}: {exc}") from None
-        outcome = await self._guarded_round(
-            request,
-            meta,
-            principal,
-            notify,
-            prompt.fn,
-            prompt.signature.context_param,
-            name,
-            arguments,
-            kwargs,
-        )
+        outcome = await self._guarded_round(call, prompt, name, arguments, kwargs)
         if isinstance(outcome, dict):
             return outcome
         return prompt_result(outcome.value, prompt.description)
 
-    async def _read_resource(
-        self, request: Request, meta: RequestMeta, principal: str | None, notify: Notify | None
-    ) -> dict[str, Any]:
-        uri = request.params.get("uri")
+    async def _read_resource(self, call: _Call) -> dict[str, Any]:
+        uri = call.request.params.get("uri")
         if not isinstance(uri, str):
             raise invalid_params("resources/read needs params.uri (a string)")
         for resource in self._resources:
@@ -332,52 +319,47 @@ class Server:
             kwargs = resource.signature.bind(fields)
         except ArgumentError as exc:
             raise invalid_params(f"resource {uri!r}: {exc}") from None
-        outcome = await self._guarded_round(
-            request,
-            meta,
-            principal,
-            notify,
-            resource.fn,
-            resource.signature.context_param,
-            uri,
-            fields,
-            kwargs,
-        )
+        outcome = await self._guarded_round(call, resource, uri, fields, kwargs)
         if isinstance(outcome, dict):
             return outcome
         result = resource_result(uri, outcome.value, resource.mime_type)
         # A read that went through input rounds is about one user: never cache it for others.
-        interactive = "requestState" in request.params or "inputResponses" in request.params
+        params = call.request.params
+        interactive = "requestState" in params or "inputResponses" in params
         result.setdefault("ttlMs", 0 if interactive else resource.ttl_ms)
         result.setdefault("cacheScope", "private" if interactive else resource.cache_scope)
         return result
 
-    async def _guarded_round(self, *args: Any) -> Completed | dict[str, Any]:
+    async def _guarded_round(
+        self,
+        call: _Call,
+        entry: Prompt | Resource,
+        target: str,
+        arguments: dict[str, Any],
+        kwargs: dict[str, Any],
+    ) -> Completed | dict[str, Any]:
         """A prompt or resource round: unexpected handler failures become -32603."""
         try:
-            return await self._round(*args)
+            return await self._round(call, entry, target, arguments, kwargs)
         except (McpError, ReplayMismatch):
             raise
         except ToolError as exc:
             raise McpError(INTERNAL_ERROR, str(exc)) from None
         except Exception:
-            logger.exception("handler for %r failed", args[0].method)
+            logger.exception("handler for %s %r failed", call.request.method, target)
             raise internal_error() from None
 
     async def _round(
         self,
-        request: Request,
-        meta: RequestMeta,
-        principal: str | None,
-        notify: Notify | None,
-        fn: Handler,
-        context_param: str | None,
+        call: _Call,
+        entry: Tool | Prompt | Resource,
         target: str,
         arguments: dict[str, Any],
         kwargs: dict[str, Any],
     ) -> Completed | dict[str, Any]:
         """Run one round of a flow. Returns the handler's completion, or an
         ``InputRequiredResult`` dict when the handler is waiting for input."""
+        request = call.request
         params = request.params
         responses = mrtr.read_input_responses(params)
         token = mrtr.read_request_state(params)
@@ -385,20 +367,22 @@ class Server:
         if token is None:
             record = FlowRecord()
         else:
-            binding = self._binding(request.method, target, arguments, principal)
+            binding = self._binding(request.method, target, arguments, call.principal)
             record = await self._open_state(token, binding, request.method, target)
         rnd = Round(record, responses)
+        context_param = entry.signature.context_param
         if context_param is not None:
             kwargs[context_param] = Context(
                 method=request.method,
                 target=target,
                 arguments=arguments,
-                meta=meta,
-                principal=principal,
+                meta=call.meta,
+                principal=call.principal,
                 rnd=rnd,
                 max_answer_attempts=self.max_answer_attempts,
-                notify=notify,
+                notify=call.notify,
             )
+        fn = entry.fn
         try:
             outcome = await run_round(lambda: fn(**kwargs), rnd, grace=self.replay_grace)
         except (ReplayMismatch, SchemaError) as exc:
@@ -410,13 +394,13 @@ class Server:
         if isinstance(outcome, Completed):
             lowlevel: InputRequired = outcome.value
             requests = lowlevel.input_requests
-            _gate(requests, meta.capabilities)
+            _gate(requests, call.meta.capabilities)
             next_record = rnd.next_record(lowlevel.state)
         else:
             requests = outcome.requests
             next_record = rnd.next_record(record.user_state)
         if binding is None:
-            binding = self._binding(request.method, target, arguments, principal)
+            binding = self._binding(request.method, target, arguments, call.principal)
         state = self.sealer.seal(next_record.to_payload(), binding)
         return mrtr.input_required_result(requests, state)
 

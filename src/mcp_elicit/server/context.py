@@ -26,6 +26,7 @@ from mcp_elicit.wire.errors import invalid_params, missing_capability
 from mcp_elicit.wire.meta import RequestMeta
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -185,18 +186,8 @@ class Context:
                 "clientCapabilities do not declare elicitation.url",
             )
         check_elicitation_url(url)
-        digest = question_digest("url", [message, url])
-        rnd = self._round
-        wire_key = rnd.key_for("url", digest, key)
-        found = rnd.lookup(wire_key, digest, _summary(message))
-        if isinstance(found, RecordedAnswer):
-            return ElicitAnswer(found.value)
-        if isinstance(found, FreshAnswer):
-            action, _ = mrtr.check_elicit_result(wire_key, found.value)
-            rnd.record_answer(wire_key, digest, action)
-            return ElicitAnswer(action)
-        rnd.ask(wire_key, digest, mrtr.elicit_url(message, url))
-        return await _wait_forever()
+        request = mrtr.elicit_url(message, url)
+        return await self._ask("url", [message, url], request, key, _summary(message), _url_answer)
 
     # -- sampling and roots (deprecated in 2026-07-28, still part of it) ---------------------
     async def sample(
@@ -220,18 +211,7 @@ class Context:
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        digest = question_digest("sample", params)
-        rnd = self._round
-        wire_key = rnd.key_for("sample", digest, key)
-        found = rnd.lookup(wire_key, digest, "a sampling request")
-        if isinstance(found, RecordedAnswer):
-            return _sampled(wire_key, found.value)
-        if isinstance(found, FreshAnswer):
-            sampled = _sampled(wire_key, found.value)
-            rnd.record_answer(wire_key, digest, found.value)
-            return sampled
-        rnd.ask(wire_key, digest, mrtr.sample(params))
-        return await _wait_forever()
+        return await self._ask("sample", params, mrtr.sample(params), key, "a sampling request", _sampled)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """Ask the client for its roots (the folders it lets servers work in)."""
@@ -240,18 +220,31 @@ class Context:
                 {"roots": {}},
                 "This request needs the client's roots, but its clientCapabilities do not declare roots",
             )
-        digest = question_digest("roots", None)
+        return await self._ask("roots", None, mrtr.list_roots(), key, "a roots request", _roots)
+
+    async def _ask(
+        self,
+        kind: str,
+        content: Any,
+        request: dict[str, Any],
+        key: str | None,
+        summary: str,
+        read: Callable[[str, Any], A],
+    ) -> A:
+        """Ask the client something whose answer needs no validation round: return the recorded
+        or fresh answer (read by ``read``, which raises -32602 for a malformed one), or end the
+        round with the question."""
+        digest = question_digest(kind, content)
         rnd = self._round
-        wire_key = rnd.key_for("roots", digest, key)
-        found = rnd.lookup(wire_key, digest, "a roots request")
-        if isinstance(found, RecordedAnswer):
-            return _roots(wire_key, found.value)
+        wire_key = rnd.key_for(kind, digest, key)
+        found = rnd.lookup(wire_key, digest, summary)
+        if found is None:
+            rnd.ask(wire_key, digest, request)
+            return await _wait_forever()
+        answer = read(wire_key, found.value)
         if isinstance(found, FreshAnswer):
-            roots = _roots(wire_key, found.value)
             rnd.record_answer(wire_key, digest, found.value)
-            return roots
-        rnd.ask(wire_key, digest, mrtr.list_roots())
-        return await _wait_forever()
+        return answer
 
     # -- steps that must run once per flow -------------------------------------------------
     def step_key(self, name: str) -> str:
@@ -356,6 +349,11 @@ def _takes_argument(fn: Callable[..., Any]) -> bool:
         p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
     ]
     return len(positional) >= 1 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def _url_answer(key: str, value: Any) -> ElicitAnswer[None]:
+    action, _ = mrtr.check_elicit_result(key, value)
+    return ElicitAnswer(action)
 
 
 def _sampled(key: str, value: Any) -> SampledMessage:
