@@ -1,0 +1,74 @@
+"""What the client engine hands to an answerer, and what it expects back.
+
+The engine (``mcp_elicit.client.Client``) turns each ``elicitation/create`` entry of an
+``InputRequiredResult`` into a :class:`FormQuestion` or :class:`UrlQuestion` and asks the
+configured :class:`Answerer`. Answers to forms are validated against the requested schema before
+they are sent; an invalid one comes back to the answerer as the same question with ``errors``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Action = Literal["accept", "decline", "cancel"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """Which server asks: shown to the person with every question (the spec requires it).
+
+    ``name``/``title``/``version`` come from the server (``serverInfo``, self-reported);
+    ``reached_via`` is how this client reached it (the command line or the URL), which the
+    server cannot fake.
+    """
+
+    name: str
+    reached_via: str
+    title: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FormQuestion:
+    server: ServerIdentity
+    key: str
+    message: str
+    schema: dict[str, Any]  # a requestedSchema already checked against the subset
+    errors: dict[str, str] = field(default_factory=dict)  # from the previous attempt, if any
+    previous: dict[str, Any] | None = None  # the previous (invalid) answer, to pre-fill
+
+
+@dataclass(frozen=True, slots=True)
+class UrlQuestion:
+    server: ServerIdentity
+    key: str
+    message: str
+    url: str  # exactly as the server sent it; the answerer must check it before showing it
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    action: Action
+    content: dict[str, Any] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"action": self.action}
+        if self.action == "accept" and self.content is not None:
+            wire["content"] = self.content
+        return wire
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """Puts questions in front of a person (or a script).
+
+    ``modes`` says what it can really do; the client declares exactly that, never more.
+    """
+
+    @property
+    def modes(self) -> frozenset[str]: ...
+
+    async def answer_form(self, question: FormQuestion) -> Answer: ...
+
+    async def answer_url(self, question: UrlQuestion) -> Answer: ...
