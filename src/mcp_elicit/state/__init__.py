@@ -1,0 +1,58 @@
+"""Sealed ``requestState`` for MCP 2026-07-28 Multi Round-Trip Requests.
+
+* :class:`KeyRing`: AES-256-GCM keys (the first seals, all unseal) from secrets, the environment
+  (``MCP_ELICIT_STATE_KEYS``) or an ephemeral process-local key.
+* :class:`StateSealer`: seals a payload bound to a :class:`RequestBinding` (method, target,
+  :func:`args_digest`, principal) plus audience and expiry; unseals with every check, raising
+  :class:`StateRejected` whose ``str()`` is always :data:`INVALID_STATE_MESSAGE`.
+* :class:`SingleUseStore`: optional "first use wins" store that makes a token single-use:
+  :class:`SQLiteSingleUseStore` and :class:`PostgresSingleUseStore`.
+
+The two store classes are loaded on first access so that importing this package costs little
+more than ``cryptography``'s AESGCM and orjson (no asyncio, sqlite3 or psycopg until needed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .binding import RequestBinding, args_digest
+from .errors import INVALID_STATE_MESSAGE, RejectReason, StateRejected, StateStoreUnavailable
+from .keys import KeyRing
+from .seal import StateSealer, Unsealed
+from .single_use import SingleUseStore
+
+if TYPE_CHECKING:
+    from .postgres_store import PostgresSingleUseStore
+    from .sqlite_store import SQLiteSingleUseStore
+
+__all__ = [
+    "INVALID_STATE_MESSAGE",
+    "KeyRing",
+    "PostgresSingleUseStore",
+    "RejectReason",
+    "RequestBinding",
+    "SQLiteSingleUseStore",
+    "SingleUseStore",
+    "StateRejected",
+    "StateSealer",
+    "StateStoreUnavailable",
+    "Unsealed",
+    "args_digest",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteSingleUseStore":
+        from .sqlite_store import SQLiteSingleUseStore
+
+        return SQLiteSingleUseStore
+    if name == "PostgresSingleUseStore":
+        from .postgres_store import PostgresSingleUseStore
+
+        return PostgresSingleUseStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

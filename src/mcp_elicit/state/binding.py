@@ -1,0 +1,98 @@
+"""What a sealed ``requestState`` is bound to: the originating request and the principal.
+
+No I/O here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+__all__ = ["RequestBinding", "args_digest"]
+
+_EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBinding:
+    """The request a ``requestState`` belongs to; every field must match when it comes back.
+
+    * ``method``: the JSON-RPC method (``"tools/call"``, ``"prompts/get"``, ``"resources/read"``).
+    * ``target``: the tool or prompt name, or the resource URI.
+    * ``args_digest``: :func:`args_digest` of the request's arguments.
+    * ``principal``: the authenticated principal (``"issuer|subject"``), ``None`` when the
+      transport is unauthenticated. ``None`` and a principal never match each other.
+    """
+
+    method: str
+    target: str
+    args_digest: str
+    principal: str | None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, str) or not self.method:
+            raise TypeError("RequestBinding.method must be a non-empty str")
+        if not isinstance(self.target, str):
+            raise TypeError("RequestBinding.target must be a str")
+        if not isinstance(self.args_digest, str) or not self.args_digest:
+            raise TypeError("RequestBinding.args_digest must be a non-empty str (use args_digest())")
+        if self.principal is not None and not isinstance(self.principal, str):
+            raise TypeError("RequestBinding.principal must be a str or None")
+
+
+def _normalise(value: object, non_finite: list[bool]) -> object:
+    """Copy JSON data with numbers compared by value: ``1.0`` and ``1`` are the same number.
+
+    Clients (JavaScript ones in particular) may re-serialise ``1.0`` as ``1`` on the retry; the
+    digest must not change because of that. Non-finite floats are flagged (orjson would turn them
+    into ``null`` and so collide with a real ``null``).
+    """
+    if isinstance(value, str) or value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            non_finite[0] = True
+            return value
+        if value.is_integer() and abs(value) < _EXACT_INT_LIMIT:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"arguments must be JSON data: object key {key!r} is not a str")
+            out[key] = _normalise(item, non_finite)
+        return out
+    if isinstance(value, list | tuple):
+        return [_normalise(item, non_finite) for item in value]
+    raise TypeError(f"arguments must be JSON data, got {type(value).__name__}")
+
+
+def args_digest(arguments: object) -> str:
+    """SHA-256 (lower-case hex) of the canonical JSON form of a request's arguments.
+
+    Canonical form: object keys sorted, no whitespace, UTF-8, numbers by value (``1.0 == 1``).
+    ``None`` (arguments absent) and ``{}`` give the same digest. Raises ``TypeError`` for values
+    that are not JSON data.
+    """
+    if arguments is None:
+        arguments = {}
+    non_finite = [False]
+    canonical = _normalise(arguments, non_finite)
+    try:
+        encoded = None if non_finite[0] else orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # e.g. integers beyond 64 bits
+        encoded = None
+    if encoded is None:
+        # Rare path (NaN/Infinity, huge integers): the standard library writes them unambiguously
+        # (``NaN``, ``Infinity``, exact big integers). The same value always takes the same path.
+        import json
+
+        encoded = json.dumps(
+            canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
+        ).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(encoded).hexdigest()

@@ -1,0 +1,72 @@
+"""Exceptions raised by :mod:`mcp_elicit.state`.
+
+Nothing in this module says *why* a ``requestState`` was refused on the wire: the only text a client
+ever sees is :data:`INVALID_STATE_MESSAGE`. The machine-readable cause travels in
+:attr:`StateRejected.reason` and is meant for server logs and metrics only.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "INVALID_STATE_MESSAGE",
+    "RejectReason",
+    "StateRejected",
+    "StateStoreUnavailable",
+]
+
+INVALID_STATE_MESSAGE: Final = "Invalid or expired requestState"
+"""The one fixed message sent to clients (JSON-RPC ``-32602``) for every refused state."""
+
+RejectReason = Literal[
+    "not-a-string",  # the value is not a str (None, number, object, bytes, ...)
+    "too-large",  # longer than the sealer's ``max_token_bytes``
+    "bad-version",  # missing or unknown version prefix (only ``v1.`` is understood)
+    "bad-encoding",  # empty, non-ASCII, or not canonical unpadded base64url
+    "truncated",  # decodes to fewer bytes than kid + nonce + tag + 1
+    "unknown-key",  # the key id names no key in the ring
+    "decrypt-failed",  # AES-GCM authentication failed (tampering, wrong key, truncation)
+    "bad-claims",  # authenticated, but the claims are not what this library writes
+    "expired",  # now is past the expiry (or past issued-at + the sealer's current TTL)
+    "issued-in-future",  # issued-at lies further in the future than the allowed clock skew
+    "audience",  # sealed for another audience (another server / deployment)
+    "binding-method",  # sealed for another JSON-RPC method
+    "binding-target",  # sealed for another tool / prompt / resource
+    "binding-args",  # sealed for different arguments
+    "principal",  # sealed for another principal, or principal vs. anonymous either way
+    "replayed",  # already consumed once (single-use store)
+]
+
+
+class StateRejected(Exception):
+    """A ``requestState`` that must be refused.
+
+    ``str(exc)`` is always :data:`INVALID_STATE_MESSAGE`, so an engine that formats the exception
+    cannot leak the cause. The cause is in :attr:`reason` (log it, never send it).
+    """
+
+    __slots__ = ("reason",)
+
+    reason: RejectReason
+
+    def __init__(self, reason: RejectReason) -> None:
+        super().__init__(INVALID_STATE_MESSAGE)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return INVALID_STATE_MESSAGE
+
+    def __repr__(self) -> str:
+        return f"StateRejected(reason={self.reason!r})"
+
+    def __reduce__(self) -> tuple[type[StateRejected], tuple[RejectReason]]:
+        return (type(self), (self.reason,))
+
+
+class StateStoreUnavailable(Exception):
+    """The single-use store could not answer (database down, timeout, closed store).
+
+    The engine must fail closed: treat the request as an internal error, never as "not replayed".
+    The message names the store and the failure but never contains a DSN or password.
+    """

@@ -1,0 +1,334 @@
+"""A :class:`SingleUseStore` in PostgreSQL (any number of processes and hosts).
+
+* Consuming is ``INSERT ... ON CONFLICT (token_id) DO NOTHING RETURNING 1`` in autocommit mode:
+  the primary key makes exactly one insert of a given id win, across every connection. A returned
+  row means "first use".
+* The table is created on first use (``CREATE TABLE IF NOT EXISTS``; the race between two
+  processes creating it at the same moment is tolerated).
+* One psycopg 3 ``AsyncConnection`` guarded by an ``asyncio.Lock`` (a round trip on a local network
+  is a fraction of a millisecond, and psycopg prepares the statement after a few uses).
+* Every operation, including waiting for the lock and (re)connecting, runs under a client-side
+  timeout; the server also gets a ``statement_timeout``. On any failure the connection is dropped
+  and :class:`StateStoreUnavailable` is raised; the next call connects again. A consume whose
+  outcome is unknown is never retried here: the engine must fail closed.
+* Before a query, an idle connection whose socket has unread data (the server terminated the
+  backend or is shutting down) is replaced first, so a connection that died while idle costs no
+  failed call.
+* psycopg is imported when a store is created, not when :mod:`mcp_elicit.state` is imported.
+* A store belongs to one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import re
+import select
+import time
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from .errors import StateStoreUnavailable
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection, sql
+
+__all__ = ["PostgresSingleUseStore"]
+
+_log = logging.getLogger("mcp_elicit.state")
+_IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_T = TypeVar("_T")
+
+
+def _table_parts(table: str) -> tuple[str, ...]:
+    if not isinstance(table, str):
+        raise TypeError("table must be a str")
+    parts = tuple(table.split("."))
+    if len(parts) > 2 or not all(_IDENT_RE.fullmatch(part) for part in parts):
+        raise ValueError(
+            "table must be 'name' or 'schema.name', each part a plain identifier of at most 63 "
+            f"characters (letters, digits, underscore): {table!r}"
+        )
+    return parts
+
+
+def _has_unread_data(conn: AsyncConnection[Any]) -> bool:
+    """Whether the socket of an idle connection is readable (poll, so any fd number works)."""
+    try:
+        fd = conn.fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
+        readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
+        return bool(readable)  # pragma: no cover
+    except Exception:
+        return True
+
+
+def _index_name(table: str) -> str:
+    name = f"{table}_expires_at_idx"
+    if len(name) <= 63:
+        return name
+    # Keep it within PostgreSQL's 63-byte limit and distinct for tables sharing a long prefix.
+    return f"{table[:39]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_expires_at_idx"
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark an abandoned task's outcome as seen (no "exception was never retrieved" noise)."""
+    if not task.cancelled():
+        task.exception()
+
+
+class PostgresSingleUseStore:
+    """Single-use token ids in a PostgreSQL table, atomic across processes and hosts.
+
+    ``dsn`` is a libpq connection string or URI (it is never included in error messages).
+    ``timeout`` bounds every operation (lock wait + connect + query), in seconds.
+    ``purge_every``: after that many consumes, expired rows are deleted (``0`` disables it).
+    ``clock`` is the time source for that purge; it must agree with the sealer's clock.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table: str = "mcp_elicit_used_state",
+        timeout: float = 5.0,
+        purge_every: int = 1000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        try:
+            import psycopg
+            from psycopg import sql as psql
+            from psycopg.conninfo import conninfo_to_dict
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "PostgresSingleUseStore needs psycopg 3: pip install 'mcp-elicit[postgres]'"
+            ) from exc
+        if not isinstance(dsn, str):
+            raise TypeError("dsn must be a str")
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError("timeout must be a positive number of seconds")
+        if purge_every < 0:
+            raise ValueError("purge_every must be >= 0")
+        parts = _table_parts(table)
+        try:
+            dsn_params = conninfo_to_dict(dsn)
+        except psycopg.Error:
+            raise ValueError("dsn is not a valid libpq connection string or URI") from None
+        # Our own connect timeout unless the DSN sets one (libpq counts whole seconds, minimum 2).
+        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in dsn_params:
+            self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
+        self._psycopg = psycopg
+        self._dsn = dsn
+        self._table = table
+        self._timeout = float(timeout)
+        self._purge_every = purge_every
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._conn: AsyncConnection[Any] | None = None
+        self._closed = False
+        self._consumed = 0
+        self._orphans: set[asyncio.Task[Any]] = set()
+        self._epoch = 0  # bumped when an operation is abandoned
+
+        ident = psql.Identifier(*parts)
+        index = psql.Identifier(_index_name(parts[-1]))
+        columns = "(token_id text PRIMARY KEY, expires_at double precision NOT NULL)"
+        self._q_create_table: sql.Composed = psql.SQL("CREATE TABLE IF NOT EXISTS {} " + columns).format(
+            ident
+        )
+        self._q_create_index: sql.Composed = psql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON {} (expires_at)"
+        ).format(index, ident)
+        self._q_insert: sql.Composed = psql.SQL(
+            "INSERT INTO {} (token_id, expires_at) VALUES (%s, %s) "
+            "ON CONFLICT (token_id) DO NOTHING RETURNING 1"
+        ).format(ident)
+        purge = "DELETE FROM {} WHERE expires_at < %s"
+        self._q_purge: sql.Composed = psql.SQL(purge).format(ident)
+        self._q_timeout: sql.Composed = psql.SQL("SET statement_timeout = {}").format(
+            psql.Literal(max(1, int(self._timeout * 1000)))
+        )
+
+    @property
+    def table(self) -> str:
+        return self._table
+
+    def __repr__(self) -> str:  # never shows the DSN (it may hold a password)
+        return f"PostgresSingleUseStore(table={self._table!r})"
+
+    # ------------------------------------------------------------------------------ connection
+
+    async def _connection(self) -> AsyncConnection[Any]:
+        current = self._conn
+        # An idle autocommit connection has nothing to say unless the server is closing it
+        # (terminated backend, restart, idle timeout): replace such a connection before sending
+        # anything, so that this call still succeeds.
+        if (
+            current is not None
+            and not current.closed
+            and not current.broken
+            and not _has_unread_data(current)
+        ):
+            return current
+        await self._discard()
+        epoch = self._epoch
+        psycopg = self._psycopg
+        conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._dsn, **self._connect_kwargs)
+        try:
+            await conn.execute(self._q_timeout)
+            # Two processes creating the table at the same moment: the loser gets a duplicate
+            # error although IF NOT EXISTS was given. The object exists then, which is all we need.
+            race_lost = (
+                psycopg.errors.UniqueViolation,
+                psycopg.errors.DuplicateTable,
+                psycopg.errors.DuplicateObject,
+            )
+            for statement in (self._q_create_table, self._q_create_index):
+                with contextlib.suppress(*race_lost):
+                    await conn.execute(statement)
+        except BaseException:
+            await conn.close()
+            raise
+        if epoch != self._epoch:  # this attempt was abandoned meanwhile: do not install it
+            await conn.close()
+            raise StateStoreUnavailable("PostgreSQL single-use store: abandoned connection attempt")
+        self._conn = conn
+        return conn
+
+    async def _drop(self, conn: AsyncConnection[Any]) -> None:
+        """Forget and close ``conn`` (closing only shuts the socket; it never waits)."""
+        if self._conn is conn:
+            self._conn = None
+        with contextlib.suppress(Exception):  # it is being thrown away anyway
+            await conn.close()
+
+    async def _discard(self) -> None:
+        if self._conn is not None:
+            await self._drop(self._conn)
+
+    async def _attempt(
+        self, op: Callable[[AsyncConnection[Any]], Awaitable[_T]], used: list[AsyncConnection[Any]]
+    ) -> _T:
+        conn = await self._connection()
+        used.append(conn)
+        try:
+            return await op(conn)
+        except BaseException:
+            await self._drop(conn)
+            raise
+
+    async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
+        """Stop an operation that ran out of time, without waiting for psycopg's own cleanup.
+
+        Cancelling a running psycopg query makes psycopg send a cancel request and wait for the
+        server (up to about ten seconds), which is exactly the hang a timeout must avoid. Closing
+        the socket first turns that into an immediate failure inside the task.
+        """
+        self._epoch += 1
+        for conn in used:
+            await self._drop(conn)
+        task.cancel()
+        task.add_done_callback(_retrieve)
+        try:
+            await asyncio.wait({task}, timeout=0.5)
+        finally:
+            if not task.done():  # e.g. stuck in a connect: keep a reference until it ends
+                self._orphans.add(task)
+                task.add_done_callback(self._orphans.discard)
+
+    async def _run(self, what: str, op: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
+        if self._closed:
+            raise StateStoreUnavailable("PostgreSQL single-use store is closed")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
+        no_answer = f"PostgreSQL single-use store: no answer to {what} within {self._timeout:g} s"
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise StateStoreUnavailable(no_answer + " (waiting for the connection)") from None
+        try:
+            if self._closed:
+                raise StateStoreUnavailable("PostgreSQL single-use store is closed")
+            used: list[AsyncConnection[Any]] = []
+            # The operation runs in its own task: on timeout it is abandoned, never awaited.
+            task = asyncio.ensure_future(self._attempt(op, used))
+            try:
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+            except BaseException:  # the caller was cancelled: the outcome no longer matters
+                await self._abandon(task, used)
+                raise
+            if not done:
+                await self._abandon(task, used)
+                raise StateStoreUnavailable(no_answer)
+            try:
+                return task.result()
+            except (self._psycopg.Error, OSError) as exc:
+                raise StateStoreUnavailable(
+                    f"PostgreSQL single-use store: {what} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+        finally:
+            self._lock.release()
+
+    # ------------------------------------------------------------------------------ operations
+
+    async def consume(self, token_id: str, expires_at: float) -> bool:
+        """``True`` the first time ``token_id`` is seen, ``False`` afterwards (atomic)."""
+        if not isinstance(token_id, str) or not token_id:
+            raise TypeError("token_id must be a non-empty str")
+        if isinstance(expires_at, bool) or not isinstance(expires_at, int | float):
+            raise TypeError("expires_at must be a number (seconds since the epoch)")
+        if not math.isfinite(expires_at):
+            raise ValueError("expires_at must be finite")
+        params = (token_id, float(expires_at))
+
+        async def insert(conn: AsyncConnection[Any]) -> bool:
+            cursor = await conn.execute(self._q_insert, params)
+            return await cursor.fetchone() is not None
+
+        result = await self._run("consume", insert)
+        if self._purge_every:
+            self._consumed += 1
+            if self._consumed % self._purge_every == 0:
+                try:
+                    await self.purge_expired(self._clock())
+                except StateStoreUnavailable as exc:
+                    _log.warning("purging expired requestState records failed: %s", exc)
+        return result
+
+    async def purge_expired(self, now: float) -> int:
+        """Delete rows with ``expires_at < now``; returns how many were deleted."""
+        params = (float(now),)
+
+        async def purge(conn: AsyncConnection[Any]) -> int:
+            cursor = await conn.execute(self._q_purge, params)
+            return max(cursor.rowcount, 0)
+
+        return await self._run("purge", purge)
+
+    async def close(self) -> None:
+        """Close the connection. Later calls raise :class:`StateStoreUnavailable`."""
+        self._closed = True
+        async with self._lock:
+            await self._discard()
+        for task in list(self._orphans):
+            task.cancel()
+
+    async def __aenter__(self) -> PostgresSingleUseStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

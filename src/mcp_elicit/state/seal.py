@@ -1,0 +1,331 @@
+"""Sealing and unsealing ``requestState`` (AES-256-GCM, bound to the request and the principal).
+
+Token format (ASCII)::
+
+    "v1." + base64url_nopad( kid[4] || nonce[12] || AES-256-GCM(ciphertext || tag[16]) )
+
+* The associated data is ``AD_PREFIX || kid``: the version and the key id are authenticated, so
+  neither can be swapped without failing decryption.
+* The plaintext is the compact JSON (orjson) of the claims, as an array in this fixed order
+  (positional: smaller and faster to check than an object)::
+
+      [1,                       # claims version
+       <issued at>,             # seconds since the epoch (float)
+       <expires at>,            # seconds since the epoch (float)
+       <audience>,              # the sealer's audience
+       <method>, <target>,      # RequestBinding.method / .target
+       <args digest>,           # RequestBinding.args_digest
+       <principal or null>,     # RequestBinding.principal
+       <token id>,              # 128 random bits, base64url (the single-use key)
+       <caller payload>]        # a JSON object
+
+* The plaintext is NOT compressed before encryption, on purpose: the payload mixes answers the
+  client controls with server data, and compressing that before encrypting would let the ciphertext
+  length act as a compression oracle on the server data (the CRIME/BREACH family).
+* Nonces are random (96 bits). Rotate the sealing key well before 2**32 seals per key.
+
+:meth:`StateSealer.unseal` does pure checks (no I/O) and raises :class:`StateRejected` with a
+reason for logs; :meth:`StateSealer.open` also enforces single use when a store is configured.
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from hmac import compare_digest
+from typing import Any, Final
+
+import orjson
+from cryptography.exceptions import InvalidTag
+
+from .binding import RequestBinding
+from .errors import StateRejected
+from .keys import KID_BYTES, KeyRing
+from .single_use import SingleUseStore
+
+__all__ = [
+    "AD_PREFIX",
+    "DEFAULT_CLOCK_SKEW",
+    "DEFAULT_MAX_TOKEN_BYTES",
+    "DEFAULT_TTL",
+    "TOKEN_PREFIX",
+    "StateSealer",
+    "Unsealed",
+]
+
+TOKEN_PREFIX: Final = "v1."  # noqa: S105 - a format prefix, not a password
+AD_PREFIX: Final = b"mcp-elicit requestState v1\x00"
+DEFAULT_TTL: Final = 600.0
+DEFAULT_MAX_TOKEN_BYTES: Final = 256 * 1024
+DEFAULT_CLOCK_SKEW: Final = 60.0
+"""Seconds an ``iat`` may lie in the future (another instance's clock running ahead). It is never
+applied to the expiry: a token is refused as soon as ``now > exp``."""
+
+_NONCE_BYTES: Final = 12
+_TAG_BYTES: Final = 16
+_TOKEN_ID_BYTES: Final = 16
+_MIN_RAW: Final = KID_BYTES + _NONCE_BYTES + _TAG_BYTES + 1
+_PREFIX_LEN: Final = len(TOKEN_PREFIX)
+_CLAIMS_VERSION: Final = 1
+_CLAIM_COUNT: Final = 10
+_URL_TO_STD: Final = bytes.maketrans(b"-_", b"+/")
+_STD_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
+_PADDING: Final = (b"", b"", b"==", b"=")  # indexed by len(body) % 4 (1 is refused earlier)
+_UNUSED_BITS: Final = (0, 0, 0x0F, 0x03)  # low bits of the last character that must be zero
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_B64_VALUE: Final = bytes(_ALPHABET.index(c) if c in _ALPHABET else 0 for c in range(256))
+
+
+def _b64url(data: bytes) -> str:
+    return binascii.b2a_base64(data, newline=False).translate(_STD_TO_URL).rstrip(b"=").decode()
+
+
+def _same(left: str, right: str) -> bool:
+    # Constant-time on the UTF-8 bytes (compare_digest on str only accepts ASCII).
+    return compare_digest(left.encode("utf-8", "surrogatepass"), right.encode("utf-8", "surrogatepass"))
+
+
+def _is_number(value: object) -> bool:
+    return type(value) is float or type(value) is int
+
+
+@dataclass(frozen=True, slots=True)
+class Unsealed:
+    """An opened ``requestState``: the caller's payload and the token's metadata."""
+
+    payload: dict[str, Any]
+    token_id: str
+    issued_at: float
+    expires_at: float
+
+
+class StateSealer:
+    """Seal and open ``requestState`` tokens for one server audience.
+
+    ``ttl`` bounds the life of every token; lowering it also shortens tokens already issued
+    (the effective expiry is ``min(exp, iat + ttl)``). ``clock_skew`` only tolerates an ``iat`` in
+    the future. ``single_use`` makes :meth:`open` refuse a token whose id was already consumed.
+    """
+
+    __slots__ = (
+        "_audience",
+        "_clock",
+        "_clock_skew",
+        "_keys",
+        "_max_token_bytes",
+        "_single_use",
+        "_ttl",
+    )
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        *,
+        audience: str,
+        ttl: float = DEFAULT_TTL,
+        clock: Callable[[], float] = time.time,
+        single_use: SingleUseStore | None = None,
+        max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
+        clock_skew: float = DEFAULT_CLOCK_SKEW,
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError("keys must be a KeyRing")
+        if not isinstance(audience, str) or not audience:
+            raise ValueError("audience must be a non-empty str (for example the server's URL)")
+        if isinstance(ttl, bool) or not _is_number(ttl) or not math.isfinite(ttl) or ttl <= 0:
+            raise ValueError("ttl must be a positive, finite number of seconds")
+        if isinstance(max_token_bytes, bool) or not isinstance(max_token_bytes, int):
+            raise TypeError("max_token_bytes must be an int")
+        if max_token_bytes < 64:
+            raise ValueError("max_token_bytes must be at least 64")
+        if (
+            isinstance(clock_skew, bool)
+            or not _is_number(clock_skew)
+            or not math.isfinite(clock_skew)
+            or clock_skew < 0
+        ):
+            raise ValueError("clock_skew must be a non-negative, finite number of seconds")
+        self._keys = keys
+        self._audience = audience
+        self._ttl = float(ttl)
+        self._clock = clock
+        self._single_use = single_use
+        self._max_token_bytes = max_token_bytes
+        self._clock_skew = float(clock_skew)
+
+    @property
+    def keys(self) -> KeyRing:
+        return self._keys
+
+    @property
+    def audience(self) -> str:
+        return self._audience
+
+    @property
+    def ttl(self) -> float:
+        return self._ttl
+
+    @property
+    def single_use(self) -> SingleUseStore | None:
+        return self._single_use
+
+    # ------------------------------------------------------------------------------------ seal
+
+    def seal(self, payload: Mapping[str, Any], binding: RequestBinding) -> str:
+        """Encrypt ``payload`` (JSON data) bound to ``binding``; returns the ``requestState``.
+
+        Raises ``TypeError`` if the payload is not JSON-serialisable and ``ValueError`` if the token
+        would exceed ``max_token_bytes`` (it would be refused on the way back anyway).
+        """
+        if not isinstance(binding, RequestBinding):
+            raise TypeError("binding must be a RequestBinding")
+        if not isinstance(payload, Mapping):
+            raise TypeError("the requestState payload must be a mapping")
+        now = float(self._clock())
+        random = os.urandom(_NONCE_BYTES + _TOKEN_ID_BYTES)
+        nonce = random[:_NONCE_BYTES]
+        claims = (
+            _CLAIMS_VERSION,
+            now,
+            now + self._ttl,
+            self._audience,
+            binding.method,
+            binding.target,
+            binding.args_digest,
+            binding.principal,
+            _b64url(random[_NONCE_BYTES:]),
+            payload if type(payload) is dict else dict(payload),
+        )
+        try:
+            plaintext = orjson.dumps(claims)
+        except orjson.JSONEncodeError as exc:
+            raise TypeError(f"the requestState payload is not JSON-serialisable: {exc}") from None
+        # No compression here, deliberately: see the module docstring (compression oracle).
+        kid, aead = self._keys.sealing_key()
+        sealed = aead.encrypt(nonce, plaintext, AD_PREFIX + kid)
+        token = TOKEN_PREFIX + _b64url(kid + nonce + sealed)
+        if len(token) > self._max_token_bytes:
+            raise ValueError(
+                f"sealed requestState is {len(token)} bytes, over max_token_bytes="
+                f"{self._max_token_bytes}; keep less in the state"
+            )
+        return token
+
+    # ---------------------------------------------------------------------------------- unseal
+
+    def _decode(self, token: object) -> bytes:
+        if not isinstance(token, str):
+            raise StateRejected("not-a-string")
+        if len(token) > self._max_token_bytes:
+            raise StateRejected("too-large")
+        if not token:
+            raise StateRejected("bad-encoding")
+        if not token.startswith(TOKEN_PREFIX):
+            raise StateRejected("bad-version")
+        if not token.isascii():
+            raise StateRejected("bad-encoding")
+        body = token[_PREFIX_LEN:].encode("ascii")
+        # Canonical unpadded base64url only. The standard decoder in strict mode rejects every
+        # character outside its alphabet (whitespace included) once '-' and '_' are mapped to
+        # '+' and '/'; the original '+', '/' and '=' are refused before that mapping.
+        tail = len(body) % 4
+        if tail == 1 or b"+" in body or b"/" in body or b"=" in body:
+            raise StateRejected("bad-encoding")
+        try:
+            standard = body.translate(_URL_TO_STD) + _PADDING[tail]
+            raw = binascii.a2b_base64(standard, strict_mode=True)
+        except binascii.Error:
+            raise StateRejected("bad-encoding") from None
+        # The last character of a partial group carries unused low bits; an encoder always writes
+        # them as zero. Non-zero bits decode to the same bytes, so refuse them explicitly. Together
+        # with the checks above this accepts exactly the strings that re-encoding ``raw`` gives
+        # back (the tests compare this with a real re-encode on random input).
+        if tail and _B64_VALUE[body[-1]] & _UNUSED_BITS[tail]:
+            raise StateRejected("bad-encoding")
+        if len(raw) < _MIN_RAW:
+            raise StateRejected("truncated")
+        return raw
+
+    def unseal(self, token: object, binding: RequestBinding) -> Unsealed:
+        """Decrypt and check a ``requestState``. Raises :class:`StateRejected` (``.reason``).
+
+        No I/O and no single-use check: use :meth:`open` for that.
+        """
+        raw = self._decode(token)
+        kid = raw[:KID_BYTES]
+        aead = self._keys.key_for(kid)
+        if aead is None:
+            raise StateRejected("unknown-key")
+        try:
+            plaintext = aead.decrypt(
+                raw[KID_BYTES : KID_BYTES + _NONCE_BYTES],
+                raw[KID_BYTES + _NONCE_BYTES :],
+                AD_PREFIX + kid,
+            )
+        except InvalidTag:
+            raise StateRejected("decrypt-failed") from None
+        try:
+            claims = orjson.loads(plaintext)
+        except orjson.JSONDecodeError:
+            raise StateRejected("bad-claims") from None
+        if type(claims) is not list or len(claims) != _CLAIM_COUNT:
+            raise StateRejected("bad-claims")
+        (version, issued_at, expires_at, audience, method, target, digest, principal, token_id,
+         payload) = claims  # fmt: skip
+        if (
+            version != _CLAIMS_VERSION
+            or not _is_number(issued_at)
+            or not _is_number(expires_at)
+            or type(audience) is not str
+            or type(method) is not str
+            or type(target) is not str
+            or type(digest) is not str
+            or (principal is not None and type(principal) is not str)
+            or type(token_id) is not str
+            or not token_id
+            or type(payload) is not dict
+        ):
+            raise StateRejected("bad-claims")
+        expires_at = min(expires_at, issued_at + self._ttl)
+        now = self._clock()
+        if now > expires_at:
+            raise StateRejected("expired")
+        if issued_at > now + self._clock_skew:
+            raise StateRejected("issued-in-future")
+        # Plain comparisons for values the caller already knows (audience, method, target, args
+        # digest); a constant-time one for the principal, the only value worth hiding.
+        if audience != self._audience:
+            raise StateRejected("audience")
+        if method != binding.method:
+            raise StateRejected("binding-method")
+        if target != binding.target:
+            raise StateRejected("binding-target")
+        if digest != binding.args_digest:
+            raise StateRejected("binding-args")
+        expected = binding.principal
+        if principal is None or expected is None:
+            if principal is not expected:
+                raise StateRejected("principal")
+        elif not _same(principal, expected):
+            raise StateRejected("principal")
+        return Unsealed(payload, token_id, float(issued_at), float(expires_at))
+
+    async def open(self, token: object, binding: RequestBinding) -> Unsealed:
+        """:meth:`unseal`, then consume the token id in the single-use store if one is configured.
+
+        A second :meth:`open` of the same token raises ``StateRejected("replayed")``. If the store
+        cannot answer, :class:`StateStoreUnavailable` propagates: fail closed.
+        """
+        unsealed = self.unseal(token, binding)
+        store = self._single_use
+        if store is not None:
+            # Keep the record a little past the expiry so an instance whose clock lags behind (up
+            # to clock_skew) cannot accept the token after a purge elsewhere removed the record.
+            keep_until = unsealed.expires_at + self._clock_skew
+            if not await store.consume(unsealed.token_id, keep_until):
+                raise StateRejected("replayed")
+        return unsealed
