@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -97,3 +99,19 @@ def only_key(result: dict[str, Any]) -> str:
 
 def accept(content: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"action": "accept", "content": content or {}}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+async def wait_for_text(path: Path, expected: str, within: float = 5.0) -> str:
+    """Poll until ``path`` holds ``expected`` (another process writes it); give up after ``within`` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while _read(path) != expected and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return _read(path)

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.conftest import HttpServer
+from tests.helpers import wait_for_text
 
 VERSION = "2026-07-28"
 _ids = itertools.count(1)
@@ -161,9 +162,7 @@ async def test_missing_capability_is_400_with_required_capabilities(
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == -32021
-    assert error["data"] == {
-        "requiredCapabilities": {"elicitation": {"form": {}}}
-    }
+    assert error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
 
 
 async def test_bad_bodies(http_server: HttpServer, client: httpx.AsyncClient) -> None:
@@ -182,12 +181,8 @@ async def test_bad_bodies(http_server: HttpServer, client: httpx.AsyncClient) ->
     assert response.status_code == 406
     big = json.dumps(body("tools/list", {"pad": "x" * 100_000})).encode()
     response = await client.post(http_server.url, content=big, headers=base)
-    assert (
-        response.status_code == 413
-    )
-    assert (
-        "over the limit of 65536 bytes" in response.json()["error"]["message"]
-    )
+    assert response.status_code == 413
+    assert "over the limit of 65536 bytes" in response.json()["error"]["message"]
 
 
 async def test_notifications_get_202(http_server: HttpServer, client: httpx.AsyncClient) -> None:
@@ -260,12 +255,8 @@ async def test_state_is_bound_to_the_user(http_server: HttpServer, client: httpx
         {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer},
     )
     refused = await post(client, http_server.url, as_bob, authorization="Bearer bob")
-    assert (
-        refused.status_code == 400
-    )
-    assert (
-        refused.json()["error"]["message"] == "Invalid or expired requestState"
-    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == "Invalid or expired requestState"
     anonymous = await post(client, http_server.url, as_bob)
     assert anonymous.status_code == 400
     as_alice = body(
@@ -302,12 +293,7 @@ async def test_closing_the_connection_cancels_the_handler(http_server: HttpServe
     async with httpx.AsyncClient(timeout=httpx.Timeout(0.5)) as impatient:
         with pytest.raises(httpx.ReadTimeout):
             await post(impatient, http_server.url, message)
-    marker = http_server.markers / "cancelled-http"
-    for _ in range(100):
-        if marker.exists():
-            break
-        await asyncio.sleep(0.05)
-    assert marker.read_text() == "cancelled"
+    assert await wait_for_text(http_server.markers / "cancelled-http", "cancelled") == "cancelled"
 
 
 async def test_a_slow_handler_does_not_block_other_clients(

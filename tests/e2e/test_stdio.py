@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_for_text
+
 SERVER = Path(__file__).with_name("e2e_server.py")
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -109,11 +111,7 @@ async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_
     await peer.send(
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10, "reason": "user"}}
     )
-    for _ in range(100):
-        if (tmp_path / "cancelled-stdio").exists():
-            break
-        await asyncio.sleep(0.05)
-    assert (tmp_path / "cancelled-stdio").read_text() == "cancelled"
+    assert await wait_for_text(tmp_path / "cancelled-stdio", "cancelled") == "cancelled"
     answer = await peer.call(11, "tools/list", {})
     assert answer["id"] == 11  # the next line is this answer, not anything for id 10
 
@@ -121,12 +119,8 @@ async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_
 async def test_bad_lines_get_errors_and_the_server_keeps_going(peer: StdioPeer) -> None:
     await peer.send_raw(b"{not json")
     error = await peer.receive()
-    assert (
-        error == {"jsonrpc": "2.0", "id": None, "error": error["error"]}
-    )
-    assert (
-        error["error"]["code"] == -32700
-    )
+    assert error == {"jsonrpc": "2.0", "id": None, "error": error["error"]}
+    assert error["error"]["code"] == -32700
     await peer.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[]}')
     assert (await peer.receive())["error"]["code"] == -32600
     await peer.send_raw(
