@@ -110,8 +110,8 @@ def _read(path: Path) -> str:
 
 async def wait_for_text(path: Path, expected: str, within: float = 5.0) -> str:
     """Poll until ``path`` holds ``expected`` (another process writes it); give up after ``within`` s."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while _read(path) != expected and loop.time() < deadline:
+    for _ in range(int(within / 0.05)):
+        if _read(path) == expected:
+            break
         await asyncio.sleep(0.05)
     return _read(path)
