@@ -1,0 +1,107 @@
+"""The form model the terminal answerer uses: same rules as the engine, readable constraints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client.answerers.fields import OMIT, FormNotShown, form_fields, show_value
+
+
+def one(prop: dict[str, Any], required: bool = True) -> Any:
+    schema = {"type": "object", "properties": {"f": prop}, "required": ["f"] if required else []}
+    [field] = form_fields(schema)
+    return field
+
+
+@pytest.mark.parametrize(
+    ("prop", "text", "value", "error"),
+    [
+        ({"type": "integer"}, "42", 42, None),
+        ({"type": "integer"}, " -7 ", -7, None),
+        ({"type": "integer"}, "3.0", 3, None),
+        ({"type": "integer"}, "3.5", None, "must be a whole number, got 3.5"),
+        ({"type": "integer"}, "1_000", None, "must be a whole number, such as 42"),
+        ({"type": "integer"}, "0x10", None, "must be a whole number, such as 42"),
+        ({"type": "number"}, "1e3", 1000.0, None),
+        ({"type": "number"}, "nan", None, "must be a number, such as 4.2"),
+        ({"type": "number"}, "1e999", None, "must be a finite number"),
+        ({"type": "number", "maximum": 1}, "2", None, "must be at most 1 (got 2)"),
+        ({"type": "integer"}, "", None, "this field is required"),
+        ({"type": "string", "minLength": 2}, "a", None, "must be at least 2 characters long (got 1)"),
+        ({"type": "string"}, "", "", None),
+        (
+            {"type": "string", "format": "date"},
+            "2024-02-30",
+            None,
+            "must be a real calendar date (2024-02-30 does not exist)",
+        ),
+    ],
+)
+def test_parse_text_uses_the_schema_rules(
+    prop: dict[str, Any], text: str, value: Any, error: str | None
+) -> None:
+    assert one(prop).parse_text(text) == (value, error)
+
+
+def test_empty_optional_entries_are_left_out() -> None:
+    assert one({"type": "string", "minLength": 3}, required=False).parse_text("") == (OMIT, None)
+    assert one({"type": "number"}, required=False).parse_text("  ") == (OMIT, None)
+
+
+def test_constraints_are_readable() -> None:
+    assert one(
+        {"type": "string", "minLength": 3, "maxLength": 50, "format": "email", "default": "a@b.example"}
+    ).constraints() == [
+        "required",
+        "3–50 characters",
+        "an email address, such as name@example.com",
+        "default: a@b.example",
+    ]
+    assert one({"type": "number", "minimum": 0}, required=False).constraints() == [
+        "optional",
+        "a number",
+        "at least 0",
+    ]
+    multi = {
+        "type": "array",
+        "items": {"type": "string", "enum": ["a", "b", "c"]},
+        "minItems": 1,
+        "maxItems": 1,
+    }
+    assert one(multi).constraints() == ["required", "choose exactly 1 of 3"]
+
+
+def test_titles_are_shown_and_values_kept() -> None:
+    legacy = one({"type": "string", "enum": ["#f00", "#0f0"], "enumNames": ["Red", "Green"]})
+    assert [(c.value, c.label) for c in legacy.choices] == [("#f00", "Red"), ("#0f0", "Green")]
+    assert show_value(legacy, "#0f0") == "Green"
+    titled = one(
+        {"type": "array", "items": {"anyOf": [{"const": "x", "title": "Ex"}, {"const": "y", "title": "Why"}]}}
+    )
+    assert show_value(titled, ["y", "x"]) == "Why, Ex"
+    assert show_value(titled, []) == "(none selected)"
+
+
+def test_look_alike_titles_are_told_apart() -> None:
+    field = one(
+        {
+            "type": "string",
+            "oneOf": [{"const": "keep", "title": "Delete\u200b"}, {"const": "delete", "title": "Delete"}],
+        }
+    )
+    assert [c.label for c in field.choices] == ["Delete [keep]", "Delete [delete]"]
+
+
+def test_prefill_prefers_previous_then_default() -> None:
+    field = one({"type": "integer", "default": 5})
+    assert field.prefill(None) == 5
+    assert field.prefill({"f": 9}) == 9
+    assert field.prefill({"f": "nine"}) == 5  # wrong kind: not pre-filled
+    assert one({"type": "string"}, required=False).prefill(None) is OMIT
+
+
+def test_schema_outside_the_subset() -> None:
+    with pytest.raises(FormNotShown):
+        form_fields({"type": "object", "properties": {"x": {"type": "string", "pattern": ".*"}}})

@@ -1,0 +1,94 @@
+"""The terminal answerer with its defaults, in a real pseudo-terminal (raw mode, stderr UI)."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
+
+SCRIPT = r"""
+import asyncio, json, sys
+from mcp_elicit.client.answerers import TerminalAnswerer
+from mcp_elicit.client.questions import FormQuestion, ServerIdentity
+
+async def main():
+    answerer = TerminalAnswerer()
+    schema = {"type": "object", "properties": {"name": {"type": "string", "minLength": 2},
+              "age": {"type": "integer", "minimum": 18}}, "required": ["name"]}
+    question = FormQuestion(ServerIdentity("demo", "stdio: demo-server"), "k", "Who are you?", schema)
+    answer = await answerer.answer_form(question)
+    print("RESULT " + json.dumps(answer.to_wire()), flush=True)
+    answer = await answerer.answer_form(question)
+    print("RESULT " + json.dumps(answer.to_wire()), flush=True)
+
+asyncio.run(main())
+"""
+
+
+class Pty:
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SCRIPT], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+        )
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"never saw {text!r}; screen so far:\n{self.seen[-2000:]}")
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"terminal closed before {text!r}:\n{self.seen[-2000:]}")
+                data = chunk.decode("utf-8", "replace")
+                if "\x1b[6n" in data:  # answer prompt_toolkit's cursor position request
+                    os.write(self.master, b"\x1b[1;1R")
+                self.seen += data
+
+    def send(self, keys: str) -> None:
+        time.sleep(0.15)  # let the widget start reading
+        os.write(self.master, keys.encode())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        os.close(self.master)
+
+
+def test_a_real_terminal_session() -> None:
+    pty = Pty()
+    try:
+        pty.expect("Fill in the form")
+        pty.send("\r")
+        pty.expect("[1/2]")
+        pty.send("A\r")  # too short: refused while typing and on Enter
+        pty.expect("at least 2 characters long")
+        pty.send("da\r")
+        pty.expect("[2/2]")
+        pty.send("\r")  # optional number left empty
+        pty.expect("Send this answer")
+        pty.send("s")
+        pty.expect('RESULT {"action": "accept", "content": {"name": "Ada"}}')
+        # Second question: Esc cancels (a lone Esc, told apart from arrow keys by its delay).
+        pty.expect("Fill in the form")
+        pty.send("\x1b")
+        pty.expect('RESULT {"action": "cancel"}')
+        assert pty.proc.wait(10) == 0
+    finally:
+        pty.close()
