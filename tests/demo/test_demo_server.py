@@ -52,12 +52,13 @@ async def test_whole_walk_through_with_the_url_step() -> None:
     page = await asyncio.to_thread(get, url)
     assert '<form method="post"' in page
     assert "Demo only" in page
-    waiting = await flow.send({url_key: {"action": "accept"}})
-    assert "inputRequests" not in waiting  # accepted but not finished: a state-only round
-    assert waiting["resultType"] == "input_required"
+    again = await flow.send({url_key: {"action": "accept"}})  # accepted, but the page was not used
+    again_key = only_key(again)
+    assert again["inputRequests"][again_key]["params"]["url"] == url
+    assert "not connected yet" in again["inputRequests"][again_key]["params"]["message"]
 
     assert await asyncio.to_thread(post, url) == 200
-    done = text(await flow.send())
+    done = text(await flow.send({again_key: {"action": "accept"}}))
     assert done.startswith("Filed issue #")
     assert done.endswith("CI service connected: builds are watched.")
 

@@ -16,9 +16,12 @@ from typing import Annotated
 from mcp_elicit import Context, Server
 from mcp_elicit.demo.pages import LinkPages
 from mcp_elicit.schema import Choices, Description, Email, Title
+from mcp_elicit.state import KeyRing
 
 app = Server(
     "demo-issue-tracker",
+    # The demo keeps nothing between runs: one fresh key per process is exactly right here.
+    state_keys=[KeyRing.generate_secret()],
     version="1.0.0",
     title="Demo issue tracker (mcp-elicit)",
     instructions="File issues; the tools ask the user for what they need.",
@@ -76,16 +79,17 @@ async def file_issue(title: str, ctx: Context) -> str:
     summary = f"Filed issue #{number}: {title} ({d.severity}; labels: {labels}; {due}; reporter {d.reporter})"
     if not ctx.can_elicit("url"):
         return summary + ". (This client cannot open links, so CI watching was skipped.)"
-    link = await ctx.once("link", lambda: pages.new_link())
-    if not pages.done(link):
-        answer = await ctx.elicit_url(
-            "Connect the demo CI service so it can watch builds for this issue.", pages.url(link)
-        )
+    link = await ctx.once("link", pages.new_link)
+    message = "Connect the demo CI service so it can watch builds for this issue."
+    for _ in range(3):
+        if pages.done(link):
+            return summary + ". CI service connected: builds are watched."
+        # accept only means "I will open it"; until the page says done, ask again (same URL).
+        answer = await ctx.elicit_url(message, pages.url(link))
         if not answer.accepted:
             return summary + f". CI service not connected ({answer.action})."
-        if not pages.done(link):
-            ctx.retry_later()  # the person said yes but has not finished on the page yet
-    return summary + ". CI service connected: builds are watched."
+        message = "The CI service is not connected yet: press Connect on the page, then continue."
+    return summary + ". CI service not connected (the page was never completed)."
 
 
 if __name__ == "__main__":

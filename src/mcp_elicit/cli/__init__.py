@@ -1,0 +1,79 @@
+"""The ``mcp-elicit`` command line.
+
+    mcp-elicit demo [--script]                      the whole thing end to end, on this machine
+    mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE]
+    mcp-elicit tools TARGET
+    mcp-elicit schema lint FILE
+    mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
+
+TARGET is an ``http(s)://`` URL or a command line that starts a stdio server. Each subcommand
+imports what it needs when it runs, so that start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+# Exit codes: 0 success; 1 the tool reported an error; 2 usage, protocol or transport error;
+# 3 the person declined or cancelled a question.
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_FAILURE = 2
+EXIT_DECLINED = 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-elicit", description="MCP elicitation from the terminal.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="run the bundled issue-tracker demo end to end")
+    demo.add_argument("--script", action="store_true", help="play the scripted walk-through (no TTY needed)")
+
+    call = commands.add_parser("call", help="call a tool, answering its questions in the terminal")
+    call.add_argument("target", help="an http(s):// URL, or the command line of a stdio server")
+    call.add_argument("tool")
+    call.add_argument("--args", default="{}", help="the tool's arguments as a JSON object")
+    call.add_argument("--answers", metavar="FILE", help="answer from a JSON file instead of the terminal")
+    call.add_argument("--timeout", type=float, default=1800.0, help="give up after this many seconds")
+
+    tools = commands.add_parser("tools", help="list a server's tools")
+    tools.add_argument("target")
+
+    schema = commands.add_parser("schema", help="requestedSchema utilities")
+    schema_commands = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
+    lint = schema_commands.add_parser("lint", help="check a hand-written requestedSchema")
+    lint.add_argument("file", help="a JSON file holding the schema ('-' for stdin)")
+    lint.add_argument("--message", default="", help="the message the form is sent with, to lint it too")
+
+    commands.add_parser("keygen", help="print a new requestState key")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "schema":
+        from mcp_elicit.cli.schema_lint import run_lint
+
+        return run_lint(args.file, args.message)
+    if args.command == "keygen":
+        from mcp_elicit.state.keys import KeyRing
+
+        print(KeyRing.generate_secret())
+        return EXIT_OK
+    if args.command == "call":
+        from mcp_elicit.cli.call import run_call
+
+        return run_call(args.target, args.tool, args.args, args.answers, args.timeout)
+    if args.command == "tools":
+        from mcp_elicit.cli.call import run_tools
+
+        return run_tools(args.target)
+    from mcp_elicit.cli.demo import run_demo
+
+    return run_demo(script=args.script or not sys.stdin.isatty())
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""``mcp-elicit call``, ``tools`` and ``demo`` as a person runs them: real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import free_port, wait_for_port
+
+SERVER = Path(__file__).with_name("cli_server.py")
+STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_elicit.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def http_target() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def answers(tmp_path: Path, script: object) -> str:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(script))
+    return str(path)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_call_with_answers_prints_the_result(tmp_path: Path, http_target: str, transport: str) -> None:
+    target = STDIO_TARGET if transport == "stdio" else http_target
+    done = cli(
+        "call",
+        target,
+        "greet",
+        "--answers",
+        answers(tmp_path, {"name": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello, Ada!\n"
+
+
+def test_declining_exits_3_with_a_reason(tmp_path: Path) -> None:
+    done = cli("call", STDIO_TARGET, "greet", "--answers", answers(tmp_path, [{"action": "decline"}]))
+    assert done.returncode == 3
+    assert done.stdout == "No greeting (decline).\n"
+    assert done.stderr.strip() == "mcp-elicit: declined: the question 'What is your name?' was declined"
+
+
+def test_a_tool_error_exits_1() -> None:
+    done = cli("call", STDIO_TARGET, "fails")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "mcp-elicit: the tool reported an error: the printer is on fire"
+
+
+def test_an_invalid_scripted_answer_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    done = cli(
+        "call",
+        STDIO_TARGET,
+        "greet",
+        "--answers",
+        answers(tmp_path, [{"action": "accept", "content": {"name": 7}}]),
+    )
+    assert done.returncode == 2
+    assert "name" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["call", STDIO_TARGET, "nope", "--args", "{}"], "Unknown tool: 'nope'"),
+        (["call", STDIO_TARGET, "greet", "--args", "[1]"], "--args must be a JSON object"),
+        (["call", STDIO_TARGET, "greet", "--args", "{oops"], "--args is not JSON"),
+        (
+            ["call", STDIO_TARGET, "greet"],
+            "elicitation.form (This request needs",
+        ),
+        (["call", "/nonexistent/server", "greet"], "cannot start the server"),
+        (["tools", "/nonexistent/server"], "cannot start the server"),
+        (["call", STDIO_TARGET, "greet", "--answers", "/nonexistent/answers.json"], "answers.json"),
+    ],
+)
+def test_failures_are_one_line_on_stderr_with_exit_2(args: list[str], needle: str) -> None:
+    done = cli(*args)
+    assert done.returncode == 2
+    assert needle in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_tools_lists_name_and_description(http_target: str) -> None:
+    done = cli("tools", http_target)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["greet\tAsks for a name.", "fails\tAlways reports an error."]
+
+
+def test_demo_script_plays_the_whole_walk_through() -> None:
+    done = cli("demo", "--script", timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Connected to Demo issue tracker (mcp-elicit) 1.0.0 over stdio (MCP 2026-07-28)." in out
+    assert out.count("asks:") == 3
+    assert "verdict: warn" in out
+    assert "the page answered HTTP 200; answer: accept" in out
+    assert "CI service connected: builds are watched." in out
+
+
+def test_demo_without_a_terminal_plays_the_script() -> None:
+    done = cli("demo", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "scripted walk-through" in done.stdout

@@ -1,0 +1,73 @@
+"""``mcp-elicit schema lint`` and ``keygen``, through ``main()`` and as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.cli import main
+from mcp_elicit.state import KeyRing
+
+
+def write(tmp_path: Path, schema: object) -> str:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    return str(path)
+
+
+def test_a_clean_schema_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = write(
+        tmp_path, {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    )
+    assert main(["schema", "lint", file]) == 0
+    assert capsys.readouterr().out.strip() == f"{file}: inside the subset"
+
+
+def test_problems_are_listed_with_pointers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = write(
+        tmp_path,
+        {
+            "type": "object",
+            "properties": {
+                "age": {"type": "integer", "minimum": 5, "maximum": 1},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    )
+    assert main(["schema", "lint", file]) == 1
+    out = capsys.readouterr()
+    assert "/properties/age/minimum: minimum (5) is greater than maximum (1)" in out.out
+    assert "/properties/tags" in out.out
+    assert "outside the elicitation schema subset" in out.err
+
+
+def test_secret_fields_and_links_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = write(tmp_path, {"type": "object", "properties": {"password": {"type": "string"}}})
+    assert main(["schema", "lint", file, "--message", "see https://example.com"]) == 1
+    out = capsys.readouterr().out
+    assert "/properties/password: asks for a secret" in out
+    assert "https://example.com" in out
+
+
+@pytest.mark.parametrize(("content", "needle"), [(None, "cannot read"), ("{oops", "is not JSON")])
+def test_unreadable_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, needle: str
+) -> None:
+    path = tmp_path / "s.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["schema", "lint", str(path)]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_keygen_prints_a_usable_key() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_elicit.cli", "keygen"], capture_output=True, text=True, check=True
+    )
+    key = done.stdout.strip()
+    assert len(key) == 43
+    assert len(KeyRing.from_secrets([key]).kids) == 1
