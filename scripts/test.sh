@@ -37,7 +37,7 @@ step ruff .venv/bin/ruff check .
 step mypy .venv/bin/mypy
 step conformance-server bash scripts/conformance.sh server
 # CLIENT CONFORMANCE: enable once examples/conformance_client.py exists (uncomment the next line)
-# step conformance-client bash scripts/conformance.sh client
+step conformance-client bash scripts/conformance.sh client
 
 echo "==> steps before pytest:"
 printf '      %s\n' "${STATUS_LINES[@]}"

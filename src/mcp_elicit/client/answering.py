@@ -1,0 +1,130 @@
+"""Answering one round of input requests: all of them at once, each checked before it is sent.
+
+Independent questions are put to the answerer concurrently (a UI may show them side by side;
+a script answers them in parallel). A form answer is validated against its schema first, with
+defaults applied; an invalid one goes back to the answerer as the same question with ``errors``
+and ``previous``, up to ``max_attempts`` times -- the server never sees invalid content. If any
+request fails, the others are cancelled and the error propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+from mcp_elicit.client.errors import InvalidAnswerError, UndeclaredRequestError
+from mcp_elicit.client.inputs import FormInput, InputRequest, RootsInput, SamplingInput, UrlInput
+from mcp_elicit.client.providers import RootsProvider, Sampler
+from mcp_elicit.client.questions import Answer, Answerer, FormQuestion, ServerIdentity, UrlQuestion
+from mcp_elicit.schema.errors import AnswerInvalid
+from mcp_elicit.schema.validate import validate_compiled
+
+_ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+
+class Answering:
+    __slots__ = ("_answerer", "_max_attempts", "_roots", "_sampler")
+
+    def __init__(
+        self,
+        answerer: Answerer | None,
+        sampler: Sampler | None,
+        roots: RootsProvider | None,
+        *,
+        max_attempts: int,
+    ) -> None:
+        self._answerer = answerer
+        self._sampler = sampler
+        self._roots = roots
+        self._max_attempts = max(1, max_attempts)
+
+    async def round(
+        self, requests: Sequence[InputRequest], server: ServerIdentity
+    ) -> dict[str, dict[str, Any]]:
+        """``inputResponses`` for every request of one round."""
+        if len(requests) == 1:  # the common case needs no tasks
+            request = requests[0]
+            return {request.key: await self._one(request, server)}
+        tasks = [asyncio.ensure_future(self._one(request, server)) for request in requests]
+        try:
+            await _all_or_first_error(tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return {request.key: task.result() for request, task in zip(requests, tasks, strict=True)}
+
+    def _one(self, request: InputRequest, server: ServerIdentity) -> Awaitable[dict[str, Any]]:
+        if isinstance(request, FormInput):
+            return self._form(request, server)
+        if isinstance(request, UrlInput):
+            return self._url(request, server)
+        if isinstance(request, SamplingInput):
+            return self._sample(request)
+        return self._list_roots(request)
+
+    def _need_answerer(self, key: str, mode: str) -> Answerer:
+        if self._answerer is None:
+            raise UndeclaredRequestError(key, "elicitation/create", f"elicitation.{mode}")
+        return self._answerer
+
+    async def _form(self, request: FormInput, server: ServerIdentity) -> dict[str, Any]:
+        answerer = self._need_answerer(request.key, "form")
+        question = FormQuestion(server, request.key, request.message, request.schema)
+        errors: dict[str, str] = {}
+        for _ in range(self._max_attempts):
+            answer = _checked(await answerer.answer_form(question))
+            if answer.action != "accept":
+                return {"action": answer.action}
+            content = answer.content if answer.content is not None else {}
+            try:
+                cleaned = validate_compiled(request.form, content)
+            except AnswerInvalid as exc:
+                errors = dict(exc.errors)
+                previous = dict(content) if isinstance(content, dict) else None
+                question = FormQuestion(
+                    server, request.key, request.message, request.schema, errors, previous
+                )
+                continue
+            return {"action": "accept", "content": cleaned}
+        raise InvalidAnswerError(request.key, errors, self._max_attempts)
+
+    async def _url(self, request: UrlInput, server: ServerIdentity) -> dict[str, Any]:
+        answerer = self._need_answerer(request.key, "url")
+        answer = _checked(
+            await answerer.answer_url(UrlQuestion(server, request.key, request.message, request.url))
+        )
+        return {"action": answer.action}  # URL mode never carries content
+
+    async def _sample(self, request: SamplingInput) -> dict[str, Any]:
+        if self._sampler is None:
+            raise UndeclaredRequestError(request.key, "sampling/createMessage", "the sampling capability")
+        result = await self._sampler.create_message(request.params)
+        if not isinstance(result, dict):
+            raise TypeError(f"the sampler returned {type(result).__name__}, not a CreateMessageResult dict")
+        return result
+
+    async def _list_roots(self, request: RootsInput) -> dict[str, Any]:
+        if self._roots is None:
+            raise UndeclaredRequestError(request.key, "roots/list", "the roots capability")
+        return {"roots": [dict(root) for root in await self._roots.list_roots()]}
+
+
+def _checked(answer: object) -> Answer:
+    if not isinstance(answer, Answer):
+        raise TypeError(f"the answerer returned {type(answer).__name__}, not a questions.Answer")
+    if answer.action not in _ACTIONS:
+        raise ValueError(f"the answerer returned action {answer.action!r}; use accept, decline or cancel")
+    return answer
+
+
+async def _all_or_first_error(tasks: Sequence[asyncio.Future[dict[str, Any]]]) -> None:
+    """Wait for every task; raise the first failure as soon as it happens."""
+    pending: set[asyncio.Future[dict[str, Any]]] = set(tasks)
+    while pending:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task in done and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]

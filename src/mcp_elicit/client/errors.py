@@ -1,0 +1,204 @@
+"""Every error the client engine raises, in three families that cannot be confused.
+
+* :class:`McpClientError` -- the **server** answered with a JSON-RPC error; ``code``,
+  ``message`` and ``data`` are exactly what it sent.
+* :class:`ProtocolViolation` -- the server sent something the protocol forbids (an input request
+  the client did not declare, a form outside the schema subset, a malformed message). The
+  client refuses it instead of guessing.
+* :class:`LocalError` -- something went wrong on this side: a limit was reached, the transport
+  died, the answerer kept giving invalid answers. These carry no JSON-RPC code, on purpose
+  (codes purely local to an implementation must not look like the peer's).
+
+All of them derive from :class:`ClientError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+class ClientError(Exception):
+    """Base class of every error raised by :mod:`mcp_elicit.client`."""
+
+
+# -- the server said no ------------------------------------------------------------------------
+class McpClientError(ClientError):
+    """A JSON-RPC error the server returned (``code``, ``message`` and ``data`` as received)."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, method: str | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f" to {method}" if method else ""
+        super().__init__(f"server error {code}{where}: {message}")
+
+
+class MissingCapabilityError(McpClientError):
+    """-32021: the request needs a client capability this client did not declare.
+
+    ``required`` is the server's ``data.requiredCapabilities``; ``missing`` names each
+    capability in dotted form (``"elicitation.url"``, ``"sampling"``).
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None, *, method: str | None = None) -> None:
+        super().__init__(code, message, data, method=method)
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        self.required: dict[str, Any] = required if isinstance(required, dict) else {}
+        self.missing: tuple[str, ...] = _dotted(self.required)
+        names = ", ".join(self.missing) or "(the server did not say which)"
+        self.args = (
+            f"the server needs client capabilities this client does not declare: {names} ({message})",
+        )
+
+
+def _dotted(required: Mapping[str, Any]) -> tuple[str, ...]:
+    names: list[str] = []
+    for key, value in required.items():
+        if isinstance(value, dict) and value:
+            names.extend(f"{key}.{sub}" for sub in value)
+        else:
+            names.append(str(key))
+    return tuple(names)
+
+
+class UnsupportedVersionError(McpClientError):
+    """-32022 with no protocol version this client speaks in ``data.supported``."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        method: str | None = None,
+        ours: Sequence[str] = (),
+    ) -> None:
+        super().__init__(code, message, data, method=method)
+        supported = data.get("supported") if isinstance(data, dict) else None
+        self.supported: tuple[str, ...] = tuple(v for v in supported or () if isinstance(v, str))
+        self.args = (
+            "no protocol version in common: the server supports "
+            f"{', '.join(self.supported) or '(none listed)'}; this client speaks {', '.join(ours)}",
+        )
+
+
+# -- the server broke the protocol -------------------------------------------------------------
+class ProtocolViolation(ClientError):
+    """The server sent something the protocol does not allow; the client refused it."""
+
+
+class UndeclaredRequestError(ProtocolViolation):
+    """An input request needs a capability this request did not declare (for example a URL
+    question sent to a form-only client). The spec forbids servers to send these."""
+
+    def __init__(self, key: str, method: str, needed: str) -> None:
+        self.key = key
+        self.method = method
+        self.needed = needed
+        super().__init__(
+            f"the server sent input request {key!r} ({method}) that needs {needed}, which this "
+            "client did not declare; refusing it"
+        )
+
+
+class InvalidSchemaError(ProtocolViolation):
+    """A form's ``requestedSchema`` is outside the elicitation schema subset."""
+
+    def __init__(self, key: str, problems: Sequence[Any]) -> None:
+        self.key = key
+        self.problems = list(problems)
+        shown = "; ".join(str(p) for p in self.problems[:5])
+        more = f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else ""
+        super().__init__(
+            f"input request {key!r}: requestedSchema is outside the elicitation schema subset: {shown}{more}"
+        )
+
+
+class MalformedMessageError(ProtocolViolation):
+    """A message, result or input request that does not have the shape the spec gives it."""
+
+
+# -- this side ---------------------------------------------------------------------------------
+class LocalError(ClientError):
+    """A failure on the client's side; never an error the server sent."""
+
+
+class RoundLimitError(LocalError):
+    """The server kept answering ``input_required`` past ``max_rounds`` retries."""
+
+    def __init__(self, method: str, max_rounds: int) -> None:
+        self.method = method
+        self.max_rounds = max_rounds
+        super().__init__(
+            f"{method}: the server still wanted input after {max_rounds} rounds; giving up "
+            "(raise max_rounds if the flow is legitimately that long)"
+        )
+
+
+class TimeLimitError(LocalError):
+    """The whole call (all rounds, answers included) took longer than ``max_total_seconds``."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        self.method = method
+        self.seconds = seconds
+        super().__init__(f"{method}: not finished after {seconds:g} s (max_total_seconds); giving up")
+
+
+class RequestTimeoutError(LocalError):
+    """One request got no answer within ``request_timeout``."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        self.method = method
+        self.seconds = seconds
+        super().__init__(f"{method}: no answer within {seconds:g} s (request_timeout)")
+
+
+class InvalidAnswerError(LocalError):
+    """The answerer kept giving answers that fail the form's schema; nothing was sent."""
+
+    def __init__(self, key: str, errors: Mapping[str, str], attempts: int) -> None:
+        self.key = key
+        self.errors = dict(errors)
+        self.attempts = attempts
+        reasons = "; ".join(f"{k}: {v}" if k else v for k, v in self.errors.items())
+        super().__init__(f"the answer to {key!r} was invalid {attempts} times (last: {reasons}); giving up")
+
+
+class TransportError(LocalError):
+    """The connection to the server failed or was lost."""
+
+
+class ServerExitedError(TransportError):
+    """The stdio server process ended; requests in flight are lost."""
+
+    def __init__(self, detail: str, returncode: int | None = None, stderr_tail: str = "") -> None:
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        message = detail
+        if returncode is not None:
+            message += f" (exit code {returncode})"
+        if stderr_tail:
+            message += f"; last stderr lines:\n{stderr_tail}"
+        super().__init__(message)
+
+
+class HttpStatusError(TransportError):
+    """An HTTP reply that carries no JSON-RPC message (a proxy's 502, a 404 page, ...)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}: {detail}")
+
+
+class LegacyServerError(ClientError):
+    """The server did not answer ``server/discover``: it does not speak MCP 2026-07-28 (it may be
+    an ``initialize``-era server, which this client does not support)."""
+
+    def __init__(self, target: str, cause: Exception) -> None:
+        self.cause = cause
+        super().__init__(
+            f"{target} does not speak MCP 2026-07-28: server/discover failed ({cause}); "
+            "initialize-era (2025-11-25 and older) servers are not supported"
+        )

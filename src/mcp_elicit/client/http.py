@@ -1,0 +1,159 @@
+"""The Streamable HTTP transport, client side (MCP 2026-07-28).
+
+Every request is its own POST carrying ``Accept: application/json, text/event-stream``,
+``MCP-Protocol-Version`` (equal to the ``_meta`` version), ``Mcp-Method`` and, for
+``tools/call`` / ``prompts/get`` / ``resources/read``, ``Mcp-Name`` (base64-sentinel form when the
+name is not plain header-safe ASCII). The reply is one JSON body, or an SSE stream of
+notifications about the request followed by its response. Closing the stream is the
+cancellation: a cancelled caller drops the connection, which the server sees.
+
+:class:`HttpTransport` runs on :mod:`~mcp_elicit.client.http11` (asyncio streams, keep-alive);
+:class:`~mcp_elicit.client.httpx_transport.HttpxTransport` does the same over an
+``httpx.AsyncClient`` you configure (proxies, custom TLS, auth flows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from mcp_elicit.client.errors import HttpStatusError, MalformedMessageError, TransportError
+from mcp_elicit.client.http11 import Connection, Origin, Pool
+from mcp_elicit.client.messages import Response, ServerNotification, decode
+from mcp_elicit.client.sse import SseDecoder
+from mcp_elicit.client.transport import OnNotification, Outgoing
+from mcp_elicit.wire.http import encode_header_value
+
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+ACCEPT = "application/json, text/event-stream"
+
+
+def request_headers(request: Outgoing) -> dict[str, str]:
+    """The MCP headers of one POST (without the connection-level ones)."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": request.version,
+        "Mcp-Method": request.method,
+    }
+    if request.name is not None:
+        headers["Mcp-Name"] = encode_header_value(request.name)
+    if request.headers:
+        headers.update(request.headers)
+    return headers
+
+
+def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
+    """Caller-supplied headers, refused if they could break the request head."""
+    for name, value in headers.items():
+        if not name or any(c in name for c in ":\r\n ") or "\r" in value or "\n" in value:
+            raise ValueError(f"invalid HTTP header {name!r}")
+    return dict(headers)
+
+
+def json_reply(status: int, body: bytes, request: Outgoing, url: str) -> Response:
+    """The JSON-RPC response in a non-SSE reply, or the right error."""
+    try:
+        message: Any = decode(body) if body.lstrip().startswith(b"{") else None
+    except MalformedMessageError:
+        message = None
+    if (
+        isinstance(message, Response)
+        and (message.id == request.id or message.id is None)
+        and (message.error is not None or 200 <= status < 300)
+    ):
+        return message
+    if 200 <= status < 300:
+        raise MalformedMessageError(
+            f"the reply to {request.method} (HTTP {status}) is not the JSON-RPC response to id {request.id!r}"
+        )
+    snippet = body[:200].decode("utf-8", "replace")
+    raise HttpStatusError(status, f"{request.method} to {url}: {snippet or '(empty body)'}")
+
+
+async def sse_reply(
+    chunks: AsyncIterator[bytes], request: Outgoing, on_notification: OnNotification | None, limit: int
+) -> Response:
+    """Read an SSE reply up to the response to ``request``; notifications go to the callback."""
+    decoder = SseDecoder(limit)
+    async for chunk in chunks:
+        for data in decoder.feed(chunk):
+            message = decode(data)
+            if isinstance(message, Response):
+                if message.id == request.id or (message.id is None and message.error is not None):
+                    return message
+            elif isinstance(message, ServerNotification) and on_notification is not None:
+                on_notification(message)
+            # A request from the server is ignored: none exist in 2026-07-28.
+    raise TransportError(f"the server ended the event stream of {request.method} without answering it")
+
+
+class HttpTransport:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._url = url
+        self._origin = Origin(url)
+        extra = check_header_values(headers or {})
+        self._head_start = (
+            f"POST {self._origin.target} HTTP/1.1\r\nHost: {self._origin.host_header}\r\n"
+            "Accept-Encoding: identity\r\nUser-Agent: mcp-elicit\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        ).encode("latin-1")
+        self._pool = Pool(self._origin, connect_timeout=connect_timeout)
+        self._limit = max_message_bytes
+
+    @property
+    def reached_via(self) -> str:
+        return self._url
+
+    async def start(self) -> None:
+        pass  # connections open on first use
+
+    async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
+        lines = "".join(f"{k}: {v}\r\n" for k, v in request_headers(request).items())
+        head = self._head_start + f"{lines}Content-Length: {len(request.body)}\r\n\r\n".encode("latin-1")
+        conn = await self._pool.acquire()
+        try:
+            try:
+                response = await self._exchange(conn, head, request, on_notification)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                if not conn.used:
+                    raise
+                # A kept-alive connection the server had closed while idle: one fresh try.
+                conn.abort()
+                conn = await self._pool.acquire()
+                response = await self._exchange(conn, head, request, on_notification)
+        except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
+            conn.abort()
+            raise TransportError(f"HTTP {request.method} to {self._url} failed: {exc!r}") from exc
+        except BaseException:
+            conn.abort()  # cancelled or failed mid-reply: closing the stream tells the server
+            raise
+        self._pool.release(conn)
+        return response
+
+    async def _exchange(
+        self, conn: Connection, head: bytes, request: Outgoing, on_notification: OnNotification | None
+    ) -> Response:
+        reply = await conn.request(head, request.body)
+        if reply.status == 200 and reply.content_type == "text/event-stream":
+            chunks = reply.chunks()
+            try:
+                response = await sse_reply(chunks, request, on_notification, self._limit)
+            finally:
+                await chunks.aclose()
+            if not reply.done:
+                conn.reusable = False  # the rest of the stream is not ours to read
+            return response
+        body = await reply.read(self._limit)
+        return json_reply(reply.status, body, request, self._url)
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()

@@ -1,0 +1,224 @@
+"""A small HTTP/1.1 client on asyncio streams: exactly what MCP's Streamable HTTP needs, no more.
+
+One POST at a time per connection, keep-alive connections reused from a per-origin pool, bodies
+by ``Content-Length``, ``chunked`` or read-to-close, TLS through :mod:`ssl` for ``https``.
+Responses are streamed, so an SSE reply is read event by event. Not here on purpose: proxies,
+redirects, cookies, compression (the request says ``Accept-Encoding: identity``), HTTP/2 -- pass
+an ``httpx.AsyncClient`` as ``http_client`` when you need those.
+
+Why not httpx by default: a whole MRTR flow over httpx costs this client several times the CPU
+of the protocol work itself, and importing it costs more than the rest of the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncGenerator
+from urllib.parse import urlsplit
+
+from mcp_elicit.client.errors import MalformedMessageError, TransportError
+
+MAX_HEAD_BYTES = 64 * 1024
+
+
+class Origin:
+    """Where to connect, from a URL: host, port, TLS, the request target and the Host header."""
+
+    __slots__ = ("host", "host_header", "port", "target", "tls")
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.tls = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.tls else 80)
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.tls else 80
+        self.host_header = name if self.port == default else f"{name}:{self.port}"
+
+
+class Reply:
+    """A response whose head has been read; the body is read with :meth:`read` or :meth:`chunks`."""
+
+    __slots__ = ("_conn", "_length", "_mode", "done", "headers", "status")
+
+    def __init__(self, conn: Connection, status: int, headers: dict[str, str]) -> None:
+        self._conn = conn
+        self.status = status
+        self.headers = headers
+        self.done = False
+        encoding = headers.get("transfer-encoding", "").lower()
+        length = headers.get("content-length")
+        if "chunked" in encoding:
+            self._mode, self._length = "chunked", 0
+        elif length is not None:
+            if not length.strip().isdigit():
+                raise MalformedMessageError(f"invalid Content-Length {length!r}")
+            self._mode, self._length = "length", int(length)
+        else:
+            self._mode, self._length = "close", 0
+            conn.reusable = False
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+    async def read(self, limit: int) -> bytes:
+        if self._mode == "length":
+            if self._length > limit:
+                raise MalformedMessageError(f"the server's reply is over the limit of {limit} bytes")
+            body = await self._conn.reader.readexactly(self._length) if self._length else b""
+            self.done = True
+            return body
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in self.chunks():
+            size += len(chunk)
+            if size > limit:
+                raise MalformedMessageError(f"the server's reply is over the limit of {limit} bytes")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        """The body as it arrives."""
+        reader = self._conn.reader
+        if self._mode == "length":
+            remaining = self._length
+            while remaining:
+                chunk = await reader.read(min(remaining, 65536))
+                if not chunk:
+                    raise asyncio.IncompleteReadError(b"", remaining)
+                remaining -= len(chunk)
+                yield chunk
+        elif self._mode == "chunked":
+            while True:
+                try:
+                    line = await reader.readuntil(b"\r\n")
+                except asyncio.LimitOverrunError:
+                    raise MalformedMessageError("malformed chunked encoding in the server's reply") from None
+                try:
+                    size = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise MalformedMessageError("malformed chunked encoding in the server's reply") from None
+                if size == 0:
+                    while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+                        pass
+                    break
+                data = await reader.readexactly(size + 2)
+                yield data[:-2]
+        else:
+            while chunk := await reader.read(65536):
+                yield chunk
+        self.done = True
+
+
+class Connection:
+    __slots__ = ("reader", "reusable", "used", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.reusable = True
+        self.used = False  # has carried a request before (then a dead socket may be stale, not an error)
+
+    def alive(self) -> bool:
+        return not (self.reader.at_eof() or self.writer.is_closing())
+
+    async def request(self, head: bytes, body: bytes) -> Reply:
+        self.writer.write(head + body)
+        await self.writer.drain()
+        while True:
+            try:
+                raw = await self.reader.readuntil(b"\r\n\r\n")
+            except asyncio.LimitOverrunError:
+                raise MalformedMessageError("the server's response head is too large") from None
+            status, headers = _parse_head(raw)
+            if status >= 200 or status == 101:
+                break  # skip 1xx interim responses
+        if headers.get("connection", "").lower() == "close":
+            self.reusable = False
+        return Reply(self, status, headers)
+
+    def abort(self) -> None:
+        """Drop the connection at once (what a cancelled request does: the server sees it)."""
+        self.reusable = False
+        transport = self.writer.transport
+        with contextlib.suppress(Exception):
+            transport.abort()
+
+
+def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
+    lines = raw[:-4].split(b"\r\n")
+    version, _, rest = lines[0].partition(b" ")
+    code = rest[:3]
+    if not version.startswith(b"HTTP/1.") or not code.isdigit():
+        raise MalformedMessageError(f"not an HTTP/1.x response: {lines[0][:80]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(b":")
+        if not sep:
+            raise MalformedMessageError(f"malformed response header line: {line[:80]!r}")
+        key = name.strip().lower().decode("latin-1")
+        text = value.strip().decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    if version == b"HTTP/1.0" and headers.get("connection", "").lower() != "keep-alive":
+        headers["connection"] = "close"
+    return int(code), headers
+
+
+class Pool:
+    """Keep-alive connections to one origin; one request per connection at a time."""
+
+    def __init__(self, origin: Origin, *, connect_timeout: float, max_idle: int = 16) -> None:
+        self.origin = origin
+        self._connect_timeout = connect_timeout
+        self._max_idle = max_idle
+        self._idle: list[Connection] = []
+        self._ssl: ssl.SSLContext | None = ssl.create_default_context() if origin.tls else None
+        self._closed = False
+
+    async def acquire(self) -> Connection:
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.alive():
+                return conn
+            conn.abort()
+        if self._closed:
+            raise TransportError("the HTTP client is closed")
+        origin = self.origin
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(
+                    origin.host,
+                    origin.port,
+                    ssl=self._ssl,
+                    limit=MAX_HEAD_BYTES,
+                    server_hostname=origin.host if self._ssl else None,
+                ),
+                self._connect_timeout,
+            )
+        except TimeoutError:
+            raise TransportError(f"cannot connect to {origin.host}:{origin.port}: timed out") from None
+        except OSError as exc:
+            raise TransportError(f"cannot connect to {origin.host}:{origin.port}: {exc}") from exc
+        return Connection(reader, writer)
+
+    def release(self, conn: Connection) -> None:
+        if conn.reusable and not self._closed and len(self._idle) < self._max_idle and conn.alive():
+            conn.used = True
+            self._idle.append(conn)
+        else:
+            conn.abort()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.writer.close()
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                await conn.writer.wait_closed()

@@ -1,0 +1,125 @@
+"""Reading the ``inputRequests`` of an ``InputRequiredResult`` into typed, checked requests.
+
+Everything is checked before anything is shown to a person: the map and each entry are
+objects, each method is one of the three the spec allows, each needs only what this request
+declared (a URL question to a form-only client is refused, not ignored), and every form's
+``requestedSchema`` is inside the subset. One bad entry refuses the whole round, so a person
+never answers half a round that cannot be sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_elicit.client.capabilities import Declared
+from mcp_elicit.client.errors import InvalidSchemaError, MalformedMessageError, UndeclaredRequestError
+from mcp_elicit.schema.check import compile_schema
+from mcp_elicit.schema.rules import CompiledForm
+from mcp_elicit.wire.mrtr import ELICIT, LIST_ROOTS, SAMPLE
+
+# A round that asks a person more than this many things at once is not a form, it is a flood.
+MAX_INPUT_REQUESTS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class FormInput:
+    key: str
+    message: str
+    schema: dict[str, Any]
+    form: CompiledForm  # the schema, compiled once, for validating answers before they are sent
+
+
+@dataclass(frozen=True, slots=True)
+class UrlInput:
+    key: str
+    message: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingInput:
+    key: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RootsInput:
+    key: str
+
+
+InputRequest = FormInput | UrlInput | SamplingInput | RootsInput
+
+
+def parse_input_requests(raw: object, declared: Declared) -> tuple[InputRequest, ...]:
+    """Check and type every entry of ``inputRequests``; raise a :class:`ProtocolViolation`."""
+    if not isinstance(raw, dict):
+        raise MalformedMessageError("inputRequests must be an object keyed by request ids")
+    if len(raw) > MAX_INPUT_REQUESTS:
+        raise MalformedMessageError(
+            f"inputRequests has {len(raw)} entries, over this client's limit of {MAX_INPUT_REQUESTS}"
+        )
+    return tuple(_entry(key, value, declared) for key, value in raw.items())
+
+
+def _entry(key: str, entry: object, declared: Declared) -> InputRequest:
+    if not isinstance(entry, dict):
+        raise MalformedMessageError(
+            f"inputRequests[{key!r}] must be an object ({{method, params}}), got {type(entry).__name__}"
+        )
+    method = entry.get("method")
+    params = entry.get("params")
+    if params is None and method == LIST_ROOTS:
+        params = {}  # roots/list may omit params
+    if not isinstance(params, dict):
+        raise MalformedMessageError(f"inputRequests[{key!r}].params must be an object")
+    if method == ELICIT:
+        return _elicit(key, params, declared)
+    if method == SAMPLE:
+        return _sample(key, params, declared)
+    if method == LIST_ROOTS:
+        if not declared.roots:
+            raise UndeclaredRequestError(key, LIST_ROOTS, "the roots capability")
+        return RootsInput(key)
+    raise MalformedMessageError(
+        f"inputRequests[{key!r}].method must be elicitation/create, sampling/createMessage or "
+        f"roots/list, got {method!r}"
+    )
+
+
+def _elicit(key: str, params: Mapping[str, Any], declared: Declared) -> FormInput | UrlInput:
+    mode = params.get("mode", "form")  # an absent mode is form mode
+    if mode not in ("form", "url"):
+        raise MalformedMessageError(f"inputRequests[{key!r}]: unknown elicitation mode {mode!r}")
+    if mode not in declared.modes:
+        raise UndeclaredRequestError(key, ELICIT, f"elicitation.{mode}")
+    message = params.get("message")
+    if not isinstance(message, str):
+        raise MalformedMessageError(f"inputRequests[{key!r}].params.message must be a string")
+    if mode == "url":
+        url = params.get("url")
+        if not isinstance(url, str) or not url:
+            raise MalformedMessageError(f"inputRequests[{key!r}].params.url must be a non-empty string")
+        return UrlInput(key, message, url)
+    schema = params.get("requestedSchema")
+    form, problems = compile_schema(schema)
+    if form is None or not isinstance(schema, dict):
+        raise InvalidSchemaError(key, problems)
+    return FormInput(key, message, schema, form)
+
+
+def _sample(key: str, params: Mapping[str, Any], declared: Declared) -> SamplingInput:
+    if not declared.sampling:
+        raise UndeclaredRequestError(key, SAMPLE, "the sampling capability")
+    # This client declares plain sampling only: tool use and context inclusion are sub-capabilities.
+    if params.get("tools") is not None or params.get("toolChoice") is not None:
+        raise UndeclaredRequestError(key, SAMPLE, "sampling.tools")
+    if params.get("includeContext") not in (None, "none"):
+        raise UndeclaredRequestError(key, SAMPLE, "sampling.context")
+    if not isinstance(params.get("messages"), list):
+        raise MalformedMessageError(f"inputRequests[{key!r}].params.messages must be an array")
+    max_tokens = params.get("maxTokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        raise MalformedMessageError(f"inputRequests[{key!r}].params.maxTokens must be an integer")
+    return SamplingInput(key, dict(params))

@@ -1,0 +1,35 @@
+"""Progress the server reports about a request (``notifications/progress``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    method: str  # the request it is about
+    target: str | None  # its tool / prompt name or resource URI
+    progress: float
+    total: float | None
+    message: str | None
+
+    @classmethod
+    def from_params(cls, method: str, target: str | None, params: dict[str, Any]) -> Progress | None:
+        progress = params.get("progress")
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)):
+            return None
+        total = params.get("total")
+        message = params.get("message")
+        return cls(
+            method,
+            target,
+            float(progress),
+            float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None,
+            message if isinstance(message, str) else None,
+        )
+
+
+# Called on the event loop for each progress notification; it must not block.
+ProgressCallback = Callable[[Progress], None]

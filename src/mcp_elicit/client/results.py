@@ -1,0 +1,126 @@
+"""Final results of calls, typed lightly: the fields people use, and ``raw`` for the rest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_elicit.client.errors import MalformedMessageError
+from mcp_elicit.client.questions import ServerIdentity
+from mcp_elicit.wire.meta import SERVER_INFO_KEY
+
+
+def _list(result: dict[str, Any], key: str, method: str, *, required: bool = False) -> list[Any]:
+    value = result.get(key)
+    if value is None and not required:
+        return []
+    if not isinstance(value, list):
+        raise MalformedMessageError(f"the result of {method} must have {key!r} as an array")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    content: list[dict[str, Any]]
+    structured: dict[str, Any] | None
+    is_error: bool
+    raw: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        """The text blocks of ``content``, joined by newlines."""
+        return "\n".join(
+            b["text"] for b in self.content if b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+
+    @classmethod
+    def parse(cls, result: dict[str, Any]) -> ToolResult:
+        content = _list(result, "content", "tools/call")
+        structured = result.get("structuredContent")
+        return cls(
+            content=[block for block in content if isinstance(block, dict)],
+            structured=structured if isinstance(structured, dict) else None,
+            is_error=result.get("isError") is True,
+            raw=result,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PromptResult:
+    messages: list[dict[str, Any]]
+    description: str | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def parse(cls, result: dict[str, Any]) -> PromptResult:
+        messages = _list(result, "messages", "prompts/get", required=True)
+        description = result.get("description")
+        return cls(
+            [m for m in messages if isinstance(m, dict)],
+            description if isinstance(description, str) else None,
+            result,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceResult:
+    contents: list[dict[str, Any]]
+    raw: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        """The ``text`` of each content item, joined by newlines."""
+        return "\n".join(c["text"] for c in self.contents if isinstance(c.get("text"), str))
+
+    @classmethod
+    def parse(cls, result: dict[str, Any]) -> ResourceResult:
+        contents = _list(result, "contents", "resources/read", required=True)
+        return cls([c for c in contents if isinstance(c, dict)], result)
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoverResult:
+    """``server/discover``: cached by the client for ``ttl_ms``."""
+
+    supported_versions: tuple[str, ...]
+    capabilities: dict[str, Any]
+    instructions: str | None
+    server_info: dict[str, Any]
+    ttl_ms: int
+    raw: dict[str, Any]
+
+    @classmethod
+    def parse(cls, result: dict[str, Any]) -> DiscoverResult:
+        versions = _list(result, "supportedVersions", "server/discover", required=True)
+        capabilities = result.get("capabilities")
+        if not isinstance(capabilities, dict):
+            raise MalformedMessageError("the result of server/discover must have 'capabilities' as an object")
+        meta = result.get("_meta")
+        info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+        if not isinstance(info, dict):
+            # SEP-2575 put serverInfo in the body; the released schema moved it to _meta.
+            info = result.get("serverInfo")
+        ttl = result.get("ttlMs")
+        instructions = result.get("instructions")
+        return cls(
+            supported_versions=tuple(v for v in versions if isinstance(v, str)),
+            capabilities=capabilities,
+            instructions=instructions if isinstance(instructions, str) else None,
+            server_info=info if isinstance(info, dict) else {},
+            ttl_ms=ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else 0,
+            raw=result,
+        )
+
+    def identity(self, reached_via: str) -> ServerIdentity:
+        info = self.server_info
+
+        def text(key: str) -> str | None:
+            value = info.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return ServerIdentity(
+            name=text("name") or "(unnamed server)",
+            reached_via=reached_via,
+            title=text("title"),
+            version=text("version"),
+        )

@@ -1,0 +1,271 @@
+"""The stdio transport, client side: spawn the server, one JSON-RPC message per line.
+
+One task reads the server's stdout and routes each response to the request with its id, and
+each progress notification to the request that owns its token. If the server dies, every
+request in flight fails at once with :class:`ServerExitedError` (with the exit code and, when
+captured, the end of its stderr) instead of hanging. Cancelling a request writes
+``notifications/cancelled`` for its id. Closing closes stdin, waits, then escalates to SIGTERM
+and SIGKILL, each wait bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
+from mcp_elicit.client.messages import Response, ServerNotification, decode, encode_notification
+from mcp_elicit.client.transport import OnNotification, Outgoing
+from mcp_elicit.wire.jsonrpc import RequestId
+
+logger = logging.getLogger("mcp_elicit.client.stdio")
+
+StderrMode = Literal["inherit", "capture", "devnull"]
+
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+STDERR_KEEP_BYTES = 64 * 1024  # captured stderr is a ring buffer: a chatty server cannot fill memory
+EXIT_WAIT_SECONDS = 1.0  # after stdout closes, how long to wait for the exit code
+
+
+class StdioTransport:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        display: str,
+        stderr: StderrMode = "inherit",
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        close_timeout: float = 2.0,
+    ) -> None:
+        if not argv:
+            raise ValueError("the server command is empty")
+        self._argv = list(argv)
+        self._display = display
+        self._stderr_mode = stderr
+        # Extra variables over the current environment (a bare env would lose PATH and HOME).
+        self._env = {**os.environ, **env} if env is not None else None
+        self._cwd = cwd
+        self._limit = max_message_bytes
+        self._close_timeout = close_timeout
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[RequestId, asyncio.Future[Response]] = {}
+        self._listeners: dict[RequestId, OnNotification] = {}
+        self._dead: TransportError | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr_reader: asyncio.Task[None] | None = None
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+
+    @property
+    def reached_via(self) -> str:
+        return self._display
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def stderr_text(self) -> str:
+        """What the server wrote to stderr (the last 64 KiB), when ``stderr="capture"``."""
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    async def start(self) -> None:
+        pipe = asyncio.subprocess.PIPE
+        stderr = {"inherit": None, "capture": pipe, "devnull": asyncio.subprocess.DEVNULL}[self._stderr_mode]
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self._argv,
+                stdin=pipe,
+                stdout=pipe,
+                stderr=stderr,
+                env=self._env,
+                cwd=self._cwd,
+                limit=self._limit + 1,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start the server {self._display!r}: {exc}") from exc
+        self._reader = asyncio.create_task(self._read_stdout())
+        if self._stderr_mode == "capture":
+            self._stderr_reader = asyncio.create_task(self._read_stderr())
+
+    async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
+        if self._dead is not None:
+            raise self._dead
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise TransportError("the stdio transport is not started")
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._pending[request.id] = future
+        token = request.progress_token
+        if on_notification is not None and token is not None:
+            self._listeners[token] = on_notification
+        try:
+            try:
+                proc.stdin.write(request.body + b"\n")
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                raise await self._death() from None
+            return await future
+        except asyncio.CancelledError:
+            # Cancelling the task cancels the future it waits on; only a set result means answered.
+            if future.cancelled() or not future.done():
+                self._cancel_on_wire(request.id)
+            raise
+        finally:
+            self._pending.pop(request.id, None)
+            if token is not None:
+                self._listeners.pop(token, None)
+
+    def _cancel_on_wire(self, request_id: RequestId) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or self._dead is not None or proc.stdin.is_closing():
+            return
+        message = encode_notification(
+            "notifications/cancelled", {"requestId": request_id, "reason": "cancelled by the client"}
+        )
+        with contextlib.suppress(OSError, RuntimeError):
+            proc.stdin.write(message + b"\n")  # buffered: a cancelled task must not wait on a pipe
+
+    # -- reading -----------------------------------------------------------------------------
+    async def _read_stdout(self) -> None:
+        assert self._proc is not None
+        assert self._proc.stdout is not None
+        stdout = self._proc.stdout
+        try:
+            while True:
+                try:
+                    line = await stdout.readuntil(b"\n")
+                except asyncio.IncompleteReadError as exc:
+                    if exc.partial.strip():
+                        self._route(exc.partial)
+                    break
+                except asyncio.LimitOverrunError as exc:
+                    await self._skip_long_line(stdout, exc.consumed)
+                    continue
+                self._route(line)
+        except Exception:  # a reader that dies must still fail the requests waiting on it
+            logger.exception("reading the server's stdout failed")
+        finally:
+            await self._on_stdout_closed()
+
+    async def _skip_long_line(self, stdout: asyncio.StreamReader, consumed: int) -> None:
+        """Drop a line over the size limit. Its request cannot be answered: fail them all."""
+        await stdout.readexactly(consumed)
+        while True:
+            try:
+                await stdout.readuntil(b"\n")
+                break
+            except asyncio.LimitOverrunError as again:
+                await stdout.readexactly(again.consumed)
+        error = MalformedMessageError(f"the server sent a message over the limit of {self._limit} bytes")
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+
+    def _route(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message = decode(line)
+        except MalformedMessageError as exc:
+            logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
+            return
+        if isinstance(message, Response):
+            future = self._pending.get(message.id) if message.id is not None else None
+            if future is None:
+                logger.debug("a response for unknown or finished request %r", message.id)
+            elif not future.done():
+                future.set_result(message)
+        elif isinstance(message, ServerNotification):
+            token = message.params.get("progressToken")
+            listener = self._listeners.get(token) if isinstance(token, (str, int)) else None
+            if listener is not None:
+                listener(message)
+        else:
+            logger.warning(
+                "the server sent a %s request; servers send no requests in MCP 2026-07-28, ignored",
+                message.method,
+            )
+
+    async def _read_stderr(self) -> None:
+        assert self._proc is not None
+        assert self._proc.stderr is not None
+        stderr = self._proc.stderr
+        while chunk := await stderr.read(4096):
+            self._stderr.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr_size > STDERR_KEEP_BYTES and len(self._stderr) > 1:
+                self._stderr_size -= len(self._stderr.popleft())
+
+    def _stderr_tail(self, lines: int = 20) -> str:
+        if self._stderr_mode != "capture":
+            return ""
+        return "\n".join(self.stderr_text.rstrip().splitlines()[-lines:])
+
+    async def _on_stdout_closed(self) -> None:
+        if self._dead is None:
+            returncode = None
+            if self._proc is not None:
+                with contextlib.suppress(TimeoutError):
+                    returncode = await asyncio.wait_for(self._proc.wait(), EXIT_WAIT_SECONDS)
+            if self._stderr_reader is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._stderr_reader), 0.2)
+            detail = "the server process exited" if returncode is not None else "the server closed its stdout"
+            self._dead = ServerExitedError(f"{detail} ({self._display})", returncode, self._stderr_tail())
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(self._dead)
+
+    async def _death(self) -> TransportError:
+        """The error to report when a write finds the pipe broken (once the reader knows why)."""
+        if self._reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._reader), EXIT_WAIT_SECONDS + 0.5)
+        return self._dead or ServerExitedError(f"the server stopped reading its stdin ({self._display})")
+
+    # -- closing -----------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if self._dead is None:
+            self._dead = TransportError("the client is closed")
+        try:
+            if proc.returncode is None:
+                await self._stop(proc)
+            elif proc.stdin is not None and not proc.stdin.is_closing():
+                proc.stdin.close()  # already dead: still release our end of the pipe
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            raise
+        finally:
+            for task in (self._reader, self._stderr_reader):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+
+    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
+        """Close stdin, wait; then SIGTERM, wait; then SIGKILL (the spec's shutdown order)."""
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), self._close_timeout)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), self._close_timeout)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()

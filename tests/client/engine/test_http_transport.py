@@ -1,0 +1,309 @@
+"""The HTTP side on its own: the built-in HTTP/1.1 client against a scripted server that writes
+exact bytes (keep-alive, stale connections, chunked and read-to-close bodies, SSE, errors), and the
+httpx-backed transport against our real server. Everything listens on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit.client import (
+    Answer,
+    Client,
+    HttpStatusError,
+    LegacyServerError,
+    MalformedMessageError,
+    Progress,
+    TransportError,
+)
+from mcp_elicit.client.http import HttpTransport
+
+from .conftest import HttpServer
+from .support import Script
+
+DISCOVER = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "public",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw", "version": "1"}},
+}
+
+
+def ok(request: dict[str, Any], result: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+
+
+def tool_text(text: str) -> dict[str, Any]:
+    return {"resultType": "complete", "content": [{"type": "text", "text": text}]}
+
+
+def with_length(body: bytes, status: str = "200 OK", extra: str = "") -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    )
+    return head.encode() + body
+
+
+def chunked(parts: list[bytes], content_type: str = "application/json") -> bytes:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    return head + b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
+
+
+# Given (the request's JSON, its headers, the connection's number, the request's number on that
+# connection), return the raw reply bytes and whether to close the connection afterwards.
+Handler = Callable[[dict[str, Any], dict[str, str], int, int], tuple[bytes, bool]]
+
+
+@dataclass
+class RawServer:
+    url: str
+    connections: int = 0
+    requests: list[tuple[dict[str, Any], dict[str, str]]] = field(default_factory=list)
+
+
+@pytest.fixture
+async def raw_server() -> AsyncIterator[Callable[[Handler], Any]]:
+    servers: list[asyncio.Server] = []
+
+    async def start(handler: Handler) -> RawServer:
+        state = RawServer("")
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            state.connections += 1
+            number, count = state.connections, 0
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    lines = head.decode("latin-1").split("\r\n")
+                    headers = {
+                        k.lower(): v.strip()
+                        for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                    }
+                    body = await reader.readexactly(int(headers["content-length"]))
+                    message = json.loads(body)
+                    state.requests.append((message, headers))
+                    count += 1
+                    reply, close = handler(message, headers, number, count)
+                    writer.write(reply)
+                    await writer.drain()
+                    if close:
+                        break
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        servers.append(server)
+        state.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/mcp"
+        return state
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+def discover_or(reply: Callable[[dict[str, Any]], bytes], close_after: bool = False) -> Handler:
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        if message["method"] == "server/discover":
+            return with_length(ok(message, DISCOVER)), False
+        return reply(message), close_after
+
+    return handle
+
+
+async def test_keep_alive_reuses_one_connection(raw_server: Any) -> None:
+    server = await raw_server(discover_or(lambda m: with_length(ok(m, tool_text("hi")))))
+    async with Client.connect(server.url, headers={"Authorization": "Bearer t0ken"}) as client:
+        for _ in range(3):
+            assert (await client.call_tool("x")).text == "hi"
+    assert server.connections == 1
+    assert len(server.requests) == 4
+    for _message, headers in server.requests:
+        assert headers["authorization"] == "Bearer t0ken"
+        assert headers["host"] == server.url.split("/")[2]
+        assert headers["accept-encoding"] == "identity"
+
+
+async def test_a_connection_closed_while_idle_is_replaced_transparently(raw_server: Any) -> None:
+    # The server closes after every response without saying so: the next request finds a dead
+    # kept-alive socket and must go out again on a fresh connection.
+    server = await raw_server(discover_or(lambda m: with_length(ok(m, tool_text("again"))), close_after=True))
+    async with Client.connect(server.url) as client:
+        assert (await client.call_tool("a")).text == "again"
+        await asyncio.sleep(0.1)
+        assert (await client.call_tool("b")).text == "again"
+    assert server.connections == 2
+    assert [m["params"]["name"] for m, _ in server.requests if m["method"] == "tools/call"] == ["a", "b"]
+
+
+async def test_a_kept_alive_connection_dropped_on_the_next_request_is_retried_once(raw_server: Any) -> None:
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        if message["method"] == "server/discover":
+            return with_length(ok(message, DISCOVER)), False
+        if conn == 1 and count == 3:
+            return b"", True  # discover, "a", then "b" on the first connection: dropped, no reply
+        return with_length(ok(message, tool_text(message["params"]["name"]))), False
+
+    server = await raw_server(handle)
+    async with Client.connect(server.url) as client:
+        assert (await client.call_tool("a")).text == "a"
+        assert (await client.call_tool("b")).text == "b"  # dropped on the reused socket, resent
+        assert (await client.call_tool("c")).text == "c"
+    names = [m["params"]["name"] for m, _ in server.requests if m["method"] == "tools/call"]
+    assert names == ["a", "b", "b", "c"]
+    assert server.connections == 2
+
+
+async def test_a_request_dropped_on_a_fresh_connection_is_not_retried_again(raw_server: Any) -> None:
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        if message["method"] == "server/discover":
+            return with_length(ok(message, DISCOVER)), False
+        return b"", True  # every call: connection dropped, no reply
+
+    server = await raw_server(handle)
+    async with Client.connect(server.url) as client:
+        with pytest.raises(TransportError, match=r"tools/call to http://127\.0\.0\.1"):
+            await client.call_tool("x")
+    # Once on the kept-alive discover connection, once more on a fresh one, and no further.
+    assert [m["method"] for m, _ in server.requests] == ["server/discover", "tools/call", "tools/call"]
+
+
+async def test_chunked_and_read_to_close_bodies(raw_server: Any) -> None:
+    def reply(message: dict[str, Any]) -> bytes:
+        body = ok(message, tool_text(message["params"]["name"]))
+        if message["params"]["name"] == "chunked":
+            return chunked([body[:7], body[7:20], body[20:]])
+        return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" + body
+
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        if message["method"] == "server/discover":
+            return with_length(ok(message, DISCOVER)), False
+        return reply(message), message["params"]["name"] == "to-close"
+
+    server = await raw_server(handle)
+    async with Client.connect(server.url) as client:
+        assert (await client.call_tool("chunked")).text == "chunked"
+        assert (await client.call_tool("to-close")).text == "to-close"
+        assert (await client.call_tool("chunked")).text == "chunked"
+    assert server.connections == 2
+
+
+async def test_sse_reply_with_progress_then_the_response(raw_server: Any) -> None:
+    def reply(message: dict[str, Any]) -> bytes:
+        token = message["params"]["_meta"]["progressToken"]
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1},
+        }
+        other = {"jsonrpc": "2.0", "id": 999, "result": {}}  # not ours: ignored
+        events = [
+            b": ping\n\n",
+            b"data: " + json.dumps(note).encode() + b"\n\n",
+            b"data: " + json.dumps(other).encode() + b"\n\n",
+        ]
+        events.append(b"event: message\ndata: " + ok(message, tool_text("streamed")) + b"\n\n")
+        return chunked(events, "text/event-stream")
+
+    server = await raw_server(discover_or(reply))
+    seen: list[Progress] = []
+    async with Client.connect(server.url, on_progress=seen.append) as client:
+        assert (await client.call_tool("s")).text == "streamed"
+    assert seen == [Progress("tools/call", "s", 1.0, None, None)]
+
+
+async def test_an_sse_stream_that_ends_without_the_response(raw_server: Any) -> None:
+    server = await raw_server(discover_or(lambda m: chunked([b": nothing to see\n\n"], "text/event-stream")))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(TransportError, match="without answering it"):
+            await client.call_tool("s")
+
+
+async def test_http_errors_without_a_json_rpc_body(raw_server: Any) -> None:
+    page = b"<html>no such thing</html>"
+    server = await raw_server(discover_or(lambda m: with_length(page, "502 Bad Gateway")))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(HttpStatusError, match=r"HTTP 502") as caught:
+            await client.call_tool("x")
+    assert caught.value.status == 502
+    assert "no such thing" in str(caught.value)
+
+
+async def test_a_server_that_does_not_answer_discover_is_not_2026(raw_server: Any) -> None:
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        return with_length(b"Not Found", "404 Not Found"), False
+
+    server = await raw_server(handle)
+    with pytest.raises(LegacyServerError, match=r"does not speak MCP 2026-07-28"):
+        async with Client.connect(server.url):
+            pass
+
+
+async def test_garbage_instead_of_http(raw_server: Any) -> None:
+    server = await raw_server(discover_or(lambda m: b"SSH-2.0-OpenSSH\r\n\r\n"))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(MalformedMessageError, match=r"not an HTTP/1\.x response"):
+            await client.call_tool("x")
+
+
+async def test_a_200_reply_that_is_not_the_response(raw_server: Any) -> None:
+    server = await raw_server(discover_or(lambda m: with_length(b'{"jsonrpc":"2.0","id":12345,"result":{}}')))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(MalformedMessageError, match="not the JSON-RPC response"):
+            await client.call_tool("x")
+
+
+async def test_nothing_listening() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(TransportError, match=r"cannot connect to 127\.0\.0\.1"):
+        async with Client.connect(f"http://127.0.0.1:{port}/mcp"):
+            pass
+
+
+def test_header_injection_is_refused() -> None:
+    with pytest.raises(ValueError, match="invalid HTTP header"):
+        HttpTransport("http://127.0.0.1:1/mcp", headers={"X-Evil": "a\r\nInjected: yes"})
+    with pytest.raises(ValueError, match="not an http"):
+        HttpTransport("ftp://127.0.0.1/mcp")
+
+
+# -- the httpx-backed transport -----------------------------------------------------------------
+async def test_httpx_transport_runs_flows_progress_and_cancellation(
+    ours_http: tuple[HttpServer, Path],
+) -> None:
+    server, markers = ours_http
+    seen: list[Progress] = []
+    person = Script(form=lambda q: Answer("accept", {"name": q.key}))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as http:
+        async with Client.connect(
+            server.url, answerer=person, http_client=http, on_progress=seen.append
+        ) as client:
+            assert (await client.call_tool("greet")).text == "Hello, first last!"
+            assert (await client.call_tool("progress")).text == "progressed"
+            task = asyncio.create_task(client.call_tool("slow", {"label": "httpx"}))
+            await asyncio.sleep(0.5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert not http.is_closed  # the caller's client stays open
+    assert [p.progress for p in seen] == [1.0, 2.0]
+    for _ in range(100):
+        if (markers / "cancelled-httpx").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert (markers / "cancelled-httpx").read_text() == "cancelled"

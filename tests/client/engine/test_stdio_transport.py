@@ -1,0 +1,71 @@
+"""The stdio transport on its own: shutdown escalation, stderr handling, noise on stdout and
+oversized messages, with a real subprocess (``tiny_server.py``)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.client import Client, MalformedMessageError
+from mcp_elicit.client.stdio import StdioTransport
+
+TINY = str(Path(__file__).with_name("tiny_server.py"))
+
+
+def tiny(*flags: str, close_timeout: float = 0.3, **options: object) -> StdioTransport:
+    argv = [sys.executable, TINY, *flags]
+    return StdioTransport(argv, display="tiny", close_timeout=close_timeout, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("flags", "returncode", "slowest"),
+    [
+        ((), 0, 1.0),  # exits on EOF
+        (("--ignore-eof",), -signal.SIGTERM, 1.5),  # needs SIGTERM after close_timeout
+        (("--ignore-eof", "--ignore-term"), -signal.SIGKILL, 2.0),  # needs SIGKILL after two waits
+    ],
+)
+async def test_closing_escalates_with_bounded_waits(
+    flags: tuple[str, ...], returncode: int, slowest: float
+) -> None:
+    transport = tiny(*flags, stderr="devnull")
+    client = await Client.connect(transport)
+    assert (await client.call_tool("a")).text == "ran a"
+    process = transport._proc
+    assert process is not None
+    started = time.monotonic()
+    await client.aclose()
+    assert time.monotonic() - started < slowest
+    assert process.returncode == returncode
+
+
+async def test_stderr_can_be_captured() -> None:
+    transport = tiny(stderr="capture")
+    async with await Client.connect(transport) as client:
+        await client.call_tool("first")
+        await client.call_tool("second")
+    assert transport.stderr_text == "tiny: calling first\ntiny: calling second\n"
+
+
+async def test_banners_blank_lines_and_server_requests_on_stdout_are_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with await Client.connect(tiny("--noise", stderr="devnull")) as client:
+        assert (await client.call_tool("a")).text == "ran a"
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.client.stdio"]
+    assert any("ignoring a line" in w and "tiny server v0" in w for w in warnings)
+    assert any("sent a ping request" in w for w in warnings)
+
+
+async def test_a_message_over_the_limit_fails_its_request_and_the_connection_survives() -> None:
+    transport = StdioTransport(
+        [sys.executable, TINY, "--big", "5000"], display="tiny", stderr="devnull", max_message_bytes=2000
+    )
+    async with await Client.connect(transport) as client:
+        with pytest.raises(MalformedMessageError, match="over the limit of 2000 bytes"):
+            await client.call_tool("big")
+        assert (await client.call_tool("small")).text == "ran small"

@@ -1,0 +1,83 @@
+"""The client engine against ``examples/tickets.py``, the project's own example server, spawned
+over stdio and served over Streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client import Answer, Client, FormQuestion, UrlQuestion
+
+from .conftest import PY, REPO, HttpServer, free_port, start_http, stop
+from .support import Script
+
+TICKETS = str(REPO / "examples" / "tickets.py")
+
+
+@pytest.fixture(scope="module")
+def tickets_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    port = free_port()
+    argv = [PY, TICKETS, "--http", "--port", str(port)]
+    server = start_http(argv, port, tmp_path_factory.mktemp("tickets") / "server.log")
+    try:
+        yield server
+    finally:
+        stop(server.process)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def tickets(request: pytest.FixtureRequest) -> str | list[str]:
+    if request.param == "stdio":
+        return [PY, TICKETS]
+    server: HttpServer = request.getfixturevalue("tickets_http")
+    return server.url
+
+
+def person(first_reporter: str) -> Script:
+    """Gives a bad e-mail first (the engine must catch it), then a good one; confirms."""
+    reporters = iter([first_reporter, "ada@example.com"])
+
+    def form(question: FormQuestion) -> Answer:
+        if "reporter" in question.schema["properties"]:
+            return Answer("accept", {"reporter": next(reporters), "watchers": ["billing"]})
+        return Answer("accept", {"ok": True})
+
+    return Script(form=form, url=lambda q: Answer("accept"))
+
+
+async def test_create_ticket_with_defaults_and_a_corrected_answer(tickets: Any) -> None:
+    answerer = person("not-an-email")
+    async with Client.connect(tickets, answerer=answerer, stderr="devnull") as client:
+        assert client.server_identity.name == "tickets"
+        assert client.server_identity.title == "Ticket tracker (mcp-elicit example)"
+        result = await client.call_tool("create_ticket", {"title": "Printer on fire"})
+    summary = r"Printer on fire \(normal, no due date, watchers: billing, reporter: ada@example\.com\)"
+    assert re.fullmatch(rf"Created TCK-\d+: {summary}", result.text), result.text
+    details, corrected, confirm = answerer.asked
+    assert isinstance(corrected, FormQuestion)
+    assert details.key == corrected.key
+    assert set(corrected.errors) == {"reporter"}
+    assert corrected.previous == {"reporter": "not-an-email", "watchers": ["billing"]}
+    assert isinstance(confirm, FormQuestion)
+    assert confirm.message.startswith(
+        "Create 'Printer on fire': normal priority, no due date, notify billing?"
+    )
+
+
+async def test_connect_tracker_by_url_or_by_instructions(tickets: Any) -> None:
+    both = Script(url=lambda q: Answer("accept"))
+    async with Client.connect(tickets, answerer=both, stderr="devnull") as client:
+        by_url = await client.call_tool("connect_tracker")
+    (question,) = both.asked
+    assert isinstance(question, UrlQuestion)
+    assert question.url == "http://127.0.0.1:8765/connect"
+    assert by_url.text == "Thanks: finish in the browser, then call the tool again."
+
+    form_only = Script(mode_names=("form",))
+    async with Client.connect(tickets, answerer=form_only, stderr="devnull") as client:
+        fallback = await client.call_tool("connect_tracker")
+    assert fallback.text == "Open http://127.0.0.1:8765/connect in your browser to connect the tracker."
+    assert form_only.asked == []
