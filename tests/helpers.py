@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +118,26 @@ async def wait_for_text(path: Path, expected: str, within: float = 5.0) -> str:
             break
         await asyncio.sleep(0.05)
     return _read(path)
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (the only address tests listen on)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 15.0) -> None:
+    """Wait until a spawned server accepts connections on 127.0.0.1:``port``."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"server exited early: {process.stderr.read().decode() if process.stderr else ''}"
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server did not listen on 127.0.0.1:{port} within {within}s")

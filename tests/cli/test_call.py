@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import free_port, wait_for_port
+from tests.helpers import free_port, wait_for_port
 
 SERVER = Path(__file__).with_name("cli_server.py")
 STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"

@@ -46,6 +46,8 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.helpers import free_port
+
 SERVER_SCRIPT = Path(__file__).with_name("tickets_server.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # A fixed sealing key, so the server does not warn about an ephemeral one (and all rounds of a flow
@@ -175,18 +177,12 @@ class Tap:
 # --------------------------------------------------------------------------------------------
 # The server under test, over both transports.
 # --------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Start the ticket server on Streamable HTTP (127.0.0.1 only) and wait until it accepts.
 
     Yields the endpoint URL and the file that holds the server's stdout and stderr."""
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("interop") / "http-server.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

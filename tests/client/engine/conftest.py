@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import free_port
+
 from .support import RogueLog
 
 HERE = Path(__file__).resolve().parent
@@ -56,12 +58,6 @@ def _watchdog() -> Iterator[None]:
     faulthandler.dump_traceback_later(TEST_TIMEOUT * 3, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
