@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp_elicit.transport.answer import answer
-from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
+from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_elicit.wire.http import check_request_headers, status_for_error
 from mcp_elicit.wire.jsonrpc import (
     InvalidMessage,
@@ -186,6 +186,15 @@ class HttpApp:
                     encode_error(message.id, error),
                     extra=[(b"www-authenticate", exc.www_authenticate.encode("latin-1"))],
                 )
+                return
+            except Exception:
+                # The identity provider (its JWKS) cannot be reached: fail closed, but say it is
+                # temporary; a 401 would make clients throw away tokens that are fine.
+                logger.exception("authentication is unavailable")
+                error = McpError(
+                    INTERNAL_ERROR, "Internal error: credentials cannot be checked right now; retry shortly"
+                )
+                await _json(send, 503, encode_error(message.id, error), extra=[(b"retry-after", b"5")])
                 return
 
         # Notifications (progress, logs) need an SSE reply; only a request that asked for

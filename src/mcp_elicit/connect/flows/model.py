@@ -1,0 +1,246 @@
+"""The pending-flow record and the rules every store shares (no I/O).
+
+Life of a record::
+
+    pending ──begin──▶ in_progress ──complete──▶ completed
+       │                    │
+       └──────fail──────────┴──▶ failed | declined
+    (pending or in_progress past ``expires``) ─▶ expired
+
+A record is *open* while pending or in progress and unexpired. Reads report an open record whose
+expiry has passed as ``expired`` even before :meth:`FlowStore.expire_old` writes that down, so an
+expired flow can never be begun or completed, whatever the purge schedule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final, Literal, cast, get_args
+
+from mcp_elicit.connect.identity.principal import Principal
+
+from .errors import FlowNotFound, FlowStateConflict, FlowStoreUnavailable
+
+__all__ = [
+    "DEFAULT_MAX_PENDING_PER_USER",
+    "DEFAULT_RETENTION",
+    "FLOW_ID_BYTES",
+    "MAX_FLOW_TTL",
+    "FlowKind",
+    "FlowStatus",
+    "PendingFlow",
+    "flow_fingerprint",
+    "is_flow_id",
+    "new_flow_id",
+]
+
+FLOW_ID_BYTES: Final = 32
+"""Random bytes per id: 256 bits from :mod:`secrets`, 43 base64url characters."""
+MAX_FLOW_TTL: Final = 600.0
+"""A flow lives at most 10 minutes (the OAuth ``state`` lifetime the security BCPs suggest)."""
+DEFAULT_MAX_PENDING_PER_USER: Final = 3
+DEFAULT_RETENTION: Final = 3600.0
+"""Seconds a record is kept after its expiry, so a late retry learns "expired"/"completed"
+rather than "unknown". Keep it at least as long as the ``requestState`` TTL."""
+
+FlowKind = Literal["connect", "secret"]
+FlowStatus = Literal["pending", "in_progress", "completed", "failed", "expired", "declined"]
+FLOW_KINDS: Final[frozenset[str]] = frozenset(get_args(FlowKind))
+FLOW_STATUSES: Final[frozenset[str]] = frozenset(get_args(FlowStatus))
+OPEN_STATUSES: Final = frozenset({"pending", "in_progress"})
+
+_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
+_PROVIDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_SCOPE_RE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,256}")
+MAX_SCOPES: Final = 64
+MAX_OWNER_LENGTH: Final = 4096
+MAX_DETAIL_LENGTH: Final = 200
+
+
+def new_flow_id() -> str:
+    """A fresh flow id: 256 bits from the OS CSPRNG, URL-safe (43 characters)."""
+    return secrets.token_urlsafe(FLOW_ID_BYTES)
+
+
+def is_flow_id(value: object) -> bool:
+    """Whether ``value`` has the shape of a flow id (says nothing about whether it exists)."""
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
+def flow_key(flow_id: str) -> str:
+    """The database key of a flow: SHA-256 of its id. Stores keep only this, so a copy of the
+    table (a backup, a read-only SQL injection elsewhere) does not yield working URLs, and a
+    lookup's timing depends on a hash, not on how much of a guessed id matches."""
+    return hashlib.sha256(flow_id.encode("ascii")).hexdigest()
+
+
+def flow_fingerprint(flow_id: str) -> str:
+    """A short, non-reversible name for a flow in logs (the id itself is never logged)."""
+    return flow_key(flow_id)[:12] if is_flow_id(flow_id) else "malformed"
+
+
+def checked_id(flow_id: object) -> str:
+    """``flow_id`` if it has the id shape, else :class:`FlowNotFound` (``malformed-id``)."""
+    if not is_flow_id(flow_id):
+        raise FlowNotFound("malformed-id")
+    assert isinstance(flow_id, str)
+    return flow_id
+
+
+def _clean_text(value: str) -> bool:
+    return not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or 0xD800 <= ord(ch) <= 0xDFFF for ch in value)
+
+
+def owner_key(owner: str | Principal) -> str:
+    """The owner string of a flow: a principal's :attr:`~Principal.key`, or such a key."""
+    if isinstance(owner, Principal):
+        return owner.key
+    if not isinstance(owner, str) or not owner or len(owner) > MAX_OWNER_LENGTH or not _clean_text(owner):
+        raise ValueError("owner must be a principal key (a non-empty str without control characters)")
+    return owner
+
+
+def checked_kind(kind: str) -> FlowKind:
+    if kind == "connect":
+        return "connect"
+    if kind == "secret":
+        return "secret"
+    raise ValueError(f"kind must be 'connect' or 'secret', not {kind!r}")
+
+
+def checked_provider(provider: str) -> str:
+    if not isinstance(provider, str) or not _PROVIDER_RE.fullmatch(provider):
+        raise ValueError(
+            "provider must be an identifier of 1-64 letters, digits, '.', '_' or '-' "
+            f"(it names configuration, it is never taken from a request): {provider!r}"
+        )
+    return provider
+
+
+def checked_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(scopes, str):
+        raise TypeError("scopes must be a sequence of scope tokens, not a str")
+    result = tuple(scopes)
+    if len(result) > MAX_SCOPES:
+        raise ValueError(f"at most {MAX_SCOPES} scopes")
+    for scope in result:
+        if not isinstance(scope, str) or not _SCOPE_RE.fullmatch(scope):
+            raise ValueError(f"not an OAuth scope token (RFC 6749 §3.3): {scope!r}")
+    return result
+
+
+def checked_ttl(ttl: float | None, default: float) -> float:
+    value = default if ttl is None else ttl
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError("ttl must be a number of seconds")
+    if not 0 < value <= MAX_FLOW_TTL:
+        raise ValueError(f"ttl must be more than 0 and at most {MAX_FLOW_TTL:g} seconds")
+    return float(value)
+
+
+def checked_detail(detail: str | None) -> str | None:
+    """A failure reason shown to the owner: short, one line, printable. It must never hold a
+    secret (a token, a code, a provider's raw error body); the store cannot check that."""
+    if detail is None:
+        return None
+    if not isinstance(detail, str) or len(detail) > MAX_DETAIL_LENGTH or not _clean_text(detail):
+        raise ValueError(f"detail must be one line of at most {MAX_DETAIL_LENGTH} printable characters")
+    return detail
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFlow:
+    """A server-side record of one URL flow (see the module docstring for its life).
+
+    ``id`` is the only handle to the record and appears in the URL; ``repr`` shows a fingerprint
+    instead. ``owner`` is the principal key of whoever started the flow. ``created`` and
+    ``expires`` are seconds since the epoch. ``detail`` is a short failure reason (no secrets).
+    """
+
+    id: str = field(repr=False)
+    owner: str
+    kind: FlowKind
+    provider: str
+    scopes: tuple[str, ...]
+    created: float
+    expires: float
+    status: FlowStatus
+    detail: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return flow_fingerprint(self.id)
+
+    @property
+    def is_open(self) -> bool:
+        """Pending or in progress (as read; see :meth:`expired_at` for the clock)."""
+        return self.status in OPEN_STATUSES
+
+    def expired_at(self, now: float) -> bool:
+        """Whether the flow is past its expiry at ``now`` (or was marked expired)."""
+        return self.status == "expired" or (self.is_open and now >= self.expires)
+
+    def __repr__(self) -> str:
+        return (
+            f"PendingFlow(fingerprint={self.fingerprint!r}, owner={self.owner!r}, kind={self.kind!r}, "
+            f"provider={self.provider!r}, scopes={self.scopes!r}, created={self.created!r}, "
+            f"expires={self.expires!r}, status={self.status!r}, detail={self.detail!r})"
+        )
+
+
+# Column order of every SELECT / RETURNING in the stores.
+COLUMNS: Final = "owner, kind, provider, scopes, created, expires, status, detail"
+Row = Sequence[object]
+
+
+def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
+    """The record as read at ``now`` (an open record past its expiry reads as ``expired``)."""
+    owner, kind, provider, scopes, created, expires, status, detail = row
+    if not (
+        isinstance(owner, str)
+        and isinstance(provider, str)
+        and isinstance(scopes, str)
+        and isinstance(created, float | int)
+        and isinstance(expires, float | int)
+        and isinstance(status, str)
+        and status in FLOW_STATUSES
+        and kind in FLOW_KINDS
+        and (detail is None or isinstance(detail, str))
+    ):
+        raise FlowStoreUnavailable("flow store: a record does not have the expected shape")
+    flow = PendingFlow(
+        id=flow_id,
+        owner=owner,
+        kind=checked_kind(str(kind)),
+        provider=provider,
+        scopes=tuple(scopes.split()),
+        created=float(created),
+        expires=float(expires),
+        status=cast(FlowStatus, status),  # checked against FLOW_STATUSES above
+        detail=detail,
+    )
+    if flow.is_open and now >= flow.expires:
+        flow = replace(flow, status="expired")
+    return flow
+
+
+def refusal(row: Row | None, owner: str | None, now: float, action: str) -> Exception:
+    """Why a transition that matched no row was refused, as the exception to raise.
+
+    Unknown, expired and other-owner are all :class:`FlowNotFound`; a wrong state for the right,
+    unexpired owner is :class:`FlowStateConflict`."""
+    if row is None:
+        return FlowNotFound("unknown")
+    stored_owner, status, expires = row[0], row[6], row[5]
+    if owner is not None and stored_owner != owner:
+        return FlowNotFound("other-owner")
+    if not isinstance(expires, float | int):
+        raise FlowStoreUnavailable("flow store: a record does not have the expected shape")
+    if status == "expired" or (status in OPEN_STATUSES and now >= float(expires)):
+        return FlowNotFound("expired")
+    return FlowStateConflict(str(status), action)

@@ -1,0 +1,349 @@
+"""A :class:`FlowStore` in PostgreSQL (any number of processes and hosts).
+
+* The table (name configurable, ``schema.name`` allowed, plain identifiers only) is created on
+  first use (``CREATE TABLE IF NOT EXISTS``; two processes racing to create it is tolerated).
+* Transitions are single ``UPDATE ... WHERE status = <expected> ... RETURNING`` statements in
+  autocommit mode: under READ COMMITTED a second concurrent updater waits for the first one's row
+  lock, re-evaluates the ``WHERE`` against the new row version and matches nothing, so exactly one
+  ``begin`` wins, across connections and hosts.
+* Creation runs in a transaction that first takes ``pg_advisory_xact_lock`` on a 64-bit hash of
+  (table, owner), so concurrent creates for one owner are serialised and the cap holds.
+* One psycopg 3 ``AsyncConnection`` guarded by an ``asyncio.Lock``. Every operation (waiting for
+  the lock, connecting, the statements) runs under one client-side deadline, and the server gets a
+  ``statement_timeout``. On timeout the connection's socket is closed before the task is
+  cancelled (cancelling a running psycopg query would otherwise wait for the server), so a dead
+  database costs ``timeout`` seconds, not more. Any failure drops the connection and raises
+  :class:`FlowStoreUnavailable`; the next call reconnects.
+* psycopg is imported when a store is created, not when the package is imported. A store belongs
+  to one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import math
+import re
+import select
+import time
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from . import _sql
+from .errors import FlowStoreUnavailable, TooManyPendingFlows
+from .model import DEFAULT_MAX_PENDING_PER_USER, DEFAULT_RETENTION, MAX_FLOW_TTL, Row
+from .store import BaseFlowStore
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection, sql
+
+__all__ = ["PostgresFlowStore"]
+
+_IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_T = TypeVar("_T")
+
+
+def _table_parts(table: str) -> tuple[str, ...]:
+    if not isinstance(table, str):
+        raise TypeError("table must be a str")
+    parts = tuple(table.split("."))
+    if len(parts) > 2 or not all(_IDENT_RE.fullmatch(part) for part in parts):
+        raise ValueError(
+            "table must be 'name' or 'schema.name', each part a plain identifier of at most 63 "
+            f"characters (letters, digits, underscore): {table!r}"
+        )
+    return parts
+
+
+def _index_name(table: str, suffix: str) -> str:
+    name = f"{table}_{suffix}"
+    if len(name) <= 63:
+        return name
+    return f"{table[:40]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_{suffix}"
+
+
+def _has_unread_data(conn: AsyncConnection[Any]) -> bool:
+    """Whether an idle connection's socket is readable: the server is closing it (terminated
+    backend, restart, idle timeout), so it is replaced before use instead of failing a call."""
+    try:
+        fd = conn.fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
+        readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
+        return bool(readable)  # pragma: no cover
+    except Exception:
+        return True
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class PostgresFlowStore(BaseFlowStore):
+    """Pending flows in a PostgreSQL table, atomic across processes and hosts.
+
+    ``dsn``: a libpq connection string or URI (never included in messages). ``timeout``: bound on
+    every operation, in seconds. Other options as for :class:`SQLiteFlowStore`.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table: str = "mcp_elicit_flows",
+        max_pending_per_user: int = DEFAULT_MAX_PENDING_PER_USER,
+        ttl: float = MAX_FLOW_TTL,
+        retention: float = DEFAULT_RETENTION,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(max_pending_per_user=max_pending_per_user, ttl=ttl, retention=retention, clock=clock)
+        try:
+            import psycopg
+            from psycopg import sql as psql
+            from psycopg.conninfo import conninfo_to_dict
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "PostgresFlowStore needs psycopg 3: pip install 'mcp-elicit[postgres]'"
+            ) from exc
+        if not isinstance(dsn, str):
+            raise TypeError("dsn must be a str")
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError("timeout must be a positive number of seconds")
+        parts = _table_parts(table)
+        try:
+            dsn_params = conninfo_to_dict(dsn)
+        except psycopg.Error:
+            raise ValueError("dsn is not a valid libpq connection string or URI") from None
+        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in dsn_params:
+            self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
+        self._psycopg = psycopg
+        self._dsn = dsn
+        self._table = table
+        self._timeout = float(timeout)
+        self._lock = asyncio.Lock()
+        self._conn: AsyncConnection[Any] | None = None
+        self._closed = False
+        self._orphans: set[asyncio.Task[Any]] = set()
+
+        names = {
+            "table": psql.Identifier(*parts),
+            "owner_index": psql.Identifier(_index_name(parts[-1], "owner_idx")),
+            "expires_index": psql.Identifier(_index_name(parts[-1], "expires_idx")),
+        }
+
+        def compose(template: str) -> sql.Composed:
+            return psql.SQL(template.replace("?", "%s")).format(**names)
+
+        self._ddl = [
+            compose(t) for t in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX)
+        ]
+        self._q: dict[str, sql.Composed] = {
+            template: compose(template)
+            for template in (
+                _sql.INSERT,
+                _sql.SELECT,
+                _sql.EXPIRE_OWNER,
+                _sql.PURGE_OWNER,
+                _sql.COUNT_OPEN,
+                _sql.BEGIN,
+                _sql.COMPLETE,
+                _sql.FAIL,
+                _sql.EXPIRE_ALL,
+                _sql.PURGE_ALL,
+            )
+        }
+        self._q_timeout: sql.Composed = psql.SQL("SET statement_timeout = {}").format(
+            psql.Literal(max(1, int(self._timeout * 1000)))
+        )
+        self._q_lock: sql.SQL = psql.SQL("SELECT pg_advisory_xact_lock(%s)")
+
+    @property
+    def table(self) -> str:
+        return self._table
+
+    def __repr__(self) -> str:  # never the DSN (it may hold a password)
+        return f"PostgresFlowStore(table={self._table!r})"
+
+    def _lock_key(self, owner: str) -> int:
+        digest = hashlib.sha256(f"mcp-elicit-flows\0{self._table}\0{owner}".encode()).digest()
+        return int.from_bytes(digest[:8], "big", signed=True)
+
+    # ------------------------------------------------------------------------------ connection
+
+    async def _connection(self) -> AsyncConnection[Any]:
+        current = self._conn
+        if (
+            current is not None
+            and not current.closed
+            and not current.broken
+            and not _has_unread_data(current)
+        ):
+            return current
+        await self._discard()
+        psycopg = self._psycopg
+        conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._dsn, **self._connect_kwargs)
+        try:
+            await conn.execute(self._q_timeout)
+            race_lost = (
+                psycopg.errors.UniqueViolation,
+                psycopg.errors.DuplicateTable,
+                psycopg.errors.DuplicateObject,
+            )
+            for statement in self._ddl:
+                with contextlib.suppress(*race_lost):
+                    await conn.execute(statement)
+        except BaseException:
+            await conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    async def _drop(self, conn: AsyncConnection[Any]) -> None:
+        if self._conn is conn:
+            self._conn = None
+        with contextlib.suppress(Exception):
+            await conn.close()
+
+    async def _discard(self) -> None:
+        if self._conn is not None:
+            await self._drop(self._conn)
+
+    async def _attempt(
+        self, op: Callable[[AsyncConnection[Any]], Awaitable[_T]], used: list[AsyncConnection[Any]]
+    ) -> _T:
+        conn = await self._connection()
+        used.append(conn)
+        try:
+            return await op(conn)
+        except TooManyPendingFlows:
+            raise  # a refusal, the connection is fine (the transaction was rolled back)
+        except BaseException:
+            await self._drop(conn)
+            raise
+
+    async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
+        for conn in used:
+            await self._drop(conn)
+        task.cancel()
+        task.add_done_callback(_retrieve)
+        try:
+            await asyncio.wait({task}, timeout=0.5)
+        finally:
+            if not task.done():
+                self._orphans.add(task)
+                task.add_done_callback(self._orphans.discard)
+
+    async def _run(self, what: str, op: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
+        if self._closed:
+            raise FlowStoreUnavailable("PostgreSQL flow store is closed")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
+        no_answer = f"PostgreSQL flow store: no answer to {what} within {self._timeout:g} s"
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise FlowStoreUnavailable(no_answer + " (waiting for the connection)") from None
+        try:
+            if self._closed:
+                raise FlowStoreUnavailable("PostgreSQL flow store is closed")
+            used: list[AsyncConnection[Any]] = []
+            task = asyncio.ensure_future(self._attempt(op, used))
+            try:
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+            except BaseException:
+                await self._abandon(task, used)
+                raise
+            if not done:
+                await self._abandon(task, used)
+                raise FlowStoreUnavailable(no_answer)
+            try:
+                return task.result()
+            except (self._psycopg.Error, OSError) as exc:
+                raise FlowStoreUnavailable(
+                    f"PostgreSQL flow store: {what} failed: {type(exc).__name__}: {exc}"
+                ) from None
+        finally:
+            self._lock.release()
+
+    # ------------------------------------------------------------------------------ primitives
+
+    async def _insert(
+        self, key: str, owner: str, kind: str, provider: str, scopes: str, now: float, expires: float
+    ) -> None:
+        q = self._q
+        limit = self.max_pending_per_user
+        purge_before = now - self.retention
+        lock_key = self._lock_key(owner)
+
+        async def op(conn: AsyncConnection[Any]) -> None:
+            async with conn.transaction():
+                await conn.execute(self._q_lock, (lock_key,))
+                await conn.execute(q[_sql.EXPIRE_OWNER], (now, owner, now))
+                await conn.execute(q[_sql.PURGE_OWNER], (owner, purge_before))
+                cursor = await conn.execute(q[_sql.COUNT_OPEN], (owner, now))
+                row = await cursor.fetchone()
+                assert row is not None
+                if row[0] >= limit:
+                    raise TooManyPendingFlows(limit)
+                await conn.execute(q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now))
+
+        await self._run("create", op)
+
+    async def _update_returning(self, statement: str, params: tuple[object, ...]) -> Row | None:
+        query = self._q[statement]
+
+        async def op(conn: AsyncConnection[Any]) -> Row | None:
+            cursor = await conn.execute(query, params)
+            row: Row | None = await cursor.fetchone()
+            return row
+
+        return await self._run("update", op)
+
+    async def _select(self, key: str) -> Row | None:
+        query = self._q[_sql.SELECT]
+
+        async def op(conn: AsyncConnection[Any]) -> Row | None:
+            cursor = await conn.execute(query, (key,))
+            row: Row | None = await cursor.fetchone()
+            return row
+
+        return await self._run("select", op)
+
+    async def _expire(self, now: float) -> int:
+        q = self._q
+        purge_before = now - self.retention
+
+        async def op(conn: AsyncConnection[Any]) -> int:
+            cursor = await conn.execute(q[_sql.EXPIRE_ALL], (now, now))
+            marked = max(cursor.rowcount, 0)
+            await conn.execute(q[_sql.PURGE_ALL], (purge_before,))
+            return marked
+
+        return await self._run("expire", op)
+
+    async def close(self) -> None:
+        """Close the connection. Later calls raise :class:`FlowStoreUnavailable`."""
+        self._closed = True
+        async with self._lock:
+            await self._discard()
+        for task in list(self._orphans):
+            task.cancel()
+
+    async def __aenter__(self) -> PostgresFlowStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

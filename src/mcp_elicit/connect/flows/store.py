@@ -1,0 +1,256 @@
+"""The :class:`FlowStore` protocol and the logic both backends share.
+
+Every state change is one compare-and-set statement (``UPDATE ... WHERE status = <expected> AND
+expires > now [AND owner = ?] RETURNING ...``), so when two requests race (two browser tabs, two
+server processes) exactly one of them changes the row; the others match nothing and are told why
+with a typed error. Creating a flow counts the owner's open flows and inserts in one transaction
+(SQLite ``BEGIN IMMEDIATE``; PostgreSQL a per-owner advisory transaction lock), so the cap holds
+under concurrency too.
+
+Records are keyed by the SHA-256 of their id; the id itself is not stored (see
+:func:`~mcp_elicit.connect.flows.model.flow_key`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
+
+from mcp_elicit.connect.identity.principal import Principal
+
+from . import _sql
+from .errors import FlowNotFound
+from .model import (
+    MAX_FLOW_TTL,
+    FlowKind,
+    PendingFlow,
+    Row,
+    checked_detail,
+    checked_id,
+    checked_kind,
+    checked_provider,
+    checked_scopes,
+    checked_ttl,
+    flow_fingerprint,
+    flow_from_row,
+    flow_key,
+    new_flow_id,
+    owner_key,
+    refusal,
+)
+
+__all__ = ["BaseFlowStore", "FlowStore"]
+
+_log = logging.getLogger("mcp_elicit.connect.flows")
+
+
+@runtime_checkable
+class FlowStore(Protocol):
+    """Pending URL flows, shared by every instance of the server."""
+
+    async def create(
+        self,
+        owner: str | Principal,
+        kind: FlowKind,
+        provider: str,
+        scopes: Iterable[str] = (),
+        ttl: float | None = None,
+    ) -> PendingFlow:
+        """A new ``pending`` flow for ``owner``; :class:`TooManyPendingFlows` at the cap."""
+        ...
+
+    async def get(self, flow_id: str) -> PendingFlow:
+        """The record as it stands (server side, e.g. the engine on a retry): any status,
+        ``expired`` included. :class:`FlowNotFound` only for malformed or unknown ids."""
+        ...
+
+    async def lookup(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """The record for the public boundary (a connect page): :class:`FlowNotFound` for
+        unknown, expired and other-owner alike."""
+        ...
+
+    async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """Atomically ``pending → in_progress``, for the owner, while unexpired."""
+        ...
+
+    async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
+        """Atomically ``in_progress → completed`` while unexpired (and owned by ``owner``)."""
+        ...
+
+    async def fail(
+        self,
+        flow_id: str,
+        detail: str | None = None,
+        *,
+        owner: str | Principal | None = None,
+        declined: bool = False,
+    ) -> PendingFlow:
+        """Atomically ``pending | in_progress → failed`` (or ``declined``) while unexpired."""
+        ...
+
+    async def expire_old(self, now: float | None = None) -> int:
+        """Mark open records past their expiry ``expired``; delete records expired for longer
+        than the retention. Returns how many were marked."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class BaseFlowStore:
+    """Validation, id generation and error shaping; a backend supplies the statements."""
+
+    def __init__(
+        self,
+        *,
+        max_pending_per_user: int,
+        ttl: float,
+        retention: float,
+        clock: Callable[[], float],
+    ) -> None:
+        if isinstance(max_pending_per_user, bool) or not isinstance(max_pending_per_user, int):
+            raise TypeError("max_pending_per_user must be an int")
+        if max_pending_per_user < 1:
+            raise ValueError("max_pending_per_user must be at least 1")
+        self.ttl = checked_ttl(ttl, MAX_FLOW_TTL)
+        if not (isinstance(retention, int | float) and 0 <= retention < float("inf")):
+            raise ValueError("retention must be a finite number of seconds >= 0")
+        self.max_pending_per_user = max_pending_per_user
+        self.retention = float(retention)
+        self._clock = clock
+
+    # -------------------------------------------------------------- backend primitives
+
+    async def _insert(
+        self, key: str, owner: str, kind: str, provider: str, scopes: str, now: float, expires: float
+    ) -> None:
+        """In one transaction: mark the owner's stale open records expired, purge the owner's
+        records past retention, count the open ones, raise ``TooManyPendingFlows`` at the cap,
+        insert."""
+        raise NotImplementedError
+
+    async def _update_returning(self, statement: str, params: tuple[object, ...]) -> Row | None:
+        raise NotImplementedError
+
+    async def _select(self, key: str) -> Row | None:
+        raise NotImplementedError
+
+    async def _expire(self, now: float) -> int:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- the API
+
+    async def create(
+        self,
+        owner: str | Principal,
+        kind: FlowKind,
+        provider: str,
+        scopes: Iterable[str] = (),
+        ttl: float | None = None,
+    ) -> PendingFlow:
+        owner_str = owner_key(owner)
+        checked = checked_kind(kind)
+        provider = checked_provider(provider)
+        scope_tuple = checked_scopes(scopes)
+        lifetime = checked_ttl(ttl, self.ttl)
+        flow_id = new_flow_id()
+        now = self._clock()
+        expires = now + lifetime
+        await self._insert(
+            flow_key(flow_id), owner_str, checked, provider, " ".join(scope_tuple), now, expires
+        )
+        _log.info(
+            "flow %s created: %s %s for %r, expires in %gs",
+            flow_fingerprint(flow_id),
+            checked,
+            provider,
+            owner_str,
+            lifetime,
+        )
+        return PendingFlow(flow_id, owner_str, checked, provider, scope_tuple, now, expires, "pending")
+
+    async def get(self, flow_id: str) -> PendingFlow:
+        valid = checked_id(flow_id)
+        row = await self._select(flow_key(valid))
+        if row is None:
+            raise FlowNotFound("unknown")
+        return flow_from_row(valid, row, self._clock())
+
+    async def lookup(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        caller = owner_key(owner)
+        flow = await self.get(flow_id)
+        if flow.owner != caller:
+            _security_event(flow_id, "lookup", flow.owner, caller)
+            raise FlowNotFound("other-owner")
+        if flow.status == "expired":
+            raise FlowNotFound("expired")
+        return flow
+
+    async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        caller = owner_key(owner)
+        return await self._transition(
+            "begin", flow_id, caller, lambda key, now: (now, key, now, caller), _sql.BEGIN
+        )
+
+    async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
+        caller = None if owner is None else owner_key(owner)
+        return await self._transition(
+            "complete", flow_id, caller, lambda key, now: (now, key, now, caller, caller), _sql.COMPLETE
+        )
+
+    async def fail(
+        self,
+        flow_id: str,
+        detail: str | None = None,
+        *,
+        owner: str | Principal | None = None,
+        declined: bool = False,
+    ) -> PendingFlow:
+        caller = None if owner is None else owner_key(owner)
+        text = checked_detail(detail)
+        status = "declined" if declined else "failed"
+        return await self._transition(
+            "decline" if declined else "fail",
+            flow_id,
+            caller,
+            lambda key, now: (status, text, now, key, now, caller, caller),
+            _sql.FAIL,
+        )
+
+    async def expire_old(self, now: float | None = None) -> int:
+        return await self._expire(self._clock() if now is None else float(now))
+
+    async def _transition(
+        self,
+        action: str,
+        flow_id: str,
+        owner: str | None,
+        params: Callable[[str, float], tuple[object, ...]],
+        statement: str,
+    ) -> PendingFlow:
+        valid = checked_id(flow_id)
+        key = flow_key(valid)
+        now = self._clock()
+        row = await self._update_returning(statement, params(key, now))
+        if row is not None:
+            flow = flow_from_row(valid, row, now)
+            _log.info("flow %s: %s -> %s", flow.fingerprint, action, flow.status)
+            return flow
+        current = await self._select(key)
+        error = refusal(current, owner, now, action)
+        if isinstance(error, FlowNotFound) and error.reason == "other-owner" and current is not None:
+            _security_event(valid, action, str(current[0]), str(owner))
+        else:
+            _log.info("flow %s: %s refused (%r)", flow_fingerprint(valid), action, error)
+        raise error
+
+
+def _security_event(flow_id: str, action: str, owner: str, caller: str) -> None:
+    _log.warning(
+        "SECURITY: flow %s: %s by another principal refused (owner %r, caller %r): "
+        "a link was opened or used by someone other than the user it was made for",
+        flow_fingerprint(flow_id),
+        action,
+        owner,
+        caller,
+    )

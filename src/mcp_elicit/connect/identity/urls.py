@@ -1,0 +1,56 @@
+"""Small URL rules shared by the identity and flow code (no I/O)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Final
+from urllib.parse import SplitResult, urlsplit
+
+__all__ = ["check_service_url", "is_loopback_host"]
+
+_FORBIDDEN_CHARS: Final = frozenset(' "<>\\^`{|}')
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """``localhost``, ``127.0.0.0/8`` or ``::1`` (brackets allowed). Nothing is resolved."""
+    if not host:
+        return False
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> SplitResult:
+    """Parse an absolute https URL of a service we talk to or publish; ``ValueError`` otherwise.
+
+    Refused: other schemes; ``http`` unless ``allow_loopback_http`` and the host is loopback;
+    userinfo; fragments; whitespace, control and other characters that have no business in a
+    configured URL (``"``, ``\\``, ``<``…, which also keeps the URL safe inside a quoted-string).
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError(f"{what} must be a non-empty str")
+    if any(ord(ch) <= 0x20 or ord(ch) >= 0x7F or ch in _FORBIDDEN_CHARS for ch in url):
+        raise ValueError(f"{what} contains a character not allowed here: {url!r}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ValueError(f"{what} is not a valid URL: {url!r} ({exc})") from None
+    if parts.scheme == "http":
+        if not (allow_loopback_http and is_loopback_host(parts.hostname)):
+            raise ValueError(
+                f"{what} must use https (http is allowed only on a loopback host, for development): {url!r}"
+            )
+    elif parts.scheme != "https":
+        raise ValueError(f"{what} must be an https URL: {url!r}")
+    if not parts.hostname:
+        raise ValueError(f"{what} has no host: {url!r}")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ValueError(f"{what} must not contain userinfo: {url!r}")
+    if parts.fragment or url.endswith("#"):
+        raise ValueError(f"{what} must not contain a fragment: {url!r}")
+    return parts
