@@ -8,6 +8,7 @@ handler round through the replay engine, and seals or unseals the flow state.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -31,7 +32,13 @@ from mcp_elicit.state import (
     StateStoreUnavailable,
     args_digest,
 )
-from mcp_elicit.wire import mrtr
+from mcp_elicit.state.binding import MAX_NESTING, request_digest
+from mcp_elicit.state.key_file import ENV_FILE_VAR as KEY_FILE_ENV_VAR
+from mcp_elicit.state.key_file import KeyFile
+from mcp_elicit.state.keys import ENV_VAR as KEYS_ENV_VAR
+from mcp_elicit.state.seal import Claimed
+from mcp_elicit.state.single_use import RedeliveryStore
+from mcp_elicit.wire import codec, mrtr
 from mcp_elicit.wire.capabilities import ClientCapabilities
 from mcp_elicit.wire.errors import (
     INTERNAL_ERROR,
@@ -73,7 +80,15 @@ class Server:
 
     State between rounds is sealed (AES-256-GCM) into ``requestState``. Give every instance of a
     deployment the same ``state_keys`` (or ``MCP_ELICIT_STATE_KEYS``); without keys a
-    process-local key is generated and a warning says so.
+    process-local key is generated and a warning says so. ``state_keys=KeyFile(path)`` (or
+    ``MCP_ELICIT_STATE_KEYS_FILE``) re-reads a key file while running, for rotation.
+
+    ``single_use``: a store that makes each ``requestState`` usable once. With
+    ``single_use_redelivery=True`` a re-issue of the very same request (same state, same
+    ``inputResponses``; after a broken connection or a crashed instance) gets the answer committed
+    for it instead of a refusal, and any other use of the token is still refused.
+    ``max_message_bytes``: the largest request accepted (bytes of one JSON-RPC message; HTTP
+    413 / stdio -32600 beyond it), 4 MiB by default.
     """
 
     def __init__(
@@ -83,10 +98,11 @@ class Server:
         *,
         title: str | None = None,
         instructions: str | None = None,
-        state_keys: KeyRing | Sequence[str | bytes] | None = None,
+        state_keys: KeyRing | KeyFile | Sequence[str | bytes] | None = None,
         state_ttl: float = 600.0,
         audience: str | None = None,
         single_use: SingleUseStore | None = None,
+        single_use_redelivery: bool = False,
         max_answer_attempts: int = 3,
         replay_grace: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -102,6 +118,12 @@ class Server:
         self.max_message_bytes = max_message_bytes
         self.cache_ttl_ms = cache_ttl_ms
         self.sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
+        if single_use_redelivery and not isinstance(single_use, RedeliveryStore):
+            raise ValueError(
+                "single_use_redelivery needs a single_use store that supports it "
+                "(SQLiteSingleUseStore or PostgresSingleUseStore)"
+            )
+        self.single_use_redelivery = single_use_redelivery
         self._tools: dict[str, Tool] = {}
         self._prompts: dict[str, Prompt] = {}
         self._resources: list[Resource] = []
@@ -358,17 +380,27 @@ class Server:
         kwargs: dict[str, Any],
     ) -> Completed | dict[str, Any]:
         """Run one round of a flow. Returns the handler's completion, or an
-        ``InputRequiredResult`` dict when the handler is waiting for input."""
+        ``InputRequiredResult`` dict when the handler is waiting for input.
+
+        In redelivery mode (``single_use_redelivery``) a round that carries a ``requestState``
+        returns its final result dict instead of a completion, because that dict is what gets
+        committed to the single-use store and sent again to a re-issue of the same request."""
         request = call.request
         params = request.params
         responses = mrtr.read_input_responses(params)
         token = mrtr.read_request_state(params)
         binding: RequestBinding | None = None
+        claimed: Claimed | None = None
         if token is None:
             record = FlowRecord()
         else:
-            binding = self._binding(request.method, target, arguments, call.principal)
-            record = await self._open_state(token, binding, request.method, target)
+            binding = self._checked_binding(request.method, target, arguments, call.principal)
+            if self.single_use_redelivery:
+                claimed, record = await self._claim_state(token, binding, responses, request.method, target)
+                if claimed.response is not None:
+                    return _stored_result(claimed.response)
+            else:
+                record = await self._open_state(token, binding, request.method, target)
         rnd = Round(record, responses)
         context_param = entry.signature.context_param
         if context_param is not None:
@@ -390,7 +422,9 @@ class Server:
             logger.error("%s in %s %r: %s", type(exc).__name__, request.method, target, exc)
             raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         if isinstance(outcome, Completed) and not isinstance(outcome.value, InputRequired):
-            return outcome
+            if claimed is None:
+                return outcome
+            return await self._commit(claimed, _final_result(entry, target, outcome.value), target)
         if isinstance(outcome, Completed):
             lowlevel: InputRequired = outcome.value
             requests = lowlevel.input_requests
@@ -400,28 +434,86 @@ class Server:
             requests = outcome.requests
             next_record = rnd.next_record(record.user_state)
         if binding is None:
-            binding = self._binding(request.method, target, arguments, call.principal)
-        state = self.sealer.seal(next_record.to_payload(), binding)
-        return mrtr.input_required_result(requests, state)
+            binding = self._checked_binding(request.method, target, arguments, call.principal)
+        try:
+            state = self.sealer.seal(next_record.to_payload(), binding)
+        except TypeError:
+            # Raw answers (sampling, roots) are kept in the state as sent; JSON nested too deeply
+            # to be encoded again is the request's fault, not the handler's.
+            if _nested_deeper_than(responses, MAX_ANSWER_NESTING):
+                raise invalid_params(
+                    f"inputResponses must be JSON data nested at most {MAX_ANSWER_NESTING} levels deep"
+                ) from None
+            raise
+        result = mrtr.input_required_result(requests, state)
+        if claimed is None:
+            return result
+        return await self._commit(claimed, result, target)
 
     def _binding(
         self, method: str, target: str, arguments: dict[str, Any], principal: str | None
     ) -> RequestBinding:
         return RequestBinding(method, target, args_digest(arguments), principal)
 
+    def _checked_binding(
+        self, method: str, target: str, arguments: dict[str, Any], principal: str | None
+    ) -> RequestBinding:
+        """:meth:`_binding`, with arguments that cannot be digested (nested too deeply) refused
+        as -32602 instead of failing inside the engine."""
+        try:
+            return self._binding(method, target, arguments, principal)
+        except (TypeError, RecursionError):
+            raise invalid_params(
+                f"arguments must be JSON data nested at most {MAX_NESTING} levels deep"
+            ) from None
+
     async def _open_state(self, token: str, binding: RequestBinding, method: str, target: str) -> FlowRecord:
         try:
             unsealed = await self.sealer.open(token, binding)
             return FlowRecord.from_payload(unsealed.payload)
-        except StateStoreUnavailable:
-            logger.exception("the single-use state store is unavailable")
-            raise internal_error(
-                "the server's state store is unavailable; retry the request shortly"
-            ) from None
+        except StateStoreUnavailable as exc:
+            raise _store_unavailable(exc) from None
         except (StateRejected, MalformedFlow) as exc:
-            reason = getattr(exc, "reason", str(exc))
-            logger.info("refused requestState on %s %r: %s", method, target, reason)
-            raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA)) from None
+            raise _refused_state(exc, method, target) from None
+
+    async def _claim_state(
+        self,
+        token: str,
+        binding: RequestBinding,
+        responses: dict[str, Any],
+        method: str,
+        target: str,
+    ) -> tuple[Claimed, FlowRecord]:
+        """Redelivery mode: claim the token for this exact request (see
+        :mod:`mcp_elicit.state.single_use`). The record is empty when an answer is stored."""
+        try:
+            digest = request_digest(binding, responses)
+        except (TypeError, RecursionError):
+            raise invalid_params(
+                f"inputResponses must be JSON data nested at most {MAX_NESTING} levels deep"
+            ) from None
+        try:
+            claimed = await self.sealer.claim(token, binding, digest)
+            if claimed.response is not None:
+                logger.info("redelivering the committed answer on %s %r", method, target)
+                return claimed, FlowRecord()
+            return claimed, FlowRecord.from_payload(claimed.unsealed.payload)
+        except StateStoreUnavailable as exc:
+            raise _store_unavailable(exc) from None
+        except (StateRejected, MalformedFlow) as exc:
+            raise _refused_state(exc, method, target) from None
+
+    async def _commit(self, claimed: Claimed, result: dict[str, Any], target: str) -> dict[str, Any]:
+        """Redelivery mode: store this round's answer; return the one to send (the first
+        committed for the token: ours, or that of a concurrent attempt that won)."""
+        encoded = codec.dumps(result)
+        try:
+            stored = await self.sealer.commit(claimed, encoded)
+        except StateStoreUnavailable as exc:
+            raise _store_unavailable(exc) from None
+        except StateRejected as exc:
+            raise _refused_state(exc, "commit", target) from None
+        return result if stored is encoded else _stored_result(stored)
 
     # -- running ---------------------------------------------------------------------------
     def asgi(
@@ -461,15 +553,86 @@ class Server:
 
 
 def _make_sealer(
-    keys: KeyRing | Sequence[str | bytes] | None,
+    keys: KeyRing | KeyFile | Sequence[str | bytes] | None,
     *,
     audience: str,
     ttl: float,
     single_use: SingleUseStore | None,
 ) -> StateSealer:
-    """Built when the server is: a bad key configuration fails at start-up, not mid-flow."""
-    ring = keys if isinstance(keys, KeyRing) else KeyRing.from_config(keys)
-    return StateSealer(ring, audience=audience, ttl=ttl, single_use=single_use)
+    """Built when the server is: a bad key configuration fails at start-up, not mid-flow.
+
+    Keys: the ``state_keys`` given (a ring, a :class:`KeyFile`, or secrets), else the file named
+    by ``MCP_ELICIT_STATE_KEYS_FILE``, else ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key."""
+    source: KeyRing | KeyFile
+    if isinstance(keys, KeyRing | KeyFile):
+        source = keys
+    elif keys is None and os.environ.get(KEY_FILE_ENV_VAR, "").strip():
+        if os.environ.get(KEYS_ENV_VAR, "").strip():
+            raise ValueError(f"both {KEYS_ENV_VAR} and {KEY_FILE_ENV_VAR} are set: keep one of the two")
+        key_file = KeyFile.from_env()
+        assert key_file is not None
+        source = key_file
+    else:
+        source = KeyRing.from_config(keys)
+    return StateSealer(source, audience=audience, ttl=ttl, single_use=single_use)
+
+
+STORE_UNAVAILABLE_DATA = {"reason": "state_store_unavailable", "retryable": True}
+MAX_ANSWER_NESTING = 200  # answers are kept in the sealed state; its encoder stops at 254 levels
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON data nests arrays/objects more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _store_unavailable(exc: StateStoreUnavailable) -> McpError:
+    """The single-use store could not answer: fail closed with an error worth retrying."""
+    logger.warning("the single-use state store is unavailable: %s", exc)
+    return McpError(
+        INTERNAL_ERROR,
+        "Internal error: the server's state store is unavailable; retry the request shortly",
+        dict(STORE_UNAVAILABLE_DATA),
+    )
+
+
+def _refused_state(exc: StateRejected | MalformedFlow, method: str, target: str) -> McpError:
+    reason = getattr(exc, "reason", str(exc))
+    logger.info("refused requestState on %s %r: %s", method, target, reason)
+    return McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
+
+
+def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> dict[str, Any]:
+    """The result a completion becomes, built here (redelivery mode) so that exactly what is
+    committed is what is sent. The same shapes as ``_call_tool``, ``_get_prompt`` and
+    ``_read_resource`` build (a read with a ``requestState`` is never cacheable)."""
+    if isinstance(entry, Tool):
+        return tool_result(value)
+    if isinstance(entry, Prompt):
+        return prompt_result(value, entry.description)
+    result = resource_result(target, value, entry.mime_type)
+    result.setdefault("ttlMs", 0)
+    result.setdefault("cacheScope", "private")
+    return result
+
+
+def _stored_result(stored: bytes) -> dict[str, Any]:
+    result = codec.loads(stored)
+    if not isinstance(result, dict):  # only dicts are committed
+        raise internal_error("the stored answer for this requestState is corrupt")
+    return result
 
 
 def _arguments(request: Request) -> dict[str, Any]:

@@ -5,8 +5,12 @@
 * :class:`StateSealer`: seals a payload bound to a :class:`RequestBinding` (method, target,
   :func:`args_digest`, principal) plus audience and expiry; unseals with every check, raising
   :class:`StateRejected` whose ``str()`` is always :data:`INVALID_STATE_MESSAGE`.
+* :class:`KeyFile`: a key ring read from a file and re-read while running (rotation without a
+  restart; ``MCP_ELICIT_STATE_KEYS_FILE``).
 * :class:`SingleUseStore`: optional "first use wins" store that makes a token single-use:
-  :class:`SQLiteSingleUseStore` and :class:`PostgresSingleUseStore`.
+  :class:`SQLiteSingleUseStore` and :class:`PostgresSingleUseStore`. Both are also a
+  :class:`RedeliveryStore`: a re-issued request gets its committed answer again instead of a
+  refusal (see :mod:`mcp_elicit.state.single_use`).
 
 The two store classes are loaded on first access so that importing this package costs little
 more than ``cryptography``'s AESGCM and orjson (no asyncio, sqlite3 or psycopg until needed).
@@ -17,9 +21,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .binding import RequestBinding, args_digest
+from .binding import request_digest as request_digest
 from .errors import INVALID_STATE_MESSAGE, RejectReason, StateRejected, StateStoreUnavailable
+from .key_file import KeyFile as KeyFile
 from .keys import KeyRing
+from .seal import Claimed as Claimed
 from .seal import StateSealer, Unsealed
+from .single_use import Claim as Claim
+from .single_use import RedeliveryStore as RedeliveryStore
 from .single_use import SingleUseStore
 
 if TYPE_CHECKING:
@@ -40,6 +49,8 @@ __all__ = [
     "Unsealed",
     "args_digest",
 ]
+# Also re-exported here, outside __all__ (which tests pin): KeyFile, Claim, Claimed,
+# RedeliveryStore, request_digest (homes: .key_file, .single_use, .seal, .binding).
 
 
 def __getattr__(name: str) -> Any:

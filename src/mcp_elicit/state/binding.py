@@ -12,9 +12,14 @@ from typing import Final
 
 import orjson
 
-__all__ = ["RequestBinding", "args_digest"]
+__all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "request_digest"]
 
 _EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
+
+MAX_NESTING: Final = 400
+"""Deepest nesting of arrays and objects :func:`args_digest` accepts (``TypeError`` beyond). JSON
+parsers stop near 1000 levels, Python's recursion limit is 1000 frames: without this bound a
+deeply nested argument would surface as a ``RecursionError`` from the middle of the engine."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,7 @@ class RequestBinding:
             raise TypeError("RequestBinding.principal must be a str or None")
 
 
-def _normalise(value: object, non_finite: list[bool]) -> object:
+def _normalise(value: object, non_finite: list[bool], depth: int = 0) -> object:
     """Copy JSON data with numbers compared by value: ``1.0`` and ``1`` are the same number.
 
     Clients (JavaScript ones in particular) may re-serialise ``1.0`` as ``1`` on the retry; the
@@ -60,15 +65,17 @@ def _normalise(value: object, non_finite: list[bool]) -> object:
         if value.is_integer() and abs(value) < _EXACT_INT_LIMIT:
             return int(value)
         return value
+    if depth >= MAX_NESTING:
+        raise TypeError(f"arguments must be JSON data nested at most {MAX_NESTING} levels deep")
     if isinstance(value, dict):
         out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"arguments must be JSON data: object key {key!r} is not a str")
-            out[key] = _normalise(item, non_finite)
+            out[key] = _normalise(item, non_finite, depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [_normalise(item, non_finite) for item in value]
+        return [_normalise(item, non_finite, depth + 1) for item in value]
     raise TypeError(f"arguments must be JSON data, got {type(value).__name__}")
 
 
@@ -77,7 +84,7 @@ def args_digest(arguments: object) -> str:
 
     Canonical form: object keys sorted, no whitespace, UTF-8, numbers by value (``1.0 == 1``).
     ``None`` (arguments absent) and ``{}`` give the same digest. Raises ``TypeError`` for values
-    that are not JSON data.
+    that are not JSON data or are nested deeper than :data:`MAX_NESTING`.
     """
     if arguments is None:
         arguments = {}
@@ -92,7 +99,30 @@ def args_digest(arguments: object) -> str:
         # (``NaN``, ``Infinity``, exact big integers). The same value always takes the same path.
         import json
 
-        encoded = json.dumps(
-            canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
-        ).encode("utf-8", "surrogatepass")
+        try:
+            text = json.dumps(
+                canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
+            )
+        except RecursionError:  # deep nesting on a stack already in use: refuse, never crash
+            raise TypeError("arguments are nested too deeply to be digested") from None
+        encoded = text.encode("utf-8", "surrogatepass")
     return hashlib.sha256(encoded).hexdigest()
+
+
+def request_digest(binding: RequestBinding, input_responses: object) -> str:
+    """What makes two requests "the same request" for single-use redelivery: the binding (method,
+    target, arguments, principal) and the canonical ``inputResponses`` (``None`` = ``{}``).
+
+    The JSON-RPC id, ``_meta`` and the headers are not part of it: a client that re-issues a
+    request after a broken connection sends a new id, and may send it to another instance.
+    Raises ``TypeError`` like :func:`args_digest`.
+    """
+    return args_digest(
+        [
+            binding.method,
+            binding.target,
+            binding.args_digest,
+            binding.principal,
+            {} if input_responses is None else input_responses,
+        ]
+    )

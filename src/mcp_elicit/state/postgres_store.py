@@ -3,8 +3,14 @@
 * Consuming is ``INSERT ... ON CONFLICT (token_id) DO NOTHING RETURNING 1`` in autocommit mode:
   the primary key makes exactly one insert of a given id win, across every connection. A returned
   row means "first use".
+* Redelivery mode (:class:`~mcp_elicit.state.single_use.RedeliveryStore`) uses the same table and
+  two more nullable columns, ``request_digest`` and ``response``: a claim is the same insert with
+  the digest (plus one ``SELECT`` when the id is taken), a commit is one
+  ``UPDATE ... WHERE response IS NULL RETURNING 1`` (plus one ``SELECT`` when it lost).
 * The table is created on first use (``CREATE TABLE IF NOT EXISTS``; the race between two
-  processes creating it at the same moment is tolerated).
+  processes creating it at the same moment is tolerated). A table made by an earlier version
+  without the two redelivery columns gets them (``ALTER TABLE ... ADD COLUMN IF NOT EXISTS``, only
+  when the catalog says they are missing).
 * One psycopg 3 ``AsyncConnection`` guarded by an ``asyncio.Lock`` (a round trip on a local network
   is a fraction of a millisecond, and psycopg prepares the statement after a few uses).
 * Every operation, including waiting for the lock and (re)connecting, runs under a client-side
@@ -29,10 +35,12 @@ import re
 import select
 import time
 from collections.abc import Awaitable, Callable
+from hmac import compare_digest
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from .errors import StateStoreUnavailable
+from .single_use import Claim
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, sql
@@ -76,6 +84,26 @@ def _index_name(table: str) -> str:
         return name
     # Keep it within PostgreSQL's 63-byte limit and distinct for tables sharing a long prefix.
     return f"{table[:39]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_expires_at_idx"
+
+
+def _check_record(token_id: str, expires_at: float) -> None:
+    if not isinstance(token_id, str) or not token_id:
+        raise TypeError("token_id must be a non-empty str")
+    if isinstance(expires_at, bool) or not isinstance(expires_at, int | float):
+        raise TypeError("expires_at must be a number (seconds since the epoch)")
+    if not math.isfinite(expires_at):
+        raise ValueError("expires_at must be finite")
+
+
+def _as_bytes(value: object) -> bytes | None:
+    """A ``bytea`` column as bytes (psycopg gives bytes; memoryview/bytearray are tolerated)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    raise TypeError(f"unexpected bytea value of type {type(value).__name__}")
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -140,7 +168,10 @@ class PostgresSingleUseStore:
 
         ident = psql.Identifier(*parts)
         index = psql.Identifier(_index_name(parts[-1]))
-        columns = "(token_id text PRIMARY KEY, expires_at double precision NOT NULL)"
+        columns = (
+            "(token_id text PRIMARY KEY, expires_at double precision NOT NULL, "
+            "request_digest text, response bytea)"
+        )
         self._q_create_table: sql.Composed = psql.SQL("CREATE TABLE IF NOT EXISTS {} " + columns).format(
             ident
         )
@@ -150,6 +181,31 @@ class PostgresSingleUseStore:
         self._q_insert: sql.Composed = psql.SQL(
             "INSERT INTO {} (token_id, expires_at) VALUES (%s, %s) "
             "ON CONFLICT (token_id) DO NOTHING RETURNING 1"
+        ).format(ident)
+        self._q_claim: sql.Composed = psql.SQL(
+            "INSERT INTO {} (token_id, expires_at, request_digest) VALUES (%s, %s, %s) "
+            "ON CONFLICT (token_id) DO NOTHING RETURNING 1"
+        ).format(ident)
+        self._q_claimed: sql.Composed = psql.SQL(
+            "SELECT request_digest, response FROM {} WHERE token_id = %s"
+        ).format(ident)
+        self._q_commit: sql.Composed = psql.SQL(
+            "UPDATE {} SET response = %s "
+            "WHERE token_id = %s AND request_digest = %s AND response IS NULL RETURNING 1"
+        ).format(ident)
+        self._q_committed: sql.Composed = psql.SQL(
+            "SELECT response FROM {} WHERE token_id = %s AND request_digest = %s"
+        ).format(ident)
+        # The catalog check is parameterised with the quoted name; the parts are plain identifiers.
+        self._regclass = ".".join(f'"{part}"' for part in parts)
+        self._q_missing_columns: sql.SQL = psql.SQL(
+            "SELECT c FROM unnest(ARRAY['request_digest', 'response']) AS c "
+            "WHERE NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass "
+            "AND attname = c AND NOT attisdropped)"
+        )
+        self._q_add_columns: sql.Composed = psql.SQL(
+            "ALTER TABLE {} ADD COLUMN IF NOT EXISTS request_digest text, "
+            "ADD COLUMN IF NOT EXISTS response bytea"
         ).format(ident)
         purge = "DELETE FROM {} WHERE expires_at < %s"
         self._q_purge: sql.Composed = psql.SQL(purge).format(ident)
@@ -194,6 +250,10 @@ class PostgresSingleUseStore:
             for statement in (self._q_create_table, self._q_create_index):
                 with contextlib.suppress(*race_lost):
                     await conn.execute(statement)
+            cursor = await conn.execute(self._q_missing_columns, (self._regclass,))
+            if await cursor.fetchall():  # a table from a version without redelivery
+                with contextlib.suppress(*race_lost, psycopg.errors.DuplicateColumn):
+                    await conn.execute(self._q_add_columns)
         except BaseException:
             await conn.close()
             raise
@@ -282,12 +342,7 @@ class PostgresSingleUseStore:
 
     async def consume(self, token_id: str, expires_at: float) -> bool:
         """``True`` the first time ``token_id`` is seen, ``False`` afterwards (atomic)."""
-        if not isinstance(token_id, str) or not token_id:
-            raise TypeError("token_id must be a non-empty str")
-        if isinstance(expires_at, bool) or not isinstance(expires_at, int | float):
-            raise TypeError("expires_at must be a number (seconds since the epoch)")
-        if not math.isfinite(expires_at):
-            raise ValueError("expires_at must be finite")
+        _check_record(token_id, expires_at)
         params = (token_id, float(expires_at))
 
         async def insert(conn: AsyncConnection[Any]) -> bool:
@@ -295,6 +350,10 @@ class PostgresSingleUseStore:
             return await cursor.fetchone() is not None
 
         result = await self._run("consume", insert)
+        await self._count_and_purge()
+        return result
+
+    async def _count_and_purge(self) -> None:
         if self._purge_every:
             self._consumed += 1
             if self._consumed % self._purge_every == 0:
@@ -302,7 +361,46 @@ class PostgresSingleUseStore:
                     await self.purge_expired(self._clock())
                 except StateStoreUnavailable as exc:
                     _log.warning("purging expired requestState records failed: %s", exc)
+
+    async def claim(self, token_id: str, request_digest: str, expires_at: float) -> Claim:
+        """Record ``(token_id, request_digest)`` unless the id is known; report what is stored."""
+        _check_record(token_id, expires_at)
+        if not isinstance(request_digest, str) or not request_digest:
+            raise TypeError("request_digest must be a non-empty str")
+        params = (token_id, float(expires_at), request_digest)
+
+        async def insert(conn: AsyncConnection[Any]) -> Claim:
+            cursor = await conn.execute(self._q_claim, params)
+            if await cursor.fetchone() is not None:
+                return Claim(first=True, same_request=True)
+            cursor = await conn.execute(self._q_claimed, (token_id,))
+            row = await cursor.fetchone()
+            if row is None:  # purged between the two statements: only after expiry, refuse
+                return Claim(first=False, same_request=False)
+            stored_digest, response = row
+            same = isinstance(stored_digest, str) and compare_digest(stored_digest, request_digest)
+            return Claim(first=False, same_request=same, response=_as_bytes(response) if same else None)
+
+        result = await self._run("claim", insert)
+        await self._count_and_purge()
         return result
+
+    async def commit(self, token_id: str, request_digest: str, response: bytes) -> bytes | None:
+        """Store ``response`` unless an answer is stored; returns the answer now stored."""
+        if not isinstance(token_id, str) or not token_id:
+            raise TypeError("token_id must be a non-empty str")
+        if not isinstance(response, bytes):
+            raise TypeError("response must be bytes")
+
+        async def update(conn: AsyncConnection[Any]) -> bytes | None:
+            cursor = await conn.execute(self._q_commit, (response, token_id, request_digest))
+            if await cursor.fetchone() is not None:
+                return response
+            cursor = await conn.execute(self._q_committed, (token_id, request_digest))
+            row = await cursor.fetchone()
+            return None if row is None else _as_bytes(row[0])
+
+        return await self._run("commit", update)
 
     async def purge_expired(self, now: float) -> int:
         """Delete rows with ``expires_at < now``; returns how many were deleted."""

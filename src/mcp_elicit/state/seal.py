@@ -24,8 +24,15 @@ Token format (ASCII)::
   length act as a compression oracle on the server data (the CRIME/BREACH family).
 * Nonces are random (96 bits). Rotate the sealing key well before 2**32 seals per key.
 
-:meth:`StateSealer.unseal` does pure checks (no I/O) and raises :class:`StateRejected` with a
-reason for logs; :meth:`StateSealer.open` also enforces single use when a store is configured.
+:meth:`StateSealer.unseal` does pure checks and raises :class:`StateRejected` with a reason for
+logs; :meth:`StateSealer.open` also enforces single use when a store is configured, and
+:meth:`StateSealer.claim` / :meth:`StateSealer.commit` do the same in redelivery mode (see
+:mod:`mcp_elicit.state.single_use` for why and how).
+
+Keys come from a :class:`KeyRing` (fixed; :meth:`StateSealer.replace_keys` swaps it) or a
+:class:`~mcp_elicit.state.key_file.KeyFile` (re-read while running). Either way each seal and each
+unseal reads the ring exactly once, so a swap is atomic for them. With a key file, seal and unseal
+may ``stat`` it (once per its ``check_interval``); that is the only I/O here.
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ from cryptography.exceptions import InvalidTag
 
 from .binding import RequestBinding
 from .errors import StateRejected
+from .key_file import KeyFile
 from .keys import KID_BYTES, KeyRing
-from .single_use import SingleUseStore
+from .single_use import RedeliveryStore, SingleUseStore
 
 __all__ = [
     "AD_PREFIX",
@@ -53,6 +61,7 @@ __all__ = [
     "DEFAULT_MAX_TOKEN_BYTES",
     "DEFAULT_TTL",
     "TOKEN_PREFIX",
+    "Claimed",
     "StateSealer",
     "Unsealed",
 ]
@@ -103,6 +112,19 @@ class Unsealed:
     expires_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A ``requestState`` claimed for one request (:meth:`StateSealer.claim`).
+
+    ``response``: the answer committed earlier for this same request (send it again, run
+    nothing), or ``None`` (run the round, then :meth:`StateSealer.commit` its answer).
+    """
+
+    unsealed: Unsealed
+    request_digest: str
+    response: bytes | None
+
+
 class StateSealer:
     """Seal and open ``requestState`` tokens for one server audience.
 
@@ -115,6 +137,7 @@ class StateSealer:
         "_audience",
         "_clock",
         "_clock_skew",
+        "_key_file",
         "_keys",
         "_max_token_bytes",
         "_single_use",
@@ -123,7 +146,7 @@ class StateSealer:
 
     def __init__(
         self,
-        keys: KeyRing,
+        keys: KeyRing | KeyFile,
         *,
         audience: str,
         ttl: float = DEFAULT_TTL,
@@ -132,8 +155,11 @@ class StateSealer:
         max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
         clock_skew: float = DEFAULT_CLOCK_SKEW,
     ) -> None:
+        key_file: KeyFile | None = None
+        if isinstance(keys, KeyFile):
+            key_file, keys = keys, keys.ring
         if not isinstance(keys, KeyRing):
-            raise TypeError("keys must be a KeyRing")
+            raise TypeError("keys must be a KeyRing or a KeyFile")
         if not isinstance(audience, str) or not audience:
             raise ValueError("audience must be a non-empty str (for example the server's URL)")
         if isinstance(ttl, bool) or not _is_number(ttl) or not math.isfinite(ttl) or ttl <= 0:
@@ -150,6 +176,7 @@ class StateSealer:
         ):
             raise ValueError("clock_skew must be a non-negative, finite number of seconds")
         self._keys = keys
+        self._key_file = key_file
         self._audience = audience
         self._ttl = float(ttl)
         self._clock = clock
@@ -159,7 +186,21 @@ class StateSealer:
 
     @property
     def keys(self) -> KeyRing:
-        return self._keys
+        """The ring in use now."""
+        return self._keys if self._key_file is None else self._key_file.ring
+
+    @property
+    def key_file(self) -> KeyFile | None:
+        return self._key_file
+
+    def replace_keys(self, keys: KeyRing) -> None:
+        """Swap the key ring (atomic for concurrent seals and unseals). Not with a key file:
+        edit the file instead."""
+        if not isinstance(keys, KeyRing):
+            raise TypeError("keys must be a KeyRing")
+        if self._key_file is not None:
+            raise ValueError("this sealer's keys come from a KeyFile: change the file instead")
+        self._keys = keys
 
     @property
     def audience(self) -> str:
@@ -205,7 +246,8 @@ class StateSealer:
         except orjson.JSONEncodeError as exc:
             raise TypeError(f"the requestState payload is not JSON-serialisable: {exc}") from None
         # No compression here, deliberately: see the module docstring (compression oracle).
-        kid, aead = self._keys.sealing_key()
+        key_file = self._key_file  # inlined _ring(): this is the hot path
+        kid, aead = (self._keys if key_file is None else key_file.poll()).sealing_key()
         sealed = aead.encrypt(nonce, plaintext, AD_PREFIX + kid)
         token = TOKEN_PREFIX + _b64url(kid + nonce + sealed)
         if len(token) > self._max_token_bytes:
@@ -257,7 +299,8 @@ class StateSealer:
         """
         raw = self._decode(token)
         kid = raw[:KID_BYTES]
-        aead = self._keys.key_for(kid)
+        key_file = self._key_file
+        aead = (self._keys if key_file is None else key_file.poll()).key_for(kid)
         if aead is None:
             raise StateRejected("unknown-key")
         try:
@@ -329,3 +372,39 @@ class StateSealer:
             if not await store.consume(unsealed.token_id, keep_until):
                 raise StateRejected("replayed")
         return unsealed
+
+    async def claim(self, token: object, binding: RequestBinding, request_digest: str) -> Claimed:
+        """:meth:`unseal`, then claim the token for the request whose digest is given
+        (:func:`~mcp_elicit.state.binding.request_digest`); redelivery mode.
+
+        Raises ``StateRejected("replayed")`` when the token was used for another request (or
+        consumed in strict mode). Without a store, nothing is tracked (``response`` is ``None``).
+        The store must be a :class:`RedeliveryStore`. :class:`StateStoreUnavailable` propagates.
+        """
+        unsealed = self.unseal(token, binding)
+        store = self._single_use
+        if store is None:
+            return Claimed(unsealed, request_digest, None)
+        if not isinstance(store, RedeliveryStore):
+            raise TypeError(f"{type(store).__name__} does not support redelivery (claim/commit)")
+        keep_until = unsealed.expires_at + self._clock_skew
+        found = await store.claim(unsealed.token_id, request_digest, keep_until)
+        if not found.same_request:
+            raise StateRejected("replayed")
+        return Claimed(unsealed, request_digest, found.response)
+
+    async def commit(self, claimed: Claimed, response: bytes) -> bytes:
+        """Store the answer to a claimed request; returns the answer to send (the first one
+        committed for this token, which is ``response`` unless another attempt won).
+
+        Raises ``StateRejected("expired")`` when the claim is gone (expired and purged).
+        """
+        store = self._single_use
+        if store is None:
+            return response
+        if not isinstance(store, RedeliveryStore):
+            raise TypeError(f"{type(store).__name__} does not support redelivery (claim/commit)")
+        stored = await store.commit(claimed.unsealed.token_id, claimed.request_digest, response)
+        if stored is None:
+            raise StateRejected("expired")
+        return stored

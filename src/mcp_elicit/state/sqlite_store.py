@@ -2,10 +2,15 @@
 
 How it stays atomic and keeps the event loop responsive:
 
-* Table ``used_state(token_id TEXT PRIMARY KEY, expires_at REAL)``; consuming is one
-  ``INSERT ... ON CONFLICT(token_id) DO NOTHING`` in autocommit mode. SQLite serialises writers
-  (also across processes), so exactly one insert of a given id changes a row: that caller gets
-  ``True``, everyone else ``False``.
+* Table ``used_state(token_id TEXT PRIMARY KEY, expires_at REAL, request_digest TEXT,
+  response BLOB)``; consuming is one ``INSERT ... ON CONFLICT(token_id) DO NOTHING`` in autocommit
+  mode. SQLite serialises writers (also across processes), so exactly one insert of a given id
+  changes a row: that caller gets ``True``, everyone else ``False``.
+* Redelivery mode (:class:`~mcp_elicit.state.single_use.RedeliveryStore`): a claim is the same
+  insert with the request digest (plus one ``SELECT`` when the id is taken); a commit is one
+  ``UPDATE ... WHERE response IS NULL`` (plus one ``SELECT`` when it lost). The digest never
+  changes once written, so the two statements need no transaction around them. A file made by an
+  earlier version gets the two columns added when it is opened.
 * The file is in WAL mode. Two connections are kept:
 
   - a *fast* one with a zero busy timeout, used inline on the event loop thread. An uncontended
@@ -34,10 +39,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from hmac import compare_digest
 from types import TracebackType
-from typing import Final
+from typing import Final, TypeVar
 
 from .errors import StateStoreUnavailable
+from .single_use import Claim
 
 __all__ = ["SQLiteSingleUseStore"]
 
@@ -47,8 +54,19 @@ _log = logging.getLogger("mcp_elicit.state")
 # another file for another store.
 _CREATE_TABLE: Final = (
     "CREATE TABLE IF NOT EXISTS used_state "
-    "(token_id TEXT PRIMARY KEY NOT NULL, expires_at REAL NOT NULL) WITHOUT ROWID"
+    "(token_id TEXT PRIMARY KEY NOT NULL, expires_at REAL NOT NULL, request_digest TEXT, "
+    "response BLOB) WITHOUT ROWID"
 )
+_REDELIVERY_COLUMNS: Final = (("request_digest", "TEXT"), ("response", "BLOB"))
+_CLAIM: Final = (
+    "INSERT INTO used_state (token_id, expires_at, request_digest) VALUES (?, ?, ?) "
+    "ON CONFLICT (token_id) DO NOTHING"
+)
+_CLAIMED: Final = "SELECT request_digest, response FROM used_state WHERE token_id = ?"
+_COMMIT: Final = (
+    "UPDATE used_state SET response = ? WHERE token_id = ? AND request_digest = ? AND response IS NULL"
+)
+_COMMITTED: Final = "SELECT response FROM used_state WHERE token_id = ? AND request_digest = ?"
 _CREATE_INDEX: Final = "CREATE INDEX IF NOT EXISTS used_state_expires_at ON used_state (expires_at)"
 _INSERT: Final = (
     "INSERT INTO used_state (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING"
@@ -57,6 +75,7 @@ _PURGE: Final = "DELETE FROM used_state WHERE expires_at < ?"
 _CHECKPOINT_EVERY: Final = 1000  # inline inserts between two passive WAL checkpoints
 _SQLITE_BUSY: Final = 5
 _SQLITE_LOCKED: Final = 6
+_T = TypeVar("_T")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -73,6 +92,37 @@ def _check_record(token_id: str, expires_at: float) -> None:
         raise TypeError("expires_at must be a number (seconds since the epoch)")
     if not math.isfinite(expires_at):
         raise ValueError("expires_at must be finite")
+
+
+def _add_redelivery_columns(conn: sqlite3.Connection) -> None:
+    """Give a table from a version without redelivery its two extra columns."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(used_state)")}
+    for name, kind in _REDELIVERY_COLUMNS:
+        if name not in present:
+            try:
+                conn.execute(f"ALTER TABLE used_state ADD COLUMN {name} {kind}")  # fixed names
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):  # another process added it meanwhile
+                    raise
+
+
+def _claim_on(conn: sqlite3.Connection, token_id: str, expires_at: float, digest: str) -> Claim:
+    if conn.execute(_CLAIM, (token_id, float(expires_at), digest)).rowcount == 1:
+        return Claim(first=True, same_request=True)
+    row = conn.execute(_CLAIMED, (token_id,)).fetchone()
+    if row is None:  # purged between the two statements: only after expiry, refuse
+        return Claim(first=False, same_request=False)
+    stored, response = row
+    same = isinstance(stored, str) and compare_digest(stored, digest)
+    stored_response = bytes(response) if same and response is not None else None
+    return Claim(first=False, same_request=same, response=stored_response)
+
+
+def _commit_on(conn: sqlite3.Connection, token_id: str, digest: str, response: bytes) -> bytes | None:
+    if conn.execute(_COMMIT, (response, token_id, digest)).rowcount == 1:
+        return response
+    row = conn.execute(_COMMITTED, (token_id, digest)).fetchone()
+    return None if row is None or row[0] is None else bytes(row[0])
 
 
 class SQLiteSingleUseStore:
@@ -182,6 +232,7 @@ class SQLiteSingleUseStore:
                         )
                 conn.execute(_CREATE_TABLE)
                 conn.execute(_CREATE_INDEX)
+                _add_redelivery_columns(conn)
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or time.monotonic() + pause > deadline:
@@ -208,17 +259,23 @@ class SQLiteSingleUseStore:
 
     # ------------------------------------------------------------------------------ operations
 
-    def _insert(self, conn: sqlite3.Connection, token_id: str, expires_at: float) -> bool:
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, token_id: str, expires_at: float) -> bool:
         cursor = conn.execute(_INSERT, (token_id, float(expires_at)))
         return cursor.rowcount == 1
 
-    def _try_fast(self, token_id: str, expires_at: float) -> bool | None:
-        """Inline attempt that never waits; ``None`` means "busy, use the worker thread"."""
+    def _try_fast(self, op: Callable[[sqlite3.Connection], _T]) -> _T | None:
+        """Inline attempt that never waits; ``None`` means "busy, use the worker thread".
+
+        ``op`` must not return ``None``. A multi-statement ``op`` that meets a busy file after its
+        first statement is repeated on the worker thread; the operations here are written so that
+        repeating them gives the same answer (the first statement's effect is found again).
+        """
         conn = self._fast
         if conn is None or self._durable or not self._fast_lock.acquire(blocking=False):
             return None
         try:
-            return self._insert(conn, token_id, expires_at)
+            return op(conn)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 return None
@@ -228,16 +285,34 @@ class SQLiteSingleUseStore:
         finally:
             self._fast_lock.release()
 
-    def _consume_slow(self, token_id: str, expires_at: float) -> bool:
+    def _run_slow(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
         self._open_sync()
         with self._slow_lock:
             conn = self._slow
             if conn is None:
                 raise StateStoreUnavailable("SQLite single-use store is closed")
             try:
-                return self._insert(conn, token_id, expires_at)
+                return op(conn)
             except sqlite3.Error as exc:
                 raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
+
+    async def _write(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run a write inline when the file is free, else on the worker thread."""
+        if self._closed:
+            raise StateStoreUnavailable("SQLite single-use store is closed")
+        result = self._try_fast(op)
+        if result is None:
+            result = await asyncio.to_thread(self._run_slow, op)
+        elif not self._memory:
+            # The fast connection never checkpoints by itself; do it off the loop now and then.
+            self._fast_writes += 1
+            if self._fast_writes >= _CHECKPOINT_EVERY:
+                self._fast_writes = 0
+                try:
+                    await asyncio.to_thread(self._checkpoint_sync)
+                except sqlite3.Error as exc:
+                    _log.warning("checkpointing the requestState store failed: %s", exc)
+        return result
 
     def _purge_sync(self, now: float) -> int:
         self._open_sync()
@@ -260,25 +335,34 @@ class SQLiteSingleUseStore:
     async def consume(self, token_id: str, expires_at: float) -> bool:
         """``True`` the first time ``token_id`` is seen, ``False`` afterwards (atomic)."""
         _check_record(token_id, expires_at)
-        if self._closed:
-            raise StateStoreUnavailable("SQLite single-use store is closed")
-        result = self._try_fast(token_id, expires_at)
-        if result is None:
-            result = await asyncio.to_thread(self._consume_slow, token_id, expires_at)
-        elif not self._memory:
-            # The fast connection never checkpoints by itself; do it off the loop now and then.
-            self._fast_writes += 1
-            if self._fast_writes >= _CHECKPOINT_EVERY:
-                self._fast_writes = 0
-                try:
-                    await asyncio.to_thread(self._checkpoint_sync)
-                except sqlite3.Error as exc:
-                    _log.warning("checkpointing the requestState store failed: %s", exc)
+        result = await self._write(lambda conn: self._insert(conn, token_id, expires_at))
+        await self._count_and_purge()
+        return result
+
+    async def claim(self, token_id: str, request_digest: str, expires_at: float) -> Claim:
+        """Record ``(token_id, request_digest)`` unless the id is known; report what is stored."""
+        _check_record(token_id, expires_at)
+        if not isinstance(request_digest, str) or not request_digest:
+            raise TypeError("request_digest must be a non-empty str")
+        result = await self._write(lambda conn: _claim_on(conn, token_id, expires_at, request_digest))
+        await self._count_and_purge()
+        return result
+
+    async def commit(self, token_id: str, request_digest: str, response: bytes) -> bytes | None:
+        """Store ``response`` unless an answer is stored; returns the answer now stored."""
+        if not isinstance(token_id, str) or not token_id:
+            raise TypeError("token_id must be a non-empty str")
+        if not isinstance(response, bytes):
+            raise TypeError("response must be bytes")
+        # Wrapped in a list so that "no row" (None) is not mistaken for "busy" by _try_fast.
+        (stored,) = await self._write(lambda conn: [_commit_on(conn, token_id, request_digest, response)])
+        return stored
+
+    async def _count_and_purge(self) -> None:
         if self._purge_every:
             self._consumed += 1
             if self._consumed % self._purge_every == 0:
                 await self._purge_quietly()
-        return result
 
     async def _purge_quietly(self) -> None:
         try:
