@@ -36,6 +36,8 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
             str(markers),
             "--max-message-bytes",
             "65536",
+            "--body-timeout",
+            "1",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--stdio", action="store_true")
     parser.add_argument("--marker-dir", default=".")
     parser.add_argument("--max-message-bytes", type=int)
+    parser.add_argument("--body-timeout", type=float, default=30.0)
     args = parser.parse_args()
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
@@ -91,7 +92,7 @@ def main() -> None:
     else:
         from mcp_elicit.transport.http_server import serve
 
-        serve(app.asgi(authenticate=bearer), host="127.0.0.1", port=args.port)
+        serve(app.asgi(authenticate=bearer, body_timeout=args.body_timeout), host="127.0.0.1", port=args.port)
 
 
 if __name__ == "__main__":

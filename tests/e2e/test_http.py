@@ -307,3 +307,23 @@ async def test_a_slow_handler_does_not_block_other_clients(
     assert fast.status_code == 200
     assert not slow.done()
     slow.cancel()
+
+
+async def test_a_body_that_arrives_too_slowly_gets_408(http_server: HttpServer) -> None:
+    port = int(http_server.url.split(":")[2].split("/")[0])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    writer.write(head.encode() + b'{"jsonrpc":')  # then nothing more
+    await writer.drain()
+    async with asyncio.timeout(10):
+        status_line = await reader.readline()
+        rest = await reader.read()
+    writer.close()
+    assert status_line.startswith(b"HTTP/1.1 408")
+    assert b"the request body did not arrive in time" in rest
+    # The server is still serving others.
+    async with httpx.AsyncClient(timeout=10) as other:
+        assert (await post(other, http_server.url, body("tools/list"))).status_code == 200

@@ -522,11 +522,18 @@ class Server:
         path: str = "/mcp",
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
+        body_timeout: float = 30.0,
     ) -> HttpApp:
         """The Streamable HTTP transport as an ASGI app (serve it with uvicorn or any ASGI server)."""
         from mcp_elicit.transport.http_server import HttpApp
 
-        return HttpApp(self, path=path, allowed_origins=allowed_origins, authenticate=authenticate)
+        return HttpApp(
+            self,
+            path=path,
+            allowed_origins=allowed_origins,
+            authenticate=authenticate,
+            body_timeout=body_timeout,
+        )
 
     def run_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes."""

@@ -71,6 +71,7 @@ class HttpApp:
     ``allowed_origins``: browser origins allowed to call (``["*"]`` for any). By default only
     loopback origins are allowed, which blocks DNS-rebinding attacks on local servers;
     requests without an Origin header (non-browser clients) are always allowed.
+    ``body_timeout``: seconds a request body may take to arrive; slower gets 408.
     """
 
     def __init__(
@@ -80,8 +81,10 @@ class HttpApp:
         path: str = "/mcp",
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
+        body_timeout: float = 30.0,
     ) -> None:
         self.server = server
+        self.body_timeout = body_timeout
         self.path = path.rstrip("/") or "/"
         self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
         self.authenticate = authenticate
@@ -149,7 +152,12 @@ class HttpApp:
             )
             return
 
-        body = await self._read_body(headers, receive)
+        try:
+            body = await self._read_body(headers, receive)
+        except _SlowBody:
+            slow = McpError(INVALID_REQUEST, "Invalid request: the request body did not arrive in time")
+            await _json(send, 408, encode_error(None, slow), extra=[(b"connection", b"close")])
+            return
         if body is None:
             too_large = McpError(
                 INVALID_REQUEST, f"Invalid request: the body is over the limit of {self.max_body} bytes"
@@ -228,23 +236,46 @@ class HttpApp:
         return "*" in self.allowed_origins or origin in self.allowed_origins
 
     async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes | None:
+        """The whole body (None when over the size limit); raises _SlowBody when it takes longer
+        than ``body_timeout`` (a client sending slowly must not hold a request open forever)."""
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             return None
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = task.get_loop().call_later(self.body_timeout, expire)
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    break
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body:
+                    return None
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        except asyncio.CancelledError:
+            if expired and task.uncancel() == 0:
+                raise _SlowBody from None
+            raise
+        finally:
+            timer.cancel()
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class _SlowBody(Exception):
+    """The request body did not arrive within ``HttpApp.body_timeout``."""
 
 
 class _SseStream:
