@@ -28,16 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import math
-import re
-import select
 import time
 from collections.abc import Awaitable, Callable
 from hmac import compare_digest
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_elicit._pg import has_unread_data, index_name, retrieve, table_parts
 
 from .errors import StateStoreUnavailable
 from .single_use import Claim
@@ -48,42 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSingleUseStore"]
 
 _log = logging.getLogger("mcp_elicit.state")
-_IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _T = TypeVar("_T")
-
-
-def _table_parts(table: str) -> tuple[str, ...]:
-    if not isinstance(table, str):
-        raise TypeError("table must be a str")
-    parts = tuple(table.split("."))
-    if len(parts) > 2 or not all(_IDENT_RE.fullmatch(part) for part in parts):
-        raise ValueError(
-            "table must be 'name' or 'schema.name', each part a plain identifier of at most 63 "
-            f"characters (letters, digits, underscore): {table!r}"
-        )
-    return parts
-
-
-def _has_unread_data(conn: AsyncConnection[Any]) -> bool:
-    """Whether the socket of an idle connection is readable (poll, so any fd number works)."""
-    try:
-        fd = conn.fileno()
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(0))
-        readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
-        return bool(readable)  # pragma: no cover
-    except Exception:
-        return True
-
-
-def _index_name(table: str) -> str:
-    name = f"{table}_expires_at_idx"
-    if len(name) <= 63:
-        return name
-    # Keep it within PostgreSQL's 63-byte limit and distinct for tables sharing a long prefix.
-    return f"{table[:39]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_expires_at_idx"
 
 
 def _check_record(token_id: str, expires_at: float) -> None:
@@ -104,12 +68,6 @@ def _as_bytes(value: object) -> bytes | None:
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     raise TypeError(f"unexpected bytea value of type {type(value).__name__}")
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Mark an abandoned task's outcome as seen (no "exception was never retrieved" noise)."""
-    if not task.cancelled():
-        task.exception()
 
 
 class PostgresSingleUseStore:
@@ -144,7 +102,7 @@ class PostgresSingleUseStore:
             raise ValueError("timeout must be a positive number of seconds")
         if purge_every < 0:
             raise ValueError("purge_every must be >= 0")
-        parts = _table_parts(table)
+        parts = table_parts(table)
         try:
             dsn_params = conninfo_to_dict(dsn)
         except psycopg.Error:
@@ -167,7 +125,7 @@ class PostgresSingleUseStore:
         self._epoch = 0  # bumped when an operation is abandoned
 
         ident = psql.Identifier(*parts)
-        index = psql.Identifier(_index_name(parts[-1]))
+        index = psql.Identifier(index_name(parts[-1], "expires_at_idx"))
         columns = (
             "(token_id text PRIMARY KEY, expires_at double precision NOT NULL, "
             "request_digest text, response bytea)"
@@ -227,12 +185,7 @@ class PostgresSingleUseStore:
         # An idle autocommit connection has nothing to say unless the server is closing it
         # (terminated backend, restart, idle timeout): replace such a connection before sending
         # anything, so that this call still succeeds.
-        if (
-            current is not None
-            and not current.closed
-            and not current.broken
-            and not _has_unread_data(current)
-        ):
+        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
             return current
         await self._discard()
         epoch = self._epoch
@@ -296,7 +249,7 @@ class PostgresSingleUseStore:
         for conn in used:
             await self._drop(conn)
         task.cancel()
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(retrieve)
         try:
             await asyncio.wait({task}, timeout=0.5)
         finally:

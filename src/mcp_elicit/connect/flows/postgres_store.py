@@ -24,12 +24,12 @@ import asyncio
 import contextlib
 import hashlib
 import math
-import re
-import select
 import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_elicit._pg import has_unread_data, index_name, retrieve, table_parts
 
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
@@ -41,47 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresFlowStore"]
 
-_IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _T = TypeVar("_T")
-
-
-def _table_parts(table: str) -> tuple[str, ...]:
-    if not isinstance(table, str):
-        raise TypeError("table must be a str")
-    parts = tuple(table.split("."))
-    if len(parts) > 2 or not all(_IDENT_RE.fullmatch(part) for part in parts):
-        raise ValueError(
-            "table must be 'name' or 'schema.name', each part a plain identifier of at most 63 "
-            f"characters (letters, digits, underscore): {table!r}"
-        )
-    return parts
-
-
-def _index_name(table: str, suffix: str) -> str:
-    name = f"{table}_{suffix}"
-    if len(name) <= 63:
-        return name
-    return f"{table[:40]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_{suffix}"
-
-
-def _has_unread_data(conn: AsyncConnection[Any]) -> bool:
-    """Whether an idle connection's socket is readable: the server is closing it (terminated
-    backend, restart, idle timeout), so it is replaced before use instead of failing a call."""
-    try:
-        fd = conn.fileno()
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(0))
-        readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
-        return bool(readable)  # pragma: no cover
-    except Exception:
-        return True
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 class PostgresFlowStore(BaseFlowStore):
@@ -115,7 +75,7 @@ class PostgresFlowStore(BaseFlowStore):
             raise TypeError("dsn must be a str")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
             raise ValueError("timeout must be a positive number of seconds")
-        parts = _table_parts(table)
+        parts = table_parts(table)
         try:
             dsn_params = conninfo_to_dict(dsn)
         except psycopg.Error:
@@ -134,8 +94,8 @@ class PostgresFlowStore(BaseFlowStore):
 
         names = {
             "table": psql.Identifier(*parts),
-            "owner_index": psql.Identifier(_index_name(parts[-1], "owner_idx")),
-            "expires_index": psql.Identifier(_index_name(parts[-1], "expires_idx")),
+            "owner_index": psql.Identifier(index_name(parts[-1], "owner_idx")),
+            "expires_index": psql.Identifier(index_name(parts[-1], "expires_idx")),
         }
 
         def compose(template: str) -> sql.Composed:
@@ -179,12 +139,7 @@ class PostgresFlowStore(BaseFlowStore):
 
     async def _connection(self) -> AsyncConnection[Any]:
         current = self._conn
-        if (
-            current is not None
-            and not current.closed
-            and not current.broken
-            and not _has_unread_data(current)
-        ):
+        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
             return current
         await self._discard()
         psycopg = self._psycopg
@@ -232,7 +187,7 @@ class PostgresFlowStore(BaseFlowStore):
         for conn in used:
             await self._drop(conn)
         task.cancel()
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(retrieve)
         try:
             await asyncio.wait({task}, timeout=0.5)
         finally:

@@ -23,9 +23,10 @@ import asyncio
 import contextlib
 import hashlib
 import math
-import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from mcp_elicit._pg import has_unread_data, retrieve
 
 from ._db import Executor, Row
 from ._sql import Statements
@@ -51,25 +52,6 @@ def advisory_key(prefix: str, owner: str, provider: str) -> int:
         part.encode("utf-8", "surrogatepass") for part in (prefix, owner, provider)
     )
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big", signed=True)
-
-
-def _has_unread_data(conn: AsyncConnection[Any]) -> bool:
-    """Whether an idle connection's socket is readable (the server is closing it)."""
-    try:
-        fd = conn.fileno()
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(0))
-        readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
-        return bool(readable)  # pragma: no cover
-    except Exception:
-        return True
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 def _ms(seconds: float) -> str:
@@ -130,12 +112,7 @@ class PostgresDatabase:
 
     async def _shared(self) -> AsyncConnection[Any]:
         current = self._conn
-        if (
-            current is not None
-            and not current.closed
-            and not current.broken
-            and not _has_unread_data(current)
-        ):
+        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
             return current
         await self._discard()
         epoch = self._epoch
@@ -173,7 +150,7 @@ class PostgresDatabase:
         for conn in used:
             await self._drop(conn)
         task.cancel()
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(retrieve)
         try:
             await asyncio.wait({task}, timeout=0.5)
         finally:
