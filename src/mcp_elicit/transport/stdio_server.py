@@ -102,10 +102,10 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
     running: dict[RequestId, asyncio.Task[None]] = {}
     limit = server.max_message_bytes
 
-    async def handle(request: Any) -> None:
-        async def notify(method: str, params: dict[str, Any]) -> None:
-            writer.write(encode_notification(method, params))
+    async def notify(method: str, params: dict[str, Any]) -> None:
+        writer.write(encode_notification(method, params))
 
+    async def handle(request: Any) -> None:
         _, body = await answer(server, request, notify=notify)
         writer.write(body)
 
