@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostile
 import hostile_cases
+import hostile_client  # hostile input, client side (its own section; see hostile_client.py)
 import slowclients
 import stdio_faults
 from httpclient import Instance
@@ -120,6 +121,7 @@ class Figures:
     hostile: dict[str, Any] = field(default_factory=dict)
     slow: dict[str, Any] = field(default_factory=dict)
     stdio: dict[str, Any] = field(default_factory=dict)
+    hostile_client: dict[str, Any] = field(default_factory=dict)  # our client vs a malicious server
     rss_mib: dict[str, float] = field(default_factory=dict)
     cpu_timeline: dict[int, list[int]] = field(default_factory=dict)  # s -> total, ours, pg, other (%)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -652,6 +654,14 @@ class Harness:
             "failed": report.failed,
         }
 
+    # ------------------------------------------------------------------------------ hostile client
+
+    async def hostile_client_phase(self) -> None:
+        """Our client against a malicious stdio server (bench/reliability/hostile_client.py)."""
+        self.log("hostile input, client side: our client against a malicious stdio server")
+        outcomes = await hostile_client.run()
+        self.fig.hostile_client = hostile_client.summary(outcomes)
+
     # ------------------------------------------------------------------------------ all of it
 
     async def run(self) -> None:
@@ -670,6 +680,8 @@ class Harness:
                 await self.slow_phase()
             if "stdio" not in self.skip:
                 await self.stdio_phase()
+            if "hostile-client" not in self.skip:
+                await self.hostile_client_phase()
         finally:
             sampler.cancel()
             cpu_sampler.cancel()
@@ -749,6 +761,10 @@ def judge(fig: Figures, cfg: Config, skip: set[str]) -> dict[str, bool]:
         t["stdio: clean EOF, clear error on a dead server"] = fig.stdio.get("failed") == 0 and bool(
             fig.stdio.get("checks")
         )
+    if "hostile-client" not in skip:
+        t["hostile client: no hang, no crash, no refused URL opened, all bounded"] = bool(
+            fig.hostile_client
+        ) and hostile_client.ok(fig.hostile_client)
     t["PostgreSQL running at the end"] = fig.postgres.get("at_end") in ("running", "was down: started again")
     return t
 
@@ -892,6 +908,9 @@ def table(fig: Figures, cfg: Config) -> str:
                 f"stdio: {check['name']}",
                 f"{'ok' if check['ok'] else 'FAILED'} ({check['seconds']:.2f} s: {check['detail']})",
             )
+    if fig.hostile_client:
+        for name, value in hostile_client.rows(fig.hostile_client):
+            row(name, value)
     for name, mib in fig.rss_mib.items():
         row(f"peak RSS {name}", f"{mib} MiB")
     for name, why in fig.skipped.items():
@@ -911,7 +930,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="CI size: under two minutes")
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
     ap.add_argument(
-        "--skip", default="", help="comma list of: kill,crash,pg-restart,rotation,hostile,slow,stdio"
+        "--skip",
+        default="",
+        help="comma list of: kill,crash,pg-restart,rotation,hostile,slow,stdio,hostile-client",
     )
     ap.add_argument("--workers", type=int, help="concurrent users in the load (default 200)")
     ap.add_argument("--dsn", default=os.environ.get("MCP_ELICIT_PG_DSN", DEFAULT_DSN))

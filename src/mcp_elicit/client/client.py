@@ -166,13 +166,15 @@ class Client:
         """Start the transport and run ``server/discover`` (what :meth:`connect` does)."""
         await self._transport.start()
         try:
-            async with asyncio.timeout(self.connect_timeout) as deadline:
-                try:
+            # The timeout context turns its cancellation into TimeoutError only when it exits,
+            # so the translation to our typed error must sit outside it.
+            try:
+                async with asyncio.timeout(self.connect_timeout) as deadline:
                     await self.discover(refresh=True)
-                except TimeoutError:
-                    if deadline.expired():
-                        raise RequestTimeoutError("server/discover", self.connect_timeout) from None
-                    raise
+            except TimeoutError:
+                if deadline.expired():
+                    raise RequestTimeoutError("server/discover", self.connect_timeout) from None
+                raise
         except BaseException:
             await self.aclose()
             raise
