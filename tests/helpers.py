@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import itertools
+import os
 import socket
 import subprocess
 import time
@@ -141,3 +143,42 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 1
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"server did not listen on 127.0.0.1:{port} within {within}s")
+
+
+def find_pg_dsn(what: str) -> str:
+    """A PostgreSQL DSN that answers (``MCP_ELICIT_PG_DSN``, else 127.0.0.1:5432/test as postgres
+    or the OS user), or a clear test failure naming ``what`` cannot be tested; a skip instead only
+    with ``MCP_ELICIT_SKIP_PG=1``."""
+    import psycopg
+    import pytest
+
+    explicit = os.environ.get("MCP_ELICIT_PG_DSN")
+    users = ["postgres"]
+    try:
+        me = getpass.getuser()
+    except Exception:  # pragma: no cover - no OS user name
+        me = ""
+    if me and me not in users:
+        users.append(me)
+    candidates = (
+        [explicit]
+        if explicit
+        else [f"host=127.0.0.1 port=5432 dbname=test user={user} connect_timeout=3" for user in users]
+    )
+    errors: list[str] = []
+    for dsn in candidates:
+        try:
+            with psycopg.connect(dsn) as conn:
+                conn.execute("SELECT 1")
+            return dsn
+        except psycopg.Error as exc:
+            errors.append(f"{dsn!r}: {exc}".strip())
+    message = (
+        f"PostgreSQL is unreachable, so {what} cannot be tested.\n"
+        "Tried:\n  " + "\n  ".join(errors) + "\n"
+        "Start PostgreSQL on 127.0.0.1:5432 with a database 'test' (trust auth), or point "
+        "MCP_ELICIT_PG_DSN at one, or set MCP_ELICIT_SKIP_PG=1 to skip these tests."
+    )
+    if os.environ.get("MCP_ELICIT_SKIP_PG") == "1":
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)

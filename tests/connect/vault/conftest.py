@@ -9,13 +9,12 @@ table prefix; the tables are dropped afterwards.
 
 from __future__ import annotations
 
-import getpass
-import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers import find_pg_dsn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -25,42 +24,10 @@ from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
 
 
-def _candidate_dsns() -> list[str]:
-    explicit = os.environ.get("MCP_ELICIT_PG_DSN")
-    if explicit:
-        return [explicit]
-    users = ["postgres"]
-    try:
-        me = getpass.getuser()
-    except Exception:  # pragma: no cover
-        me = ""
-    if me and me not in users:
-        users.append(me)
-    return [f"host=127.0.0.1 port=5432 dbname=test user={user} connect_timeout=3" for user in users]
-
-
 @pytest.fixture(scope="session")
 def pg_dsn() -> str:
     """A DSN that works, or a clear failure (a skip only with MCP_ELICIT_SKIP_PG=1)."""
-    import psycopg
-
-    errors: list[str] = []
-    for dsn in _candidate_dsns():
-        try:
-            with psycopg.connect(dsn) as conn:
-                conn.execute("SELECT 1")
-            return dsn
-        except psycopg.Error as exc:
-            errors.append(f"{dsn!r}: {exc}".strip())
-    message = (
-        "PostgreSQL is unreachable, so the PostgreSQL vault cannot be tested.\n"
-        "Tried:\n  " + "\n  ".join(errors) + "\n"
-        "Start PostgreSQL on 127.0.0.1:5432 with a database 'test' (trust auth), or point "
-        "MCP_ELICIT_PG_DSN at one, or set MCP_ELICIT_SKIP_PG=1 to skip these tests."
-    )
-    if os.environ.get("MCP_ELICIT_SKIP_PG") == "1":
-        pytest.skip(message)
-    pytest.fail(message, pytrace=False)
+    return find_pg_dsn("the PostgreSQL vault")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
