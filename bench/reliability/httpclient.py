@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
+
+# The HTTP/1.1 response parser is the benchmark load client's (bench/loadclient.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loadclient import ProtocolError, _parse_response
 
 PROTOCOL_VERSION = "2026-07-28"
 META: dict[str, Any] = {
@@ -23,10 +29,6 @@ META: dict[str, Any] = {
     "io.modelcontextprotocol/clientInfo": {"name": "reliability", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
 }
-
-
-class ProtocolError(Exception):
-    """The bytes are not a parseable HTTP/1.1 response: the connection is unusable."""
 
 
 class ConnectionBroken(Exception):
@@ -48,54 +50,10 @@ class Response:
 
 
 def parse_response(buf: bytearray) -> Response | None:
-    """Pop one complete response from ``buf``; ``None`` while it is incomplete."""
-    end = buf.find(b"\r\n\r\n")
-    if end < 0:
-        if len(buf) > 65536:
-            raise ProtocolError("response head too large")
-        return None
-    head = bytes(buf[:end]).lower()
-    if not head.startswith(b"http/1.1 "):
-        raise ProtocolError(f"bad status line: {head[:40]!r}")
-    try:
-        status = int(head[9:12])
-    except ValueError:
-        raise ProtocolError(f"bad status line: {head[:40]!r}") from None
-    i = head.find(b"\r\ncontent-length:")
-    if i >= 0:
-        j = head.find(b"\r\n", i + 17)
-        n = int(head[i + 17 : j if j >= 0 else len(head)])
-        total = end + 4 + n
-        if len(buf) < total:
-            return None
-        body = bytes(buf[end + 4 : total])
-        del buf[:total]
-        return Response(status, head, body)
-    if b"\r\ntransfer-encoding: chunked" in head:
-        return _parse_chunked(buf, end + 4, status, head)
-    if status in (204, 304) or 100 <= status < 200:
-        del buf[: end + 4]
-        return Response(status, head, b"")
-    raise ProtocolError("response without Content-Length or chunked encoding")
-
-
-def _parse_chunked(buf: bytearray, pos: int, status: int, head: bytes) -> Response | None:
-    out = bytearray()
-    while True:
-        j = buf.find(b"\r\n", pos)
-        if j < 0:
-            return None
-        size = int(bytes(buf[pos:j]).split(b";", 1)[0], 16)
-        if size == 0:
-            k = buf.find(b"\r\n\r\n", j)
-            if k < 0:
-                return None
-            del buf[: k + 4]
-            return Response(status, head, bytes(out))
-        if len(buf) < j + 2 + size + 2:
-            return None
-        out += buf[j + 2 : j + 2 + size]
-        pos = j + 2 + size + 2
+    """Pop one complete response from ``buf``; ``None`` while it is incomplete (the load
+    client's parser: Content-Length, chunked, and body-less statuses)."""
+    parsed = _parse_response(buf)
+    return None if parsed is None else Response(*parsed)
 
 
 def post_request(
