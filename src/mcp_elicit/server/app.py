@@ -215,9 +215,6 @@ class Server:
             caps["resources"] = {}
         return caps
 
-    def result_meta(self) -> dict[str, Any]:
-        return self._result_meta
-
     def describe_tools(self) -> list[dict[str, Any]]:
         """What ``tools/list`` returns: name, description and ``inputSchema`` of each tool."""
         return [t.describe() for t in self._tools.values()]
