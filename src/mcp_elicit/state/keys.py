@@ -280,6 +280,23 @@ class KeyRing:
     def __repr__(self) -> str:  # never shows key material
         return f"KeyRing(kids={list(self.kids)!r})"
 
+    def derive(self, info: bytes) -> tuple[tuple[bytes, bytes], ...]:
+        """``((kid, subkey), ...)`` in ring order: ``HKDF-SHA256(key, info)`` of every key.
+
+        For other purposes than sealing ``requestState`` (the vault's key-encryption keys, the
+        connect pages' cookies): each purpose passes its own ``info`` label, so no key ever serves
+        two purposes, and the kids stay the ring's own (rotation speaks one language).
+        """
+        if not isinstance(info, bytes) or not info:
+            raise ValueError("KeyRing.derive needs a non-empty bytes label")
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+        return tuple(
+            (key.kid, HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(key.material))
+            for key in self._keys
+        )
+
     # ----------------------------------------------------------------------------- for seal.py
 
     def sealing_key(self) -> tuple[bytes, AESGCM]:

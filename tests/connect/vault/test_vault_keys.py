@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from vault_support import OTHER, OWNER, VaultSpec, new_ring
 
 from mcp_elicit.connect.vault import VAULT_KEK_INFO, Vault, VaultCorrupt, VaultKeys
-from mcp_elicit.connect.vault.crypto import RecordContext, _ring_keys
+from mcp_elicit.connect.vault.crypto import RecordContext
 from mcp_elicit.state import KeyRing, RequestBinding, StateSealer, args_digest
 
 
-def test_ring_layout_is_still_what_the_vault_reads() -> None:
-    """The vault reads KeyRing's private (kid, material); fail here first if state/ changes it."""
+def test_ring_derive_keeps_kids_and_order_and_separates_labels() -> None:
     ring = new_ring(2)
-    keys = _ring_keys(ring)
-    assert [kid.hex() for kid, _ in keys] == list(ring.kids)
-    assert all(len(material) == 32 for _, material in keys)
+    derived = ring.derive(VAULT_KEK_INFO)
+    assert [kid.hex() for kid, _ in derived] == list(ring.kids)
+    assert all(len(subkey) == 32 for _, subkey in derived)
+    assert derived != ring.derive(b"another purpose")
+    with pytest.raises(ValueError, match="non-empty bytes"):
+        ring.derive(b"")
 
 
 def test_vault_keys_are_hkdf_subkeys_not_the_ring_keys() -> None:
@@ -24,8 +28,9 @@ def test_vault_keys_are_hkdf_subkeys_not_the_ring_keys() -> None:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    ring = new_ring()
-    ((kid, material),) = _ring_keys(ring)
+    material = os.urandom(32)
+    ring = KeyRing([material])
+    kid = bytes.fromhex(ring.sealing_kid)
     keys = VaultKeys(ring)
     context = RecordContext("secret", OWNER, "k", "id")
     blob = keys.seal(context, b"payload")
@@ -42,8 +47,8 @@ def test_vault_keys_are_hkdf_subkeys_not_the_ring_keys() -> None:
 
 
 def test_vault_keys_repr_shows_no_material() -> None:
-    ring = new_ring()
-    ((_, material),) = _ring_keys(ring)
+    material = os.urandom(32)
+    ring = KeyRing([material])
     assert repr(VaultKeys(ring)) == f"VaultKeys(kids={[ring.sealing_kid]!r})"
     assert material.hex() not in repr(VaultKeys(ring))
 

@@ -41,10 +41,6 @@ purposes (the sealer uses ``K`` itself; the vault only ``HKDF(K, "...vault KEK")
 a vault row is the ring's kid of ``K`` (so ``ring.without(kid)`` and :meth:`Vault.key_usage` speak
 the same language); it reveals nothing about either key.
 
-Implementation note: :class:`KeyRing` has no public accessor for key material, so
-:func:`_ring_keys` reads its private ``_keys`` (each with ``kid`` and ``material``) and fails loudly
-with ``TypeError`` if that layout ever changes. A ``KeyRing.derive(label)`` method in
-``mcp_elicit.state`` would remove this coupling.
 """
 
 from __future__ import annotations
@@ -55,9 +51,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from mcp_elicit.state import KeyRing
 
@@ -124,29 +118,6 @@ class RecordContext:
         return VaultCorrupt(reason, kind=self.kind, label=self.label, record_id=self.record_id, key_id=key_id)
 
 
-def _ring_keys(ring: KeyRing) -> list[tuple[bytes, bytes]]:
-    """``[(kid, material), ...]`` in ring order (see the module docstring about ``_keys``)."""
-    keys = getattr(ring, "_keys", None)
-    out: list[tuple[bytes, bytes]] = []
-    if isinstance(keys, tuple):
-        for key in keys:
-            kid = getattr(key, "kid", None)
-            material = getattr(key, "material", None)
-            if isinstance(kid, bytes) and isinstance(material, bytes):
-                out.append((kid, material))
-    if not out or len(out) != len(ring):
-        raise TypeError(
-            "mcp_elicit.state.KeyRing no longer exposes (kid, material) in _keys; "
-            "update mcp_elicit.connect.vault.crypto._ring_keys"
-        )
-    return out
-
-
-def _derive_kek(material: bytes) -> AESGCM:
-    kek = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=VAULT_KEK_INFO).derive(material)
-    return AESGCM(kek)
-
-
 class VaultKeys:
     """The vault's KEKs, derived from a :class:`KeyRing`: the first wraps, every one unwraps."""
 
@@ -157,11 +128,11 @@ class VaultKeys:
             raise TypeError("VaultKeys needs a mcp_elicit.state.KeyRing")
         by_kid: dict[bytes, AESGCM] = {}
         kids: list[str] = []
-        ring_keys = _ring_keys(ring)
-        for kid, material in ring_keys:
-            by_kid[kid] = _derive_kek(material)
+        derived = ring.derive(VAULT_KEK_INFO)
+        for kid, subkey in derived:
+            by_kid[kid] = AESGCM(subkey)
             kids.append(kid.hex())
-        first = ring_keys[0][0]
+        first = derived[0][0]
         for extra in also:  # extra unwrapping keys (used while rotating)
             extra_keys: dict[bytes, AESGCM] = extra._by_kid
             for kid, kek in extra_keys.items():
