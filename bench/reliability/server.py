@@ -20,7 +20,9 @@ HTTP: ``Authorization: Bearer <user>`` becomes the principal ``bench|<user>`` (s
 swapped between users); no header is anonymous. ``--body-timeout`` wraps the app in
 :class:`BodyTimeout` (a request body that does not arrive in time gets 408): the change proposed
 for ``HttpApp._read_body``, tried here from the outside. ``--header-timeout`` gives uvicorn a
-bound on the request head (:func:`header_timeout_protocol`). On SIGHUP the key file is re-read.
+bound on the request head (the library's
+:func:`mcp_elicit.transport.head_timeout.head_timeout_protocol`, which ``serve()`` uses too). On
+SIGHUP the key file is re-read.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 from mcp_elicit import Context, Server
 from mcp_elicit.state import PostgresSingleUseStore
 from mcp_elicit.state.key_file import KeyFile
+from mcp_elicit.transport.head_timeout import head_timeout_protocol
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
 
 Scope = MutableMapping[str, Any]
@@ -181,53 +184,6 @@ class _BodyTimedOut(Exception):
     pass
 
 
-def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol, plus a bound on the request head: a connection must send a
-    complete head within ``seconds`` of connecting, and of the first byte of each later request.
-
-    uvicorn has no such timeout: its keep-alive timer only runs between requests and any byte
-    cancels it, so a client that connects and sends nothing, or sends its head a byte at a time,
-    holds a connection (a socket and a few KiB) forever. The ASGI app cannot help: it is only
-    called once the head is complete.
-    """
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class HeaderTimeoutProtocol(HttpToolsProtocol):
-        _head_timer: asyncio.TimerHandle | None = None
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_too_slow(self) -> None:
-            self._head_timer = None
-            if not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._arm()
-
-        def on_headers_complete(self) -> None:
-            self._disarm()
-            super().on_headers_complete()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-    return HeaderTimeoutProtocol
-
-
 def build(args: argparse.Namespace) -> tuple[Server, Effects | None, KeyFile]:
     keys = KeyFile(args.keys_file, check_interval=args.key_check_interval)
     store = None
@@ -337,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     asgi: Any = app.asgi(authenticate=authenticate)
     if args.body_timeout > 0:
         asgi = BodyTimeout(asgi, args.body_timeout)
-    http: Any = header_timeout_protocol(args.header_timeout) if args.header_timeout > 0 else "httptools"
+    http: Any = head_timeout_protocol(args.header_timeout) if args.header_timeout > 0 else "httptools"
     uvicorn.run(
         asgi,
         host="127.0.0.1",  # loopback only

@@ -22,9 +22,7 @@ class HttpServer:
     process: subprocess.Popen[bytes]
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    markers = tmp_path_factory.mktemp("markers")
+def start_http_server(markers: Path, *extra: str) -> HttpServer:
     port = free_port()
     process = subprocess.Popen(
         [
@@ -38,16 +36,39 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
             "65536",
             "--body-timeout",
             "1",
+            "--head-timeout",
+            "1",
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    wait_for_port(port, process)
+    return HttpServer(f"http://127.0.0.1:{port}/mcp", markers, process)
+
+
+def stop(server: HttpServer) -> None:
+    server.process.terminate()
     try:
-        wait_for_port(port, process)
-        yield HttpServer(f"http://127.0.0.1:{port}/mcp", markers, process)
+        server.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    server = start_http_server(tmp_path_factory.mktemp("markers"))
+    try:
+        yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(server)
+
+
+@pytest.fixture(scope="module")
+def h11_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The same server on uvicorn's h11 protocol (what runs when httptools is not installed)."""
+    server = start_http_server(tmp_path_factory.mktemp("markers"), "--h11")
+    try:
+        yield server
+    finally:
+        stop(server)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mcp_elicit import Context, Server
 
@@ -83,6 +84,8 @@ def main() -> None:
     parser.add_argument("--marker-dir", default=".")
     parser.add_argument("--max-message-bytes", type=int)
     parser.add_argument("--body-timeout", type=float, default=30.0)
+    parser.add_argument("--head-timeout", type=float, default=None)
+    parser.add_argument("--h11", action="store_true", help="uvicorn's h11 protocol, not httptools")
     args = parser.parse_args()
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
@@ -90,9 +93,21 @@ def main() -> None:
     if args.stdio:
         app.run_stdio()
     else:
+        from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, head_timeout_protocol
         from mcp_elicit.transport.http_server import serve
 
-        serve(app.asgi(authenticate=bearer, body_timeout=args.body_timeout), host="127.0.0.1", port=args.port)
+        options: dict[str, Any] = {}
+        if args.h11:
+            from uvicorn.protocols.http.h11_impl import H11Protocol
+
+            options["http"] = head_timeout_protocol(args.head_timeout or DEFAULT_HEAD_TIMEOUT, H11Protocol)
+        serve(
+            app.asgi(authenticate=bearer, body_timeout=args.body_timeout),
+            host="127.0.0.1",
+            port=args.port,
+            head_timeout=args.head_timeout,
+            **options,
+        )
 
 
 if __name__ == "__main__":

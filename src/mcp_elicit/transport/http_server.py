@@ -406,10 +406,27 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-def serve(app: HttpApp, *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-    """Run ``app`` with uvicorn, one worker, quiet logs."""
+def serve(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    head_timeout: float | None = None,
+    **options: Any,
+) -> None:
+    """Run ``app`` with uvicorn, one worker, quiet logs.
+
+    ``head_timeout`` (default :data:`~mcp_elicit.transport.head_timeout.DEFAULT_HEAD_TIMEOUT`
+    seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
+    turn it off, or ``http=...`` to choose uvicorn's protocol yourself.
+    """
     import uvicorn
 
+    from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, head_timeout_protocol
+
     settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    seconds = DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
+    if "http" not in options and seconds > 0:
+        settings["http"] = head_timeout_protocol(seconds)
     settings.update(options)
     uvicorn.run(app, host=host, port=port, **settings)
