@@ -8,11 +8,13 @@ import itertools
 import os
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 
 from mcp_elicit.server.app import Server
 from mcp_elicit.wire.errors import McpError
@@ -182,3 +184,35 @@ def find_pg_dsn(what: str) -> str:
     if os.environ.get("MCP_ELICIT_SKIP_PG") == "1":
         pytest.skip(message)
     pytest.fail(message, pytrace=False)
+
+
+class ThreadedServer:
+    """uvicorn serving ``app`` on 127.0.0.1 in a background thread."""
+
+    def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
+        if sock is None:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+        self.sock = sock
+        self.port = int(self.sock.getsockname()[1])
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadedServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("test server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()

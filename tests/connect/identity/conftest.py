@@ -14,12 +14,12 @@ from identity_support import (
     FakeClock,
     JwksState,
     SigningKey,
-    ThreadedServer,
     ec_key,
     ed_key,
     jwks_app,
     rsa_key,
 )
+from tests.helpers import ThreadedServer
 
 
 @pytest.fixture(scope="session")

@@ -12,13 +12,10 @@ import hashlib
 import hmac
 import json
 import socket
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
@@ -165,38 +162,6 @@ def jwks_app(state: JwksState) -> Any:
         await send({"type": "http.response.body", "body": body})
 
     return app
-
-
-class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread."""
-
-    def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
-        if sock is None:
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-        self.sock = sock
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ThreadedServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("test server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 class SilentServer:

@@ -12,7 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from identity_support import ISSUER, SigningKey, ThreadedServer, claims, closed_port
+from identity_support import ISSUER, SigningKey, claims, closed_port
+from tests.helpers import ThreadedServer
 
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.identity import (
