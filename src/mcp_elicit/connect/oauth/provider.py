@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-__all__ = ["PROVIDER_ID_PATTERN", "OAuthProvider"]
+__all__ = ["PROVIDER_ID_PATTERN", "OAuthProvider", "TokenEndpointAuthMethod"]
+
+TokenEndpointAuthMethod: TypeAlias = Literal["client_secret_basic", "client_secret_post", "none"]
+"""How the client authenticates at the token and revocation endpoints (RFC 7591 §2 names)."""
 
 PROVIDER_ID_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 """Provider ids are short, lower-case and URL-safe: they live in paths and log lines."""
@@ -45,7 +48,9 @@ class OAuthProvider:
     response must equal it (RFC 9207), and ID tokens must carry it. ``iss_parameter_supported``
     says the provider advertises ``authorization_response_iss_parameter_supported``: then a
     response *without* ``iss`` is refused too. ``openid`` asks for an ID token (``nonce`` sent and
-    checked against ``jwks_url``).
+    checked against ``jwks_url``). ``token_endpoint_auth_method``: ``None`` picks
+    ``client_secret_basic`` when there is a ``client_secret`` and ``none`` (a public client)
+    otherwise.
     """
 
     id: str
@@ -62,6 +67,7 @@ class OAuthProvider:
     userinfo_url: str | None = None
     title: str | None = None
     extra_authorize_params: Mapping[str, str] = field(default_factory=dict)
+    token_endpoint_auth_method: TokenEndpointAuthMethod | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not PROVIDER_ID_PATTERN.fullmatch(self.id):
@@ -80,11 +86,23 @@ class OAuthProvider:
         if not self.client_id:
             raise ValueError(f"OAuth provider {self.id!r}: client_id is required")
         object.__setattr__(self, "scopes", tuple(self.scopes))
+        method = self.token_endpoint_auth_method
+        if method not in (None, "client_secret_basic", "client_secret_post", "none"):
+            raise ValueError(f"OAuth provider {self.id!r}: unknown token_endpoint_auth_method {method!r}")
+        if method in ("client_secret_basic", "client_secret_post") and not self.client_secret:
+            raise ValueError(f"OAuth provider {self.id!r}: {method} needs the client_secret")
         for reserved in ("state", "code_challenge", "code_challenge_method", "nonce", "redirect_uri"):
             if reserved in self.extra_authorize_params:
                 raise ValueError(
                     f"OAuth provider {self.id!r}: extra_authorize_params may not set {reserved!r}"
                 )
+
+    @property
+    def auth_method(self) -> TokenEndpointAuthMethod:
+        """The effective token endpoint authentication method."""
+        if self.token_endpoint_auth_method is not None:
+            return self.token_endpoint_auth_method
+        return "client_secret_basic" if self.client_secret else "none"
 
     @property
     def display_name(self) -> str:
