@@ -1,0 +1,252 @@
+""":class:`ConnectPages`: the secure pages of the URL-mode kit, as one plain ASGI app.
+
+Routing, method checks, the security headers on every response, and the last line of defence:
+any exception becomes a generic error page (the traceback goes to the log, never to the browser).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+from mcp_elicit.connect.flows import FlowStore, FlowStoreUnavailable, is_flow_id
+from mcp_elicit.connect.flows.urls import check_base_url
+from mcp_elicit.connect.identity.urls import is_loopback_host
+from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
+from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.vault import Vault, VaultUnavailable
+from mcp_elicit.state.keys import KeyRing
+
+from . import views
+from .connect import connect_callback, connect_page, connect_post
+from .context import PagesContext, log
+from .cookies import CookiePolicy
+from .headers import security_headers
+from .login import login_callback, login_start, logout
+from .oidc_login import OidcLogin
+from .paths import PagePaths
+from .request import MAX_QUERY, BadRequest, Receive, Request, Scope, Send
+from .response import Response, html_response
+from .sealing import CookieSealer
+from .secret import secret_page, secret_post
+from .session import SessionCookies
+from .templates import STYLESHEET
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["ConnectPages"]
+
+_FLOW_ROUTE: Final = re.compile(r"/(connect|secret)/([^/]*)")
+_CALLBACK_ROUTE: Final = re.compile(r"/oauth/([^/]*)/callback")
+_MAX_PATH: Final = 1024
+_MAX_SERVER_NAME: Final = 100
+
+Handler = Callable[[], Awaitable[Response]]
+
+
+class ConnectPages:
+    """The pages behind URL-mode flows: sign-in, ``/connect/<id>``, ``/secret/<id>``, the OAuth
+    callbacks and ``/done``. An ASGI app; its paths are relative to ``base_url``'s path.
+
+    ``base_url``: where the pages are published (https; ``http://127.0.0.1:<port>`` /
+    ``localhost`` / ``[::1]`` only with ``development=True``, which also drops ``Secure`` and the
+    ``__Host-`` prefix from the cookies). ``login``: sign-in against the MCP authorization
+    server. ``flows``, ``vault``: the stores. ``providers``: the third-party providers by id, each
+    registered with the redirect URI ``<base_url>/oauth/<id>/callback``. ``keys``: the server's
+    key ring (the cookies use a subkey of their own). ``server_name``: shown on the pages.
+    ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
+    sign-in lasts.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        login: OidcLogin,
+        flows: FlowStore,
+        vault: Vault,
+        providers: Mapping[str, OAuthProvider],
+        keys: KeyRing,
+        server_name: str,
+        development: bool = False,
+        http: httpx.AsyncClient | None = None,
+        session_ttl: float = 3600,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        paths = PagePaths.from_base_url(check_base_url(base_url, development=development))
+        parts = urlsplit(paths.base_url)
+        if development and not is_loopback_host(parts.hostname):
+            raise ValueError(
+                f"development=True is only for a base_url on this machine (127.0.0.1, localhost, [::1]), "
+                f"not {base_url!r}"
+            )
+        if not isinstance(login, OidcLogin):
+            raise TypeError("login must be an OidcLogin")
+        if not isinstance(keys, KeyRing):
+            raise TypeError("keys must be a KeyRing")
+        if not isinstance(server_name, str) or not server_name.strip() or len(server_name) > _MAX_SERVER_NAME:
+            raise ValueError(f"server_name must be a non-empty name of at most {_MAX_SERVER_NAME} characters")
+        if (
+            isinstance(session_ttl, bool)
+            or not isinstance(session_ttl, int | float)
+            or not 60 <= session_ttl <= 86400
+        ):
+            raise ValueError("session_ttl must be between 60 and 86400 seconds")
+        for provider_id, provider in providers.items():
+            if not isinstance(provider, OAuthProvider) or provider.id != provider_id:
+                raise ValueError(f"providers[{provider_id!r}] must be an OAuthProvider with that id")
+        self.development = development
+        policy = CookiePolicy(secure=parts.scheme == "https")  # http happens only in loopback development
+        sealer = CookieSealer(keys, clock=clock)
+        oauth = {
+            provider_id: AuthorizationCodeFlow(
+                provider, paths.url(f"/oauth/{provider_id}/callback"), http=http, clock=clock
+            )
+            for provider_id, provider in providers.items()
+        }
+        self._ctx = PagesContext(
+            paths=paths,
+            chrome=views.Chrome(server_name=server_name.strip(), logout_action=paths.path("/logout")),
+            flows=flows,
+            vault=vault,
+            providers=dict(providers),
+            oauth=oauth,
+            login=login,
+            login_flow=AuthorizationCodeFlow(
+                login.provider, paths.url("/login/callback"), http=http, clock=clock
+            ),
+            sessions=SessionCookies(sealer, policy, float(session_ttl), clock),
+            sealer=sealer,
+            cookies=policy,
+            http=http,
+            clock=clock,
+        )
+        # Forms POST to us; "Continue" then redirects to a provider, which form-action governs too.
+        self._headers = security_headers(STYLESHEET, [p.authorize_url for p in providers.values()])
+
+    @property
+    def base_url(self) -> str:
+        return self._ctx.paths.base_url
+
+    @property
+    def session_cookie_name(self) -> str:
+        return self._ctx.sessions.name
+
+    def redirect_uri(self, provider_id: str) -> str:
+        """The exact redirect URI to register at ``provider_id`` (``"login"`` flows excluded)."""
+        return self._ctx.paths.url(f"/oauth/{provider_id}/callback")
+
+    @property
+    def login_redirect_uri(self) -> str:
+        """The redirect URI to register at the sign-in provider."""
+        return self._ctx.paths.url("/login/callback")
+
+    def __repr__(self) -> str:
+        return f"ConnectPages(base_url={self.base_url!r}, providers={sorted(self._ctx.providers)!r})"
+
+    # ------------------------------------------------------------------------------ ASGI
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return  # websockets: not ours; closing without accepting refuses them
+        response = await self._respond(scope, receive)
+        await response.send(send, self._headers)
+
+    async def _respond(self, scope: Scope, receive: Receive) -> Response:
+        ctx = self._ctx
+        try:
+            request = Request.from_scope(scope)
+            handler = self._route(request, receive)
+            return await handler() if handler is not None else ctx.not_found()
+        except BadRequest as exc:
+            return html_response(views.message(ctx.chrome, exc.status, "Request refused", exc.message))
+        except (FlowStoreUnavailable, VaultUnavailable) as exc:
+            log.error("pages: storage unavailable: %s", exc)
+            page = views.message(
+                ctx.chrome, 503, "Try again later", "The service is busy. Please try again in a minute."
+            )
+            return html_response(page)
+        except Exception:
+            log.exception("pages: unexpected error")
+            page = views.message(
+                ctx.chrome, 500, "Something went wrong", "Please go back to your app and try again."
+            )
+            return html_response(page)
+
+    def _route(self, request: Request, receive: Receive) -> Handler | None:
+        ctx = self._ctx
+        if len(request.path) > _MAX_PATH or len(request.raw_query) > MAX_QUERY:
+            raise BadRequest(414, "The address is too long.")
+        relative = ctx.paths.relative(request.path, request.root_path)
+        if relative is None:
+            return None
+        method = request.method
+
+        def allow(*methods: str) -> None:
+            if method not in methods:
+                raise _MethodNotAllowed(methods)
+
+        try:
+            match = _FLOW_ROUTE.fullmatch(relative)
+            if match is not None:
+                kind, flow_id = match.groups()
+                allow("GET", "POST")
+                if not is_flow_id(flow_id):
+                    return None  # the same 404 as an unknown id
+                if kind == "connect":
+                    if method == "GET":
+                        return lambda: connect_page(ctx, request, flow_id)
+                    return lambda: connect_post(ctx, request, receive, flow_id)
+                if method == "GET":
+                    return lambda: secret_page(ctx, request, flow_id)
+                return lambda: secret_post(ctx, request, receive, flow_id)
+            match = _CALLBACK_ROUTE.fullmatch(relative)
+            if match is not None:
+                allow("GET")
+                provider_id = match.group(1)
+                return lambda: connect_callback(ctx, request, provider_id)
+            if relative == "/login":
+                allow("GET")
+                return lambda: _sync(login_start(ctx, request))
+            if relative == "/login/callback":
+                allow("GET")
+                return lambda: login_callback(ctx, request)
+            if relative == "/logout":
+                allow("POST")
+                return lambda: logout(ctx, request, receive)
+            if relative == "/done":
+                allow("GET")
+                return lambda: _sync(html_response(views.done(ctx.chrome)))
+        except _MethodNotAllowed as exc:
+            allowed = ", ".join(exc.methods)
+            page = views.message(ctx.chrome, 405, "Not allowed", "This page cannot be used that way.")
+            response = html_response(page, (b"allow", allowed.encode("ascii")))
+            return lambda: _sync(response)
+        return None
+
+
+class _MethodNotAllowed(Exception):
+    def __init__(self, methods: tuple[str, ...]) -> None:
+        super().__init__(methods)
+        self.methods = methods
+
+
+async def _sync(response: Response) -> Response:
+    return response
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,189 @@
+"""Connecting a third-party account: ``/connect/<id>`` and ``/oauth/<provider>/callback``.
+
+* ``GET /connect/<id>``: no side effects (chat apps and scanners fetch links). Signed out: a
+  "Sign in" page. Signed in as the owner: who is signed in, who asks (client, server), the
+  provider and scopes, and a CSRF-protected "Continue" POST form. Anyone else: the refusal page.
+* ``POST /connect/<id>``: the checks of :mod:`.guards`, the owner check, then ``flows.begin``
+  (pending → in progress, atomically: of two tabs exactly one proceeds) and a 303 to the
+  provider's pinned authorize URL. The pending authorization, flow id and owner go into a sealed
+  cookie named after the ``state``.
+* ``GET /oauth/<provider>/callback``: the transaction cookie for the returned ``state`` (absent:
+  replayed, expired or another browser → refused, nothing changes); the signed-in user must still
+  be the flow's owner; :meth:`AuthorizationCodeFlow.finish` checks the rest (provider in the path,
+  state, ``iss``, PKCE, tokens). Success: the vault stores the connection for the owner, the flow
+  completes, and a 303 to ``/done`` takes the code out of the address bar.
+"""
+
+from __future__ import annotations
+
+from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict
+from mcp_elicit.connect.oauth.errors import AuthorizationFailed
+
+from . import views
+from .context import PagesContext, log
+from .csrf import csrf_token
+from .guards import checked_post
+from .request import Receive, Request
+from .response import Response, redirect
+
+__all__ = ["connect_callback", "connect_page", "connect_post"]
+
+_DETAIL_LIMIT = 200
+
+
+def _requester(ctx: PagesContext, client: str | None) -> views.Requester:
+    return views.Requester(client=client, server_name=ctx.chrome.server_name)
+
+
+def state_page(ctx: PagesContext, status: str) -> Response:
+    """What the owner sees for a flow that is not pending any more."""
+    if status == "in_progress":
+        return ctx.page(views.in_use(ctx.chrome))
+    if status == "expired":
+        return ctx.not_found()
+    return ctx.page(views.already_used(ctx.chrome))
+
+
+async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
+    path = ctx.paths.flow_path("connect", flow_id)
+    session = ctx.sessions.read(request)
+    if session is None:
+        try:
+            flow = await ctx.flows.get(flow_id)
+        except FlowNotFound:
+            return ctx.not_found()
+        if flow.kind != "connect" or flow.status == "expired":
+            return ctx.not_found()
+        return ctx.page(views.sign_in(ctx.chrome, ctx.login_href(path), "connect an account"))
+    owned = await ctx.owned_flow(session, flow_id, "connect", "view")
+    if isinstance(owned, Response):
+        return owned
+    if owned.status != "pending":
+        return state_page(ctx, owned.status)
+    provider = ctx.providers.get(owned.provider)
+    if provider is None:
+        log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
+        return ctx.not_found()
+    return ctx.page(
+        views.connect_confirm(
+            ctx.chrome,
+            identity=session.identity,
+            logout_token=ctx.logout_token(session),
+            path=path,
+            token=csrf_token(session, "connect", flow_id),
+            requester=_requester(ctx, owned.client),
+            provider_name=provider.display_name,
+            scopes=owned.scopes,
+            description=owned.description,
+        )
+    )
+
+
+async def connect_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:
+    session, _form = await checked_post(ctx, request, receive, "connect", flow_id)
+    owned = await ctx.owned_flow(session, flow_id, "connect", "continue")
+    if isinstance(owned, Response):
+        return owned
+    oauth = ctx.oauth.get(owned.provider)
+    if oauth is None:
+        log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
+        return ctx.not_found()
+    try:
+        flow = await ctx.flows.begin(flow_id, session.principal)
+    except FlowNotFound:
+        return ctx.not_found()
+    except FlowStateConflict as exc:
+        return state_page(ctx, exc.status)
+    url, pending = oauth.begin()
+    cookie = ctx.seal_transaction("tx", pending, flow=flow_id, owner=flow.owner)
+    log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)
+    return redirect(url, cookie)
+
+
+async def connect_callback(ctx: PagesContext, request: Request, provider_id: str) -> Response:
+    oauth = ctx.oauth.get(provider_id)
+    if oauth is None:
+        return ctx.not_found()
+    query = request.query()
+    transaction = ctx.open_transaction(request, "tx", query.get("state"))
+    if transaction is None:
+        log.info("callback for provider %r refused: no matching transaction in this browser", provider_id)
+        return ctx.page(views.stale_callback(ctx.chrome))
+    clear = ctx.cookies.clear(transaction.cookie)  # used once, whatever happens next
+    flow_id, owner = transaction.data.get("flow"), transaction.data.get("owner")
+    if not isinstance(flow_id, str) or not isinstance(owner, str):
+        return ctx.page(views.stale_callback(ctx.chrome), clear)
+
+    # The identity is checked again here, at the end of the flow (SEP-1036): the browser may have
+    # signed out and in as someone else while at the provider.
+    session = ctx.sessions.read(request)
+    if session is None or session.principal.key != owner:
+        log.warning(
+            "SECURITY: callback of provider %r refused: flow owner %r, signed in as %r",
+            provider_id,
+            owner,
+            None if session is None else session.principal.key,
+        )
+        await _fail(ctx, flow_id, owner, "The account signed in changed during the connection.")
+        page = views.message(
+            ctx.chrome,
+            403,
+            "Not connected",
+            "The account signed in here is not the one this connection was started for.",
+            "Nothing was stored. Go back to your app and start again.",
+        )
+        return ctx.page(page, clear)
+
+    provider_name = ctx.providers[provider_id].display_name if provider_id in ctx.providers else provider_id
+    try:
+        grant = await oauth.finish(transaction.pending, query, provider_in_path=provider_id)
+    except AuthorizationFailed as exc:
+        if exc.declined:
+            await _fail(ctx, flow_id, owner, None, declined=True)
+            return ctx.page(views.declined(ctx.chrome, provider_name), clear)
+        await _fail(ctx, flow_id, owner, exc.public_message)
+        return ctx.page(views.failed(ctx.chrome, exc.public_message, exc.provider_error), clear)
+
+    try:
+        flow = await ctx.flows.get(flow_id)
+    except FlowNotFound:
+        return ctx.page(views.not_found(ctx.chrome), clear)
+    if flow.owner != owner or flow.provider != provider_id:
+        return ctx.page(views.stale_callback(ctx.chrome), clear)
+    if flow.status != "in_progress":
+        return ctx.page(
+            views.not_found(ctx.chrome) if flow.status == "expired" else views.already_used(ctx.chrome), clear
+        )
+    try:
+        await ctx.vault.put_connection(
+            owner,
+            provider_id,
+            access_token=grant.access_token,
+            refresh_token=grant.refresh_token,
+            expires_in=grant.expires_in,
+            scopes=grant.scopes,
+            token_type=grant.token_type,
+            provider_account_id=grant.subject,
+        )
+    except Exception:
+        # Not stored (vault down, an unrevoked earlier grant...): the flow must not stay "in
+        # progress" with nothing behind it. The error page comes from the app's last resort.
+        await _fail(ctx, flow_id, owner, "The connection could not be stored.")
+        raise
+    try:
+        await ctx.flows.complete(flow_id, owner=owner)
+    except (FlowNotFound, FlowStateConflict) as exc:
+        # Stored for its owner all the same; the client's retry will see the flow's real status.
+        log.info("flow %s: connection stored but the flow could not complete (%r)", flow.fingerprint, exc)
+    return redirect(ctx.paths.path("/done"), clear)
+
+
+async def _fail(
+    ctx: PagesContext, flow_id: str, owner: str, detail: str | None, *, declined: bool = False
+) -> None:
+    """Mark the flow failed (or declined) for its owner; a flow no longer open stays as it is."""
+    text = None if detail is None else " ".join(detail.split())[:_DETAIL_LIMIT]
+    try:
+        await ctx.flows.fail(flow_id, text, owner=owner, declined=declined)
+    except (FlowNotFound, FlowStateConflict) as exc:
+        log.info("could not mark a flow failed: %r", exc)

@@ -1,0 +1,137 @@
+"""What every handler shares: configuration, the stores, cookies, and the checks they all make.
+
+The owner check lives here, once: the flow is read with :meth:`FlowStore.get` (so an other-owner
+visit can be told apart and logged) and every other-owner request, whatever the flow's status, gets
+the same refusal page. That is the phishing defence of the spec: Alice's link opened by Bob.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote
+
+from mcp_elicit.connect.flows import FlowNotFound, FlowStore, PendingFlow
+from mcp_elicit.connect.oauth.errors import AuthorizationFailed
+from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
+from mcp_elicit.connect.oauth.pending import PendingAuthorization
+from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.vault import Vault
+
+from . import views
+from .cookies import CookiePolicy
+from .csrf import csrf_token
+from .oidc_login import OidcLogin
+from .paths import PagePaths
+from .request import Request
+from .response import Header, Response, html_response
+from .sealing import CookieSealer
+from .session import Session, SessionCookies
+from .templates import Page
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["TRANSACTION_TTL", "PagesContext", "Transaction", "log"]
+
+log = logging.getLogger("mcp_elicit.connect.pages")
+
+TRANSACTION_TTL: Final = 600
+"""Seconds a sign-in or connection may spend at the provider (the flows' own maximum)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """An OAuth round trip in progress, as kept in its sealed cookie."""
+
+    cookie: str
+    pending: PendingAuthorization
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PagesContext:
+    paths: PagePaths
+    chrome: views.Chrome
+    flows: FlowStore
+    vault: Vault
+    providers: Mapping[str, OAuthProvider]
+    oauth: Mapping[str, AuthorizationCodeFlow]  # one per provider: its exact redirect URI
+    login: OidcLogin
+    login_flow: AuthorizationCodeFlow
+    sessions: SessionCookies
+    sealer: CookieSealer
+    cookies: CookiePolicy
+    http: httpx.AsyncClient | None = None
+    clock: Callable[[], float] = time.time
+
+    # -------------------------------------------------------------------- pages
+
+    def page(self, page: Page, *headers: Header) -> Response:
+        return html_response(page, *headers)
+
+    def not_found(self) -> Response:
+        return html_response(views.not_found(self.chrome))
+
+    def login_href(self, next_path: str) -> str:
+        return f"{self.paths.path('/login')}?next={quote(next_path, safe='/')}"
+
+    def logout_token(self, session: Session) -> str:
+        return csrf_token(session, "logout")
+
+    # -------------------------------------------------------------------- the owner check
+
+    async def owned_flow(
+        self, session: Session, flow_id: str, kind: str, action: str
+    ) -> PendingFlow | Response:
+        """The flow if ``session`` is its owner, else the response to send instead.
+
+        Unknown, malformed and wrong-kind ids are the generic 404. Another owner's flow, in any
+        status, is the refusal page and a WARNING naming both principals."""
+        try:
+            flow = await self.flows.get(flow_id)
+        except FlowNotFound:
+            return self.not_found()
+        if flow.kind != kind:
+            return self.not_found()
+        if flow.owner != session.principal.key:
+            log.warning(
+                "SECURITY: %s of flow %s by another account refused: owner %r, signed in as %r "
+                "(a link was opened by someone other than the user it was made for)",
+                action,
+                flow.fingerprint,
+                flow.owner,
+                session.principal.key,
+            )
+            path = self.paths.flow_path(kind, flow_id)
+            return html_response(
+                views.other_account(self.chrome, session.identity, self.logout_token(session), path)
+            )
+        return flow
+
+    # -------------------------------------------------------------------- transaction cookies
+
+    def seal_transaction(self, kind: str, pending: PendingAuthorization, **data: Any) -> Header:
+        name = self.cookies.transaction(kind, pending.state)
+        value = self.sealer.seal(name, {"pa": pending.to_dict(), **data}, TRANSACTION_TTL)
+        return self.cookies.set(name, value, TRANSACTION_TTL)
+
+    def open_transaction(self, request: Request, kind: str, state: str | None) -> Transaction | None:
+        """The transaction whose cookie matches the callback's ``state``, or ``None`` (no
+        state, no cookie: already used, expired, or started in another browser; or tampered)."""
+        if not state or len(state) > 512:
+            return None
+        name = self.cookies.transaction(kind, state)
+        for value in request.cookies(name):
+            payload = self.sealer.open(name, value)
+            if payload is None:
+                continue
+            try:
+                pending = PendingAuthorization.from_dict(payload.get("pa"))
+            except AuthorizationFailed:  # sealed by us but not a usable transaction
+                continue
+            return Transaction(name, pending, payload)
+        return None

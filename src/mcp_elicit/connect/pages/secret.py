@@ -1,0 +1,98 @@
+"""Capturing a secret (an API key, a password): ``/secret/<id>``.
+
+* ``GET``: no side effects; signed out → "Sign in"; the owner → who is signed in, who asks, what
+  is asked (the flow's description, else the secret's name) and a password field with "Save";
+  anyone else → the refusal page.
+* ``POST``: the checks of :mod:`.guards`, the owner check, the value (stripped of surrounding
+  whitespace, non-empty, at most :data:`MAX_SECRET_CHARS`; checked *before* the flow is begun, so
+  a typo costs nothing), then ``begin`` (atomic), ``vault.put_secret(owner, <secret name>,
+  value)``, ``complete`` and a 303 to ``/done``. The value is never logged, echoed or put in a
+  page, not even when it is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict, PendingFlow
+
+from . import views
+from .connect import state_page
+from .context import PagesContext, log
+from .csrf import csrf_token
+from .guards import checked_post
+from .request import Receive, Request
+from .response import Response, redirect
+from .session import Session
+
+__all__ = ["MAX_SECRET_CHARS", "secret_page", "secret_post"]
+
+MAX_SECRET_CHARS: Final = 4096
+
+
+def _form(ctx: PagesContext, session: Session, flow: PendingFlow, problem: str | None = None) -> Response:
+    return ctx.page(
+        views.secret_form(
+            ctx.chrome,
+            identity=session.identity,
+            logout_token=ctx.logout_token(session),
+            path=ctx.paths.flow_path("secret", flow.id),
+            token=csrf_token(session, "secret", flow.id),
+            requester=views.Requester(client=flow.client, server_name=ctx.chrome.server_name),
+            name=flow.provider,
+            description=flow.description,
+            problem=problem,
+        )
+    )
+
+
+async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
+    session = ctx.sessions.read(request)
+    if session is None:
+        try:
+            flow = await ctx.flows.get(flow_id)
+        except FlowNotFound:
+            return ctx.not_found()
+        if flow.kind != "secret" or flow.status == "expired":
+            return ctx.not_found()
+        path = ctx.paths.flow_path("secret", flow_id)
+        return ctx.page(views.sign_in(ctx.chrome, ctx.login_href(path), "enter this information"))
+    owned = await ctx.owned_flow(session, flow_id, "secret", "view")
+    if isinstance(owned, Response):
+        return owned
+    if owned.status != "pending":
+        return state_page(ctx, owned.status)
+    return _form(ctx, session, owned)
+
+
+async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:
+    session, form = await checked_post(ctx, request, receive, "secret", flow_id)
+    owned = await ctx.owned_flow(session, flow_id, "secret", "save")
+    if isinstance(owned, Response):
+        return owned
+    if owned.status != "pending":
+        return state_page(ctx, owned.status)
+    value = form.get("value", "").strip()
+    if not value:
+        return _form(ctx, session, owned, "Enter a value.")
+    if len(value) > MAX_SECRET_CHARS:
+        return _form(ctx, session, owned, f"That is too long (at most {MAX_SECRET_CHARS} characters).")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        return _form(ctx, session, owned, "That contains characters that cannot be part of a key.")
+    try:
+        flow = await ctx.flows.begin(flow_id, session.principal)
+    except FlowNotFound:
+        return ctx.not_found()
+    except FlowStateConflict as exc:
+        return state_page(ctx, exc.status)
+    try:
+        await ctx.vault.put_secret(flow.owner, flow.provider, value)
+    except Exception:
+        await ctx.flows.fail(flow_id, "The secret could not be stored.", owner=flow.owner)
+        raise
+    try:
+        await ctx.flows.complete(flow_id, owner=flow.owner)
+    except (FlowNotFound, FlowStateConflict) as exc:
+        log.info("flow %s: secret stored but the flow could not complete (%r)", flow.fingerprint, exc)
+    log.info("flow %s: secret %r stored for %r", flow.fingerprint, flow.provider, flow.owner)
+    return redirect(ctx.paths.path("/done"))

@@ -1,0 +1,118 @@
+"""The browser session: who signed in on the pages, in one sealed cookie.
+
+The cookie holds the principal key (``"issuer|subject"`` from the ID token of the same
+authorization server that issues the MCP access tokens), a display name and email, a per-session
+CSRF secret, and its creation and expiry times. It is sealed (AES-GCM, see :mod:`.sealing`), so
+the browser can neither read nor forge it; it lasts ``session_ttl`` seconds and cannot be revoked
+server-side before that, except by signing out in that browser. Nothing else is kept server-side.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mcp_elicit.connect.identity.principal import Principal
+
+from .cookies import CookiePolicy
+from .request import Request
+from .sealing import CookieSealer
+from .templates import Identity
+
+__all__ = ["Session", "SessionCookies"]
+
+_CSRF_SECRET_BYTES = 32
+_MAX_LABEL = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A signed-in browser."""
+
+    principal: Principal
+    name: str | None
+    email: str | None
+    csrf_secret: bytes = field(repr=False)
+    created: float
+    expires: float
+
+    @property
+    def identity(self) -> Identity:
+        parts = [part for part in (self.name, self.email) if part]
+        label = " · ".join(parts) if parts else self.principal.subject
+        return Identity(label=label, subject=self.principal.subject, issuer=self.principal.issuer)
+
+
+def _label(value: object) -> str | None:
+    """A display claim, if it is a short printable string (it is shown, escaped, on pages)."""
+    if not isinstance(value, str) or not value or len(value) > _MAX_LABEL:
+        return None
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
+        return None
+    return value
+
+
+class SessionCookies:
+    """Issue and read the session cookie."""
+
+    def __init__(
+        self, sealer: CookieSealer, policy: CookiePolicy, ttl: float, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._sealer = sealer
+        self._policy = policy
+        self._ttl = ttl
+        self._clock = clock
+
+    @property
+    def name(self) -> str:
+        return self._policy.session
+
+    def new(self, principal: Principal, name: object, email: object) -> Session:
+        now = self._clock()
+        return Session(
+            principal=principal,
+            name=_label(name),
+            email=_label(email),
+            csrf_secret=os.urandom(_CSRF_SECRET_BYTES),
+            created=now,
+            expires=now + self._ttl,
+        )
+
+    def set_cookie(self, session: Session) -> tuple[bytes, bytes]:
+        payload = {
+            "v": 1,
+            "p": session.principal.key,
+            "n": session.name,
+            "e": session.email,
+            "c": base64.urlsafe_b64encode(session.csrf_secret).decode("ascii"),
+            "iat": session.created,
+        }
+        ttl = max(1.0, session.expires - self._clock())
+        value = self._sealer.seal(self.name, payload, ttl)
+        return self._policy.set(self.name, value, int(ttl))
+
+    def clear_cookie(self) -> tuple[bytes, bytes]:
+        return self._policy.clear(self.name)
+
+    def read(self, request: Request) -> Session | None:
+        """The session this browser presents, or ``None`` (absent, tampered, expired, malformed)."""
+        for value in request.cookies(self.name):
+            payload = self._sealer.open(self.name, value)
+            if payload is None or payload.get("v") != 1:
+                continue
+            try:
+                principal = Principal.from_key(payload["p"])
+                secret = base64.urlsafe_b64decode(payload["c"])
+                created = float(payload["iat"])
+                expires = float(payload["exp"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if len(secret) != _CSRF_SECRET_BYTES:
+                continue
+            return Session(
+                principal, _label(payload.get("n")), _label(payload.get("e")), secret, created, expires
+            )
+        return None

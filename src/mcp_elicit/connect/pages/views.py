@@ -1,0 +1,193 @@
+"""The pages themselves, as functions of what they show (no I/O, no request access).
+
+Wording aims at a person who followed a link from an app: say what is happening, who is signed
+in, what will happen on the button, and, when something is wrong, what to do (usually: close the
+page, go back to the app). Nothing here echoes request input except through the escaped fields
+shown; error pages never reflect the URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .templates import Identity, Page, esc, paragraphs, post_form, render, scope_list, who_block
+
+__all__ = ["Chrome", "Requester"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chrome:
+    """What every page needs: the server's name and the sign-out form's action."""
+
+    server_name: str
+    logout_action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Requester:
+    """Who asks: the MCP client (self-reported name, may be unknown) and this server."""
+
+    client: str | None
+    server_name: str
+
+    def sentence(self) -> str:
+        client = f"The app {esc(self.client)}" if self.client else "Your MCP app"
+        return f"<p>{client}, through <strong>{esc(self.server_name)}</strong>, asks you to"
+
+
+def message(chrome: Chrome, status: int, title: str, *texts: str) -> Page:
+    return render(status, title, paragraphs(*texts), server_name=chrome.server_name)
+
+
+def not_found(chrome: Chrome) -> Page:
+    # One page for unknown, expired, malformed and finished-and-purged ids (no enumeration).
+    return message(
+        chrome,
+        404,
+        "Link not found",
+        "This link is invalid or has expired.",
+        "Go back to your app and try again: it will give you a new link.",
+    )
+
+
+def sign_in(chrome: Chrome, login_href: str, what: str) -> Page:
+    body = (
+        paragraphs(f"{chrome.server_name} needs to know who you are before you can {what}.")
+        + f'<p><a class="button primary" href="{esc(login_href)}">Sign in</a></p>'
+        + paragraphs("Sign in with the same account you use in your app.")
+    )
+    return render(200, "Sign in to continue", body, server_name=chrome.server_name)
+
+
+def other_account(chrome: Chrome, identity: Identity, logout_token: str, next_path: str) -> Page:
+    body = (
+        who_block(
+            identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=next_path
+        )
+        + '<div class="warn">'
+        + paragraphs(
+            "This link was created for another account.",
+            "Do not continue. If someone sent you this link, they may be trying to connect your "
+            "account to theirs. Close this page.",
+            "If the link is yours, sign out and sign in with the account you use in your app.",
+        )
+        + "</div>"
+    )
+    return render(403, "This link is not for you", body, server_name=chrome.server_name)
+
+
+def connect_confirm(
+    chrome: Chrome,
+    *,
+    identity: Identity,
+    logout_token: str,
+    path: str,
+    token: str,
+    requester: Requester,
+    provider_name: str,
+    scopes: Sequence[str],
+    description: str | None,
+) -> Page:
+    body = (
+        who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
+        + f"{requester.sentence()} connect your <strong>{esc(provider_name)}</strong> account.</p>"
+        + (paragraphs(description) if description else "")
+        + scope_list(scopes)
+        + paragraphs(
+            f"Continue takes you to {provider_name} to approve. The connection is stored for the "
+            f"account shown above; the app itself never sees your {provider_name} credentials."
+        )
+        + post_form(path, token, "", "Continue")
+    )
+    return render(200, f"Connect {provider_name}", body, server_name=chrome.server_name)
+
+
+def secret_form(
+    chrome: Chrome,
+    *,
+    identity: Identity,
+    logout_token: str,
+    path: str,
+    token: str,
+    requester: Requester,
+    name: str,
+    description: str | None,
+    problem: str | None = None,
+) -> Page:
+    what = description or name
+    inner = (
+        f'<p><label for="value">{esc(what)}</label></p>'
+        '<p><input type="password" id="value" name="value" autocomplete="off" spellcheck="false" '
+        'autocapitalize="off" required maxlength="4096" autofocus></p>'
+    )
+    body = (
+        who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
+        + f"{requester.sentence()} enter <strong>{esc(what)}</strong>.</p>"
+        + (f'<p class="warn">{esc(problem)}</p>' if problem else "")
+        + paragraphs(
+            "It is stored encrypted for the account shown above and used by the server only; "
+            "the app never sees it."
+        )
+        + post_form(path, token, inner, "Save")
+    )
+    return render(400 if problem else 200, f"Enter {what}", body, server_name=chrome.server_name)
+
+
+def in_use(chrome: Chrome) -> Page:
+    return message(
+        chrome,
+        409,
+        "Already in progress",
+        "This link is already being used in another tab or window.",
+        "Finish there, or go back to your app for a new link.",
+    )
+
+
+def already_used(chrome: Chrome) -> Page:
+    return message(
+        chrome,
+        409,
+        "Link already used",
+        "This link has already been used.",
+        "You can close this tab. If something is missing, go back to your app for a new link.",
+    )
+
+
+def done(chrome: Chrome) -> Page:
+    return message(
+        chrome,
+        200,
+        "All set",
+        "You can close this tab and return to your app.",
+        f"Your app will continue with {chrome.server_name} from there.",
+    )
+
+
+def declined(chrome: Chrome, provider_name: str) -> Page:
+    return message(
+        chrome,
+        200,
+        "Not connected",
+        f"You declined the request at {provider_name}; nothing was connected.",
+        "You can close this tab and return to your app.",
+    )
+
+
+def failed(chrome: Chrome, public_message: str, provider_error: str | None) -> Page:
+    texts = [public_message]
+    if provider_error:
+        texts.append(f"The provider said: {provider_error[:200]}")
+    texts.append("Go back to your app and try again.")
+    return message(chrome, 502, "Something went wrong", *texts)
+
+
+def stale_callback(chrome: Chrome) -> Page:
+    return message(
+        chrome,
+        400,
+        "This page has expired",
+        "This response is not recognised: it was already used, it took too long, or it was "
+        "started in another browser.",
+        "Nothing was changed. Go back to your app and start again.",
+    )

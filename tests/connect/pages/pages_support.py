@@ -1,0 +1,223 @@
+"""Helpers for the pages tests: the app on a real uvicorn (127.0.0.1, in the test's own event
+loop), planted sessions, and small HTML/HTTP helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from html import unescape
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import uvicorn
+from tests.oidc_provider import OidcProvider
+
+from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
+from mcp_elicit.connect.identity.principal import Principal
+from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.pages import ConnectPages, OidcLogin
+from mcp_elicit.connect.pages.cookies import CookiePolicy
+from mcp_elicit.connect.pages.csrf import csrf_token
+from mcp_elicit.connect.pages.sealing import CookieSealer
+from mcp_elicit.connect.pages.session import Session, SessionCookies
+from mcp_elicit.connect.vault import Vault
+from mcp_elicit.state import KeyRing
+
+SECURITY_HEADERS = {
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+}
+SESSION_COOKIE = "mcp-elicit-session"  # the loopback development name (no __Host-, no Secure)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        import time
+
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def principal(user: str, idp: OidcProvider) -> Principal:
+    return Principal(idp.issuer, user)
+
+
+@dataclass
+class Harness:
+    """One running app and what it was built with."""
+
+    base: str
+    app: ConnectPages
+    flows: SQLiteFlowStore
+    vault: Vault
+    keys: KeyRing
+    idp: OidcProvider
+    third_party: OidcProvider
+    clock: FakeClock
+    sessions: dict[str, Session] = field(default_factory=dict)
+
+    def principal(self, user: str) -> Principal:
+        return principal(user, self.idp)
+
+    def session(self, user: str) -> Session:
+        """A session for ``user`` as the sign-in would make it (planted, for protocol tests)."""
+        if user not in self.sessions:
+            cookies = SessionCookies(
+                CookieSealer(self.keys, clock=self.clock), CookiePolicy(False), 3600, self.clock
+            )
+            self.sessions[user] = cookies.new(
+                self.principal(user), f"{user.title()} Example", f"{user}@example.test"
+            )
+        return self.sessions[user]
+
+    def cookie(self, user: str) -> str:
+        cookies = SessionCookies(
+            CookieSealer(self.keys, clock=self.clock), CookiePolicy(False), 3600, self.clock
+        )
+        header = cookies.set_cookie(self.session(user))[1].decode()
+        return header.split(";", 1)[0]
+
+    def token(self, user: str, route: str, flow_id: str) -> str:
+        return csrf_token(self.session(user), route, flow_id)
+
+    async def connect_flow(self, user: str = "alice", **extra: Any) -> PendingFlow:
+        return await self.flows.create(self.principal(user), "connect", "github", ["repo"], **extra)
+
+    async def secret_flow(self, user: str = "alice") -> PendingFlow:
+        return await self.flows.create(self.principal(user), "secret", "openai_api_key")
+
+
+def register(provider: OidcProvider, redirect_uri: str, **extra: Any) -> dict[str, Any]:
+    return provider.register_client([redirect_uri], **extra)
+
+
+def build_app(
+    base: str,
+    idp: OidcProvider,
+    third_party: OidcProvider,
+    flows: Any,
+    vault: Vault,
+    keys: KeyRing,
+    clock: FakeClock,
+    **options: Any,
+) -> ConnectPages:
+    login_client = register(idp, f"{base}/login/callback")
+    login = OidcLogin(
+        OAuthProvider(
+            id="login",
+            authorize_url=idp.endpoint("authorization"),
+            token_url=idp.endpoint("token"),
+            client_id=login_client["client_id"],
+            client_secret=login_client["client_secret"],
+            scopes=("openid", "profile", "email"),
+            issuer=idp.issuer,
+            iss_parameter_supported=True,
+            openid=True,
+            jwks_url=idp.jwks_url,
+            userinfo_url=idp.endpoint("userinfo"),
+            title="Test IdP",
+        )
+    )
+    github_client = register(third_party, f"{base}/oauth/github/callback", scope="repo read:user")
+    github = OAuthProvider(
+        id="github",
+        authorize_url=third_party.endpoint("authorization"),
+        token_url=third_party.endpoint("token"),
+        client_id=github_client["client_id"],
+        client_secret=github_client["client_secret"],
+        scopes=("repo",),
+        issuer=third_party.issuer,
+        iss_parameter_supported=True,
+        title="GitHub (test)",
+    )
+    return ConnectPages(
+        base_url=base,
+        login=login,
+        flows=flows,
+        vault=vault,
+        providers={"github": github},
+        keys=keys,
+        server_name="Tickets MCP",
+        development=True,
+        clock=clock,
+        **options,
+    )
+
+
+@asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[int]:
+    """uvicorn on 127.0.0.1 (a free port) in this event loop; yields the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(500):
+            if server.started:
+                break
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def reserve_port() -> tuple[socket.socket, int]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock, int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def serve_on(app: Any, sock: socket.socket) -> AsyncIterator[None]:
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(500):
+            if server.started:
+                break
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        yield
+    finally:
+        server.should_exit = True
+        await task
+
+
+def form_value(page: str, name: str) -> str:
+    match = re.search(rf'name="{re.escape(name)}" value="([^"]*)"', page)
+    assert match, f"no field {name!r} in {page}"
+    return unescape(match.group(1))
+
+
+def set_cookies(response: httpx.Response) -> dict[str, str]:
+    """``name -> full Set-Cookie line`` of a response."""
+    return {line.split("=", 1)[0]: line for line in response.headers.get_list("set-cookie")}
+
+
+def cookie_pair(line: str) -> str:
+    return line.split(";", 1)[0]
+
+
+def query_of(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+def form_token(page: str, action: str) -> str:
+    """The CSRF token of the form posting to ``action``."""
+    start = page.index(f'action="{action}"')
+    return form_value(page[start:], "csrf")

@@ -1,0 +1,121 @@
+"""Construction rules: https outside development, the loopback-only development exception and
+what it changes in the cookies; OidcLogin needs an OpenID provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_elicit.connect.flows import SQLiteFlowStore
+from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.pages import ConnectPages, OidcLogin
+from mcp_elicit.connect.vault import Vault
+from mcp_elicit.state import KeyRing
+
+IDP = "https://id.example.com"
+
+
+def login() -> OidcLogin:
+    return OidcLogin(
+        OAuthProvider(
+            id="login",
+            authorize_url=f"{IDP}/authorize",
+            token_url=f"{IDP}/token",
+            client_id="pages",
+            issuer=IDP,
+            openid=True,
+            jwks_url=f"{IDP}/jwks",
+        )
+    )
+
+
+def make(tmp_path: Path, base_url: str, development: bool = False) -> ConnectPages:
+    keys = KeyRing.from_secrets([KeyRing.generate_secret()])
+    return ConnectPages(
+        base_url=base_url,
+        login=login(),
+        flows=SQLiteFlowStore(tmp_path / "f.db"),
+        vault=Vault.sqlite(tmp_path / "v.db", keys=keys),
+        providers={},
+        keys=keys,
+        server_name="S",
+        development=development,
+    )
+
+
+async def call(
+    app: ConnectPages, path: str, query: bytes = b"", root_path: str = ""
+) -> tuple[int, list[tuple[bytes, bytes]]]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "query_string": query,
+        "headers": [],
+        "root_path": root_path,
+    }
+    await app(scope, receive, send)
+    return sent[0]["status"], sent[0]["headers"]
+
+
+NEXT = b"next=/mcp-pages/connect/" + b"A" * 43
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000", "http://127.0.0.1"]
+)
+async def test_development_on_loopback_uses_plain_cookie_names(tmp_path: Path, base_url: str) -> None:
+    app = make(tmp_path, base_url + "/mcp-pages", development=True)
+    assert app.session_cookie_name == "mcp-elicit-session"
+    status, headers = await call(app, "/mcp-pages/login", NEXT)
+    assert status == 303
+    cookie = dict(headers)[b"set-cookie"].decode()
+    assert cookie.startswith("mcp-elicit-login-")
+    assert "Secure" not in cookie
+
+
+@pytest.mark.parametrize("base_url", ["http://example.com", "https://example.com", "http://10.0.0.1:8000"])
+def test_development_elsewhere_is_refused(tmp_path: Path, base_url: str) -> None:
+    with pytest.raises(ValueError, match=r"loopback|this machine"):
+        make(tmp_path, base_url, development=True)
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:8000", "http://mcp.example.com", "ftp://mcp.example.com"]
+)
+def test_production_needs_https(tmp_path: Path, base_url: str) -> None:
+    with pytest.raises(ValueError, match="https"):
+        make(tmp_path, base_url)
+
+
+async def test_production_cookies_are_host_prefixed_and_secure(tmp_path: Path) -> None:
+    app = make(tmp_path, "https://mcp.example.com/mcp-pages")
+    assert app.session_cookie_name == "__Host-mcp-elicit-session"
+    assert app.login_redirect_uri == "https://mcp.example.com/mcp-pages/login/callback"
+    status, headers = await call(app, "/mcp-pages/login", NEXT)
+    assert status == 303
+    cookie = dict(headers)[b"set-cookie"].decode()
+    assert cookie.startswith("__Host-mcp-elicit-login-")
+    for attribute in ("Secure", "HttpOnly", "SameSite=Lax", "Path=/"):
+        assert attribute in cookie
+    assert "Domain" not in cookie
+    assert (await call(app, "/mcp-pages/done"))[0] == 200
+    assert (await call(app, "/done"))[0] == 404  # outside the base path
+    # Mounted with the prefix already stripped (root_path = the base path) works the same.
+    assert (await call(app, "/done", root_path="/mcp-pages"))[0] == 200
+
+
+def test_oidc_login_needs_an_openid_provider() -> None:
+    plain = OAuthProvider(id="gh", authorize_url=f"{IDP}/a", token_url=f"{IDP}/t", client_id="c")
+    with pytest.raises(ValueError, match="OpenID Connect"):
+        OidcLogin(plain)

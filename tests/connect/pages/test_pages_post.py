@@ -1,0 +1,275 @@
+"""POST /connect/<id>, /secret/<id> and /logout: CSRF, Origin, body rules, the owner check, one
+winner of two tabs, and the secret's storage. A refused POST never changes the flow."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import httpx
+import pytest
+from pages_support import SESSION_COOKIE, Harness, query_of, set_cookies
+
+SECRET = "sk-test-VERY-SECRET-0123456789"
+
+
+def post_headers(pages: Harness, user: str, **extra: str) -> dict[str, str]:
+    return {"cookie": pages.cookie(user), "origin": pages.base, **extra}
+
+
+async def test_continue_begins_the_flow_and_redirects_to_the_provider(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    flow = await pages.connect_flow()
+    response = await http.post(
+        f"/connect/{flow.id}",
+        data={"csrf": pages.token("alice", "connect", flow.id)},
+        headers=post_headers(pages, "alice", **{"sec-fetch-site": "same-origin"}),
+    )
+    assert response.status_code == 303
+    location = response.headers["location"]
+    assert location.startswith(pages.third_party.endpoint("authorization") + "?")
+    params = query_of(location)
+    assert params["redirect_uri"] == f"{pages.base}/oauth/github/callback"
+    assert params["code_challenge_method"] == "S256"
+    assert params["scope"] == "repo"
+    (name, line), *_ = [(n, v) for n, v in set_cookies(response).items() if n.startswith("mcp-elicit-tx-")]
+    assert "HttpOnly" in line
+    assert "SameSite=Lax" in line
+    assert "Path=/" in line
+    assert "alice" not in name
+    assert flow.id not in line
+    assert (await pages.flows.get(flow.id)).status == "in_progress"
+
+
+@pytest.mark.parametrize(
+    ("case", "data", "headers"),
+    [
+        ("no token", {"other": "1"}, {}),
+        ("empty token", {"csrf": ""}, {}),
+        ("wrong token", {"csrf": "A" * 43}, {}),
+        ("cross origin", None, {"origin": "https://evil.example"}),
+        ("null origin", None, {"origin": "null"}),
+        ("null origin, cross site", None, {"origin": "null", "sec-fetch-site": "cross-site"}),
+        ("same origin, but cross site", None, {"sec-fetch-site": "same-site"}),
+        ("cross site", None, {"sec-fetch-site": "cross-site"}),
+    ],
+)
+async def test_csrf_and_origin_failures_are_403_and_change_nothing(
+    pages: Harness, http: httpx.AsyncClient, case: str, data: dict[str, str] | None, headers: dict[str, str]
+) -> None:
+    flow = await pages.connect_flow()
+    body = {"csrf": pages.token("alice", "connect", flow.id)} if data is None else data
+    response = await http.post(
+        f"/connect/{flow.id}", data=body, headers={**post_headers(pages, "alice"), **headers}
+    )
+    assert response.status_code == 403, case
+    assert "set-cookie" not in response.headers
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_null_origin_from_our_own_no_referrer_page_is_accepted(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    # What Chromium sends for our form under Referrer-Policy: no-referrer (see the browser tests).
+    flow = await pages.connect_flow()
+    response = await http.post(
+        f"/connect/{flow.id}",
+        data={"csrf": pages.token("alice", "connect", flow.id)},
+        headers={**post_headers(pages, "alice"), "origin": "null", "sec-fetch-site": "same-origin"},
+    )
+    assert response.status_code == 303
+
+
+async def test_tokens_are_bound_to_session_route_and_flow(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    other = await pages.connect_flow()
+    secret = await pages.secret_flow()
+    for token in (
+        pages.token("alice", "connect", other.id),  # another flow
+        pages.token("alice", "secret", flow.id),  # another route
+        pages.token("bob", "connect", flow.id),  # another session
+    ):
+        response = await http.post(
+            f"/connect/{flow.id}", data={"csrf": token}, headers=post_headers(pages, "alice")
+        )
+        assert response.status_code == 403
+    response = await http.post(
+        f"/secret/{secret.id}",
+        data={"csrf": pages.token("alice", "connect", secret.id), "value": SECRET},
+        headers=post_headers(pages, "alice"),
+    )
+    assert response.status_code == 403
+    for f in (flow, other, secret):
+        assert (await pages.flows.get(f.id)).status == "pending"
+
+
+async def test_post_without_a_session_is_403(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    response = await http.post(f"/connect/{flow.id}", data={"csrf": pages.token("alice", "connect", flow.id)})
+    assert response.status_code == 403
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_body_rules(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    token = pages.token("alice", "connect", flow.id)
+    headers = post_headers(pages, "alice")
+    as_json = await http.post(f"/connect/{flow.id}", json={"csrf": token}, headers=headers)
+    assert as_json.status_code == 415
+    multipart = await http.post(f"/connect/{flow.id}", files={"csrf": (None, token)}, headers=headers)
+    assert multipart.status_code == 415
+    big = await http.post(f"/connect/{flow.id}", data={"csrf": token, "pad": "x" * 20000}, headers=headers)
+    assert big.status_code == 413
+
+    async def chunks():  # no Content-Length: the cap holds while reading
+        yield f"csrf={token}&pad=".encode()
+        for _ in range(40):
+            yield b"x" * 1024
+
+    chunked = await http.post(
+        f"/connect/{flow.id}",
+        content=chunks(),
+        headers={**headers, "content-type": "application/x-www-form-urlencoded"},
+    )
+    assert chunked.status_code == 413
+    repeated = await http.post(
+        f"/connect/{flow.id}",
+        content=f"csrf={token}&csrf={token}",
+        headers={**headers, "content-type": "application/x-www-form-urlencoded"},
+    )
+    assert repeated.status_code == 400
+    latin = await http.post(
+        f"/connect/{flow.id}",
+        content=b"csrf=\xff",
+        headers={**headers, "content-type": "application/x-www-form-urlencoded"},
+    )
+    assert latin.status_code == 400
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_bob_posting_to_alices_flow_is_refused_and_logged(
+    pages: Harness, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    flow = await pages.connect_flow("alice")
+    with caplog.at_level(logging.WARNING):
+        response = await http.post(
+            f"/connect/{flow.id}",
+            data={"csrf": pages.token("bob", "connect", flow.id)},  # Bob's own, valid token
+            headers=post_headers(pages, "bob"),
+        )
+    assert response.status_code == 403
+    assert "created for another account" in response.text
+    assert any(
+        pages.principal("alice").key in r.getMessage() and pages.principal("bob").key in r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING
+    )
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_two_tabs_exactly_one_proceeds(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    data = {"csrf": pages.token("alice", "connect", flow.id)}
+    responses = await asyncio.gather(
+        *(http.post(f"/connect/{flow.id}", data=data, headers=post_headers(pages, "alice")) for _ in range(4))
+    )
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [303, 409, 409, 409]
+    assert all("another tab" in r.text for r in responses if r.status_code == 409)
+    assert (await pages.flows.get(flow.id)).status == "in_progress"
+
+
+async def test_secret_is_stored_for_the_owner_and_never_echoed_or_logged(
+    pages: Harness, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    flow = await pages.secret_flow()
+    with caplog.at_level(logging.DEBUG):
+        response = await http.post(
+            f"/secret/{flow.id}",
+            data={"csrf": pages.token("alice", "secret", flow.id), "value": f"  {SECRET}\n"},
+            headers=post_headers(pages, "alice"),
+        )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/done"
+    stored = await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key")
+    assert stored is not None
+    assert stored.value == SECRET
+    assert (await pages.flows.get(flow.id)).status == "completed"
+    assert SECRET not in caplog.text
+    # Used once: a second POST (a replay, a second tab) stores nothing new.
+    again = await http.post(
+        f"/secret/{flow.id}",
+        data={"csrf": pages.token("alice", "secret", flow.id), "value": "other"},
+        headers=post_headers(pages, "alice"),
+    )
+    assert again.status_code == 409
+    stored = await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key")
+    assert stored is not None
+    assert stored.value == SECRET
+
+
+@pytest.mark.parametrize("value", ["", "   ", "x" * 5000, "a\x00b"])
+async def test_bad_secret_values_keep_the_flow_pending(
+    pages: Harness, http: httpx.AsyncClient, value: str
+) -> None:
+    flow = await pages.secret_flow()
+    response = await http.post(
+        f"/secret/{flow.id}",
+        data={"csrf": pages.token("alice", "secret", flow.id), "value": value},
+        headers=post_headers(pages, "alice"),
+    )
+    assert response.status_code == 400
+    assert 'type="password"' in response.text
+    if value.strip():
+        assert value not in response.text
+    assert (await pages.flows.get(flow.id)).status == "pending"
+    assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None
+
+
+async def test_bob_cannot_save_a_secret_into_alices_flow(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.secret_flow("alice")
+    response = await http.post(
+        f"/secret/{flow.id}",
+        data={"csrf": pages.token("bob", "secret", flow.id), "value": SECRET},
+        headers=post_headers(pages, "bob"),
+    )
+    assert response.status_code == 403
+    assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None
+    assert await pages.vault.get_secret(pages.principal("bob").key, "openai_api_key") is None
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_expired_flow_is_refused_on_post(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    pages.clock.now += 601
+    response = await http.post(
+        f"/connect/{flow.id}",
+        data={"csrf": pages.token("alice", "connect", flow.id)},
+        headers=post_headers(pages, "alice"),
+    )
+    assert response.status_code == 404
+
+
+async def test_logout_clears_the_session_with_csrf(pages: Harness, http: httpx.AsyncClient) -> None:
+    flow = await pages.connect_flow()
+    refused = await http.post(
+        "/logout", data={"csrf": "bad", "next": f"/connect/{flow.id}"}, headers=post_headers(pages, "alice")
+    )
+    assert refused.status_code == 403
+    assert "set-cookie" not in refused.headers
+    response = await http.post(
+        "/logout",
+        data={"csrf": pages.token("alice", "logout", ""), "next": f"/connect/{flow.id}"},
+        headers=post_headers(pages, "alice"),
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/connect/{flow.id}"
+    assert "Max-Age=0" in set_cookies(response)[SESSION_COOKIE]
+    evil = await http.post(
+        "/logout",
+        data={"csrf": pages.token("alice", "logout", ""), "next": "https://evil.example/"},
+        headers=post_headers(pages, "alice"),
+    )
+    assert evil.status_code == 200
+    assert "location" not in evil.headers
