@@ -7,6 +7,9 @@
 * :mod:`mcp_elicit.connect.vault`: third-party tokens and secrets, encrypted per record and bound
   to their owner, with single-flight refresh and revocation on disconnect.
 
-Still to come (see the URL-mode kit issue): the secure pages, the third-party OAuth client and
-``ctx.connection`` / ``ctx.secret`` in the engine.
+* :mod:`mcp_elicit.connect.oauth`: the third-party OAuth client (authorization code + PKCE,
+  refresh, revocation, discovery); :mod:`mcp_elicit.connect.pages`: the secure pages.
+* :mod:`mcp_elicit.connect.kit`: :class:`~mcp_elicit.connect.kit.ConnectKit`, which wires all of
+  it into a server (``Server(connect=kit)``, ``ctx.connection(...)``, ``ctx.secret(...)``, one
+  ASGI app); :mod:`mcp_elicit.connect.engine`: how those calls work over rounds.
 """

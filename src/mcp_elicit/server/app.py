@@ -54,6 +54,7 @@ from mcp_elicit.wire.meta import RequestMeta, check_version, parse_request_meta,
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
+    from mcp_elicit.connect.kit import ConnectApp, ConnectKit
     from mcp_elicit.transport.http_server import Authenticate, HttpApp
 
 logger = logging.getLogger("mcp_elicit.server")
@@ -89,6 +90,10 @@ class Server:
     for it instead of a refusal, and any other use of the token is still refused.
     ``max_message_bytes``: the largest request accepted (bytes of one JSON-RPC message; HTTP
     413 / stdio -32600 beyond it), 4 MiB by default.
+    ``connect``: a :class:`~mcp_elicit.connect.kit.ConnectKit` (identity, vault, pending flows,
+    pages) for ``ctx.connection(...)`` and ``ctx.secret(...)``; :meth:`asgi` and
+    :meth:`run_http` then serve its pages and metadata next to ``/mcp`` and require a valid
+    access token on ``/mcp``.
     """
 
     def __init__(
@@ -107,6 +112,7 @@ class Server:
         replay_grace: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         cache_ttl_ms: int = 3_600_000,
+        connect: ConnectKit | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -128,6 +134,7 @@ class Server:
         self._prompts: dict[str, Prompt] = {}
         self._resources: list[Resource] = []
         self._result_meta = server_info_meta(name, version, title)
+        self.connect = connect
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -410,6 +417,7 @@ class Server:
                 rnd=rnd,
                 max_answer_attempts=self.max_answer_attempts,
                 notify=call.notify,
+                connect=self.connect,
             )
         fn = entry.fn
         try:
@@ -520,8 +528,22 @@ class Server:
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
         body_timeout: float = 30.0,
-    ) -> HttpApp:
-        """The Streamable HTTP transport as an ASGI app (serve it with uvicorn or any ASGI server)."""
+    ) -> HttpApp | ConnectApp:
+        """The Streamable HTTP transport as an ASGI app (serve it with uvicorn or any ASGI server).
+
+        With ``Server(connect=kit)`` this is the whole site of the kit (see
+        :meth:`ConnectKit.asgi <mcp_elicit.connect.kit.ConnectKit.asgi>`): ``/mcp`` behind the
+        kit's identity, the protected-resource metadata and the connect pages; ``path`` must then
+        be the kit's ``mcp_path`` and ``authenticate`` is the kit's."""
+        if self.connect is not None:
+            if authenticate is not None:
+                raise ValueError(
+                    "this server has a ConnectKit, which authenticates /mcp with its identity: "
+                    "do not pass authenticate= as well"
+                )
+            return self.connect.asgi(
+                self, path=path, allowed_origins=allowed_origins, body_timeout=body_timeout
+            )
         from mcp_elicit.transport.http_server import HttpApp
 
         return HttpApp(
@@ -541,7 +563,8 @@ class Server:
     def run_http(
         self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp", **uvicorn_options: Any
     ) -> None:
-        """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path``."""
+        """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path`` (and,
+        with a ConnectKit, its pages and metadata: everything :meth:`asgi` serves)."""
         from mcp_elicit.transport.http_server import serve
 
         serve(self.asgi(path=path), host=host, port=port, **uvicorn_options)

@@ -12,11 +12,11 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from mcp_elicit.schema import AnswerInvalid, FormSpec, form_spec, lint_form
 from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
-from mcp_elicit.server.errors import TooManyInvalidAnswers
+from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
 from mcp_elicit.server.replay import RetryLater
 from mcp_elicit.server.urls import check_elicitation_url
@@ -24,6 +24,10 @@ from mcp_elicit.wire import codec, mrtr
 from mcp_elicit.wire.capabilities import required_for_elicitation
 from mcp_elicit.wire.errors import invalid_params, missing_capability
 from mcp_elicit.wire.meta import RequestMeta
+
+if TYPE_CHECKING:
+    from mcp_elicit.connect.kit import ConnectKit
+    from mcp_elicit.connect.vault import Connection
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -54,6 +58,7 @@ class Context:
         rnd: Round,
         max_answer_attempts: int,
         notify: Notify | None = None,
+        connect: ConnectKit | None = None,
     ) -> None:
         self.method = method
         self.target = target
@@ -63,6 +68,7 @@ class Context:
         self._round = rnd
         self._max_attempts = max_answer_attempts
         self._notify = notify
+        self._connect = connect
 
     # -- facts about this request ----------------------------------------------------------
     @property
@@ -188,6 +194,78 @@ class Context:
         check_elicitation_url(url)
         request = mrtr.elicit_url(message, url)
         return await self._ask("url", [message, url], request, key, _summary(message), _url_answer)
+
+    # -- URL-mode kit: third-party accounts and secrets ------------------------------------
+    async def connection(
+        self, provider: str, *, scopes: Iterable[str] | None = None, reason: str | None = None
+    ) -> Connection:
+        """The signed-in user's connection to the OAuth ``provider`` (``.access_token``), fresh.
+
+        Needs ``Server(connect=ConnectKit(...))`` and an authenticated request. When the user has
+        not connected ``provider`` yet (or the provider revoked the grant), this sends them to
+        the server's ``/connect/<id>`` page (URL-mode elicitation) and returns once they finished
+        there, on a later round. ``scopes``: what to ask for (default: the provider's); an
+        existing connection granted fewer is connected again. ``reason`` completes "Connect your
+        GitHub account to ..." in the message the user sees (e.g. ``"list your repositories"``).
+        Never put the token in a tool result, an error or a log.
+        """
+        from mcp_elicit.connect.engine import obtain_connection
+
+        return await obtain_connection(self, self._kit("ctx.connection"), provider, scopes, reason)
+
+    async def secret(self, name: str, description: str, *, message: str | None = None) -> str:
+        """The signed-in user's secret ``name`` (an API key...), entered on a secure page.
+
+        When the vault has no such secret for the user, this sends them to the server's
+        ``/secret/<id>`` page (URL-mode elicitation: the value never passes through the client)
+        and returns the value once they entered it, on a later round. ``description`` says what
+        the secret is (shown in the client and on the page); ``message`` replaces the default
+        text of the request. Never put the value in a tool result, an error or a log.
+        """
+        from mcp_elicit.connect.engine import obtain_secret
+
+        return await obtain_secret(self, self._kit("ctx.secret"), name, description, message)
+
+    def _kit(self, what: str) -> ConnectKit:
+        if self._connect is None:
+            logger.error("%s needs Server(connect=ConnectKit(...)); this server has none", what)
+            raise ToolError(
+                f"This server is not set up to connect accounts or take secrets ({what} needs "
+                "Server(connect=ConnectKit(...)))."
+            )
+        return self._connect
+
+    def _step_recorded(self, name: str) -> tuple[bool, Any]:
+        """The connect kit's step: whether ``ctx.once(name, ...)`` ran in an earlier round of this
+        flow (or this run), and its recorded result; nothing is run."""
+        return self._round.recorded_step(name)
+
+    def _url_response(self, key: str, message: str, url: str) -> tuple[str, bool] | None:
+        """The connect kit's step: the action the client answered to the URL question ``key``
+        (``message``, ``url``) and whether the answer arrived in this round (it is recorded
+        then), or ``None`` when it is unanswered. Counts as asking ``key`` in this run."""
+        digest = question_digest("url", [message, url])
+        rnd = self._round
+        found = rnd.lookup(key, digest, _summary(message))
+        if found is None:
+            return None
+        answer = _url_answer(key, found.value)
+        fresh = isinstance(found, FreshAnswer)
+        if fresh:
+            rnd.record_answer(key, digest, found.value)
+        return answer.action, fresh
+
+    async def _send_url(self, key: str, message: str, url: str) -> NoReturn:
+        """The connect kit's step: end the round with the URL question ``key``."""
+        if not self.can_elicit("url"):
+            raise missing_capability(
+                required_for_elicitation("url"),
+                "This request needs to send the user to a URL (URL-mode elicitation), but its "
+                "clientCapabilities do not declare elicitation.url",
+            )
+        check_elicitation_url(url)
+        self._round.ask(key, question_digest("url", [message, url]), mrtr.elicit_url(message, url))
+        await _wait_forever()
 
     # -- sampling and roots (deprecated in 2026-07-28, still part of it) ---------------------
     async def sample(

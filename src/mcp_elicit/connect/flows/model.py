@@ -18,6 +18,7 @@ import hashlib
 import math
 import re
 import secrets
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal, cast, get_args
@@ -30,6 +31,8 @@ __all__ = [
     "DEFAULT_MAX_PENDING_PER_USER",
     "DEFAULT_RETENTION",
     "FLOW_ID_BYTES",
+    "MAX_CLIENT_LENGTH",
+    "MAX_DESCRIPTION_LENGTH",
     "MAX_FLOW_TTL",
     "FlowKind",
     "FlowStatus",
@@ -60,6 +63,10 @@ _SCOPE_RE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,256}")
 MAX_SCOPES: Final = 64
 MAX_OWNER_LENGTH: Final = 4096
 MAX_DETAIL_LENGTH: Final = 200
+MAX_CLIENT_LENGTH: Final = 100
+"""Characters kept of the MCP client's (self-reported) display name."""
+MAX_DESCRIPTION_LENGTH: Final = 300
+"""Characters kept of a flow's description (why the server asks, or what a secret is)."""
 
 
 def new_flow_id() -> str:
@@ -153,6 +160,27 @@ def checked_detail(detail: str | None) -> str | None:
     return detail
 
 
+def _invisible(ch: str) -> bool:
+    """Control, format (bidi overrides, zero-width), surrogate, private-use and unassigned
+    characters: nothing a page should show of a label that someone else wrote."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn")
+
+
+def clean_label(value: str | None, limit: int) -> str | None:
+    """``value`` made safe to store and show as one line: invisible characters removed (see
+    :func:`_invisible`), whitespace runs collapsed to one space, at most ``limit`` characters
+    (cut with ``…``). ``None`` for ``None`` or for nothing left. Used for the client's name and a
+    flow's description, which come from the client or the server author: cleaned, not refused."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("a flow label must be a str or None")
+    text = " ".join("".join(" " if ch.isspace() else "" if _invisible(ch) else ch for ch in value).split())
+    if not text:
+        return None
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class PendingFlow:
     """A server-side record of one URL flow (see the module docstring for its life).
@@ -160,6 +188,9 @@ class PendingFlow:
     ``id`` is the only handle to the record and appears in the URL; ``repr`` shows a fingerprint
     instead. ``owner`` is the principal key of whoever started the flow. ``created`` and
     ``expires`` are seconds since the epoch. ``detail`` is a short failure reason (no secrets).
+    ``client`` is the MCP client's display name as it reported it (self-asserted: show it as
+    such, never decide on it) and ``description`` what the server said the flow is for (a
+    connection's reason, a secret's description); both cleaned to one short printable line.
     """
 
     id: str = field(repr=False)
@@ -171,6 +202,8 @@ class PendingFlow:
     expires: float
     status: FlowStatus
     detail: str | None = None
+    client: str | None = None
+    description: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -189,18 +222,19 @@ class PendingFlow:
         return (
             f"PendingFlow(fingerprint={self.fingerprint!r}, owner={self.owner!r}, kind={self.kind!r}, "
             f"provider={self.provider!r}, scopes={self.scopes!r}, created={self.created!r}, "
-            f"expires={self.expires!r}, status={self.status!r}, detail={self.detail!r})"
+            f"expires={self.expires!r}, status={self.status!r}, detail={self.detail!r}, "
+            f"client={self.client!r}, description={self.description!r})"
         )
 
 
 # Column order of every SELECT / RETURNING in the stores.
-COLUMNS: Final = "owner, kind, provider, scopes, created, expires, status, detail"
+COLUMNS: Final = "owner, kind, provider, scopes, created, expires, status, detail, client, description"
 Row = Sequence[object]
 
 
 def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
     """The record as read at ``now`` (an open record past its expiry reads as ``expired``)."""
-    owner, kind, provider, scopes, created, expires, status, detail = row
+    owner, kind, provider, scopes, created, expires, status, detail, client, description = row
     if not (
         isinstance(owner, str)
         and isinstance(provider, str)
@@ -211,6 +245,8 @@ def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
         and status in FLOW_STATUSES
         and kind in FLOW_KINDS
         and (detail is None or isinstance(detail, str))
+        and (client is None or isinstance(client, str))
+        and (description is None or isinstance(description, str))
     ):
         raise FlowStoreUnavailable("flow store: a record does not have the expected shape")
     flow = PendingFlow(
@@ -223,6 +259,8 @@ def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
         expires=float(expires),
         status=cast(FlowStatus, status),  # checked against FLOW_STATUSES above
         detail=detail,
+        client=client,
+        description=description,
     )
     if flow.is_open and now >= flow.expires:
         flow = replace(flow, status="expired")

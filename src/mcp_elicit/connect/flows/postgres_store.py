@@ -1,7 +1,8 @@
 """A :class:`FlowStore` in PostgreSQL (any number of processes and hosts).
 
 * The table (name configurable, ``schema.name`` allowed, plain identifiers only) is created on
-  first use (``CREATE TABLE IF NOT EXISTS``; two processes racing to create it is tolerated).
+  first use (``CREATE TABLE IF NOT EXISTS``; two processes racing to create it is tolerated); a
+  table made by an earlier version gets the newer columns (``ADD COLUMN IF NOT EXISTS``).
 * Transitions are single ``UPDATE ... WHERE status = <expected> ... RETURNING`` statements in
   autocommit mode: under READ COMMITTED a second concurrent updater waits for the first one's row
   lock, re-evaluates the ``WHERE`` against the new row version and matches nothing, so exactly one
@@ -103,6 +104,11 @@ class PostgresFlowStore(BaseFlowStore):
 
         self._ddl = [
             compose(t) for t in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX)
+        ] + [  # a table made by an earlier version gets the columns added since
+            psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
+                table=names["table"], column=psql.Identifier(column)
+            )
+            for column in _sql.ADDED_COLUMNS
         ]
         self._q: dict[str, sql.Composed] = {
             template: compose(template)
@@ -150,6 +156,7 @@ class PostgresFlowStore(BaseFlowStore):
                 psycopg.errors.UniqueViolation,
                 psycopg.errors.DuplicateTable,
                 psycopg.errors.DuplicateObject,
+                psycopg.errors.DuplicateColumn,
             )
             for statement in self._ddl:
                 with contextlib.suppress(*race_lost):
@@ -231,7 +238,15 @@ class PostgresFlowStore(BaseFlowStore):
     # ------------------------------------------------------------------------------ primitives
 
     async def _insert(
-        self, key: str, owner: str, kind: str, provider: str, scopes: str, now: float, expires: float
+        self,
+        key: str,
+        owner: str,
+        kind: str,
+        provider: str,
+        scopes: str,
+        now: float,
+        expires: float,
+        labels: tuple[str | None, str | None],
     ) -> None:
         q = self._q
         limit = self.max_pending_per_user
@@ -248,7 +263,9 @@ class PostgresFlowStore(BaseFlowStore):
                 assert row is not None
                 if row[0] >= limit:
                     raise TooManyPendingFlows(limit)
-                await conn.execute(q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now))
+                await conn.execute(
+                    q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now, *labels)
+                )
 
         await self._run("create", op)
 

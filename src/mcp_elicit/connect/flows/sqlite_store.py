@@ -1,7 +1,8 @@
 """A :class:`FlowStore` in an SQLite file (one host; any number of processes on that file).
 
 * One table, ``mcp_elicit_flows`` (fixed name, no SQL is built from input; use another file for
-  another store), in WAL mode; ``":memory:"`` gives a private store for tests.
+  another store), in WAL mode; ``":memory:"`` gives a private store for tests. A table made by an
+  earlier version gets the newer columns on first use (``PRAGMA table_info``, ``ADD COLUMN``).
 * Every operation runs on a worker thread (:func:`asyncio.to_thread`) with one connection guarded
   by a lock, so waiting for another process's write lock never blocks the event loop. Flow traffic
   is a handful of statements per user interaction; simplicity wins over the last microsecond.
@@ -39,6 +40,20 @@ _T = TypeVar("_T")
 
 def _sql_for(template: str) -> str:
     return template.format(**_NAMES)  # fixed names only
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring a table made by an earlier version up to date (columns in ``_sql.ADDED_COLUMNS``)."""
+    present = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({_TABLE})")}
+    for column in _sql.ADDED_COLUMNS:
+        if column in present:
+            continue
+        try:
+            conn.execute(_sql.ADD_COLUMN.format(table=_TABLE, column=column))  # fixed names only
+        except sqlite3.OperationalError as exc:
+            # Another process may have added it between our PRAGMA and our ALTER: that is fine.
+            if "duplicate column" not in str(exc).lower():
+                raise
 
 
 class SQLiteFlowStore(BaseFlowStore):
@@ -104,6 +119,7 @@ class SQLiteFlowStore(BaseFlowStore):
             conn.execute("PRAGMA synchronous = NORMAL")
             for template in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX):
                 conn.execute(_sql_for(template))
+            _add_missing_columns(conn)
         except BaseException:
             conn.close()
             raise
@@ -128,7 +144,15 @@ class SQLiteFlowStore(BaseFlowStore):
     # ------------------------------------------------------------------------------ primitives
 
     async def _insert(
-        self, key: str, owner: str, kind: str, provider: str, scopes: str, now: float, expires: float
+        self,
+        key: str,
+        owner: str,
+        kind: str,
+        provider: str,
+        scopes: str,
+        now: float,
+        expires: float,
+        labels: tuple[str | None, str | None],
     ) -> None:
         q = self._statements
         limit = self.max_pending_per_user
@@ -142,7 +166,7 @@ class SQLiteFlowStore(BaseFlowStore):
                 (count,) = conn.execute(q[_sql.COUNT_OPEN], (owner, now)).fetchone()
                 if count >= limit:
                     raise TooManyPendingFlows(limit)
-                conn.execute(q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now))
+                conn.execute(q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now, *labels))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

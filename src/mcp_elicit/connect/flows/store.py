@@ -22,6 +22,8 @@ from mcp_elicit.connect.identity.principal import Principal
 from . import _sql
 from .errors import FlowNotFound
 from .model import (
+    MAX_CLIENT_LENGTH,
+    MAX_DESCRIPTION_LENGTH,
     MAX_FLOW_TTL,
     FlowKind,
     PendingFlow,
@@ -32,6 +34,7 @@ from .model import (
     checked_provider,
     checked_scopes,
     checked_ttl,
+    clean_label,
     flow_fingerprint,
     flow_from_row,
     flow_key,
@@ -56,8 +59,15 @@ class FlowStore(Protocol):
         provider: str,
         scopes: Iterable[str] = (),
         ttl: float | None = None,
+        *,
+        client: str | None = None,
+        description: str | None = None,
     ) -> PendingFlow:
-        """A new ``pending`` flow for ``owner``; :class:`TooManyPendingFlows` at the cap."""
+        """A new ``pending`` flow for ``owner``; :class:`TooManyPendingFlows` at the cap.
+
+        ``client`` (the MCP client's display name) and ``description`` (what the flow is for)
+        are shown on the page; they are cleaned (one printable line) and cut to
+        :data:`MAX_CLIENT_LENGTH` / :data:`MAX_DESCRIPTION_LENGTH` characters."""
         ...
 
     async def get(self, flow_id: str) -> PendingFlow:
@@ -122,7 +132,15 @@ class BaseFlowStore:
     # -------------------------------------------------------------- backend primitives
 
     async def _insert(
-        self, key: str, owner: str, kind: str, provider: str, scopes: str, now: float, expires: float
+        self,
+        key: str,
+        owner: str,
+        kind: str,
+        provider: str,
+        scopes: str,
+        now: float,
+        expires: float,
+        labels: tuple[str | None, str | None],
     ) -> None:
         """In one transaction: mark the owner's stale open records expired, purge the owner's
         records past retention, count the open ones, raise ``TooManyPendingFlows`` at the cap,
@@ -147,17 +165,29 @@ class BaseFlowStore:
         provider: str,
         scopes: Iterable[str] = (),
         ttl: float | None = None,
+        *,
+        client: str | None = None,
+        description: str | None = None,
     ) -> PendingFlow:
         owner_str = owner_key(owner)
         checked = checked_kind(kind)
         provider = checked_provider(provider)
         scope_tuple = checked_scopes(scopes)
         lifetime = checked_ttl(ttl, self.ttl)
+        client_label = clean_label(client, MAX_CLIENT_LENGTH)
+        description_label = clean_label(description, MAX_DESCRIPTION_LENGTH)
         flow_id = new_flow_id()
         now = self._clock()
         expires = now + lifetime
         await self._insert(
-            flow_key(flow_id), owner_str, checked, provider, " ".join(scope_tuple), now, expires
+            flow_key(flow_id),
+            owner_str,
+            checked,
+            provider,
+            " ".join(scope_tuple),
+            now,
+            expires,
+            (client_label, description_label),
         )
         _log.info(
             "flow %s created: %s %s for %r, expires in %gs",
@@ -167,7 +197,18 @@ class BaseFlowStore:
             owner_str,
             lifetime,
         )
-        return PendingFlow(flow_id, owner_str, checked, provider, scope_tuple, now, expires, "pending")
+        return PendingFlow(
+            flow_id,
+            owner_str,
+            checked,
+            provider,
+            scope_tuple,
+            now,
+            expires,
+            "pending",
+            client=client_label,
+            description=description_label,
+        )
 
     async def get(self, flow_id: str) -> PendingFlow:
         valid = checked_id(flow_id)

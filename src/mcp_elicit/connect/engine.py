@@ -1,0 +1,383 @@
+"""``ctx.connection`` and ``ctx.secret`` over rounds: the URL-mode kit inside the replay engine.
+
+A handler is replayed from the top on every round, so each call works out where the flow stands
+from the sealed state, the flow store and the vault, in this order:
+
+1. **A flow is recorded** in the state (the ``ctx.once`` step ``mcp_elicit.connect-<provider>``
+   or ``mcp_elicit.secret-<name>`` holds its id and URL): follow it (step 3). The vault is not
+   consulted first, so that the client's answers to the URL questions are consumed the same way
+   on every round.
+2. **No flow yet**: the vault decides. An active connection (refreshed if it is about to expire)
+   or a stored secret is returned at once, with no elicitation. Otherwise (never connected,
+   ``needs_reauthorization`` after an ``invalid_grant``, a granted scope set that lacks an
+   explicitly requested scope) a :class:`~mcp_elicit.connect.flows.PendingFlow` is created,
+   exactly once per MCP flow (``ctx.once``: its id and URL go into the sealed state, which is
+   bound to the principal and survives rounds and instances), and the round ends with a URL-mode
+   elicitation of ``<base>/connect/<id>`` (or ``/secret/<id>``).
+3. **Later rounds**: the URL question's answer is read. ``decline`` / ``cancel`` close the flow
+   (``declined`` / ``failed``) and end the call with a tool error. ``accept`` (it only means the
+   person agreed to open the URL) leads to the store: :func:`check_for_retry` with the principal
+   of the *current* token. ``Ready``: the connection or secret is read from the vault and
+   returned. ``Failed``: a tool error with its message (expired, failed, declined, another
+   user's). ``Waiting``: the request is held up to ``kit.hold`` seconds (never past the flow's
+   expiry), polling the store every 200 ms (another instance's page may finish it: the store is
+   shared), then the round ends with input-required again, with the **same URL**. Once a flow
+   was seen completed, a ``.done`` step records it: later rounds of the same call (the handler
+   asks more questions afterwards) go straight to the vault.
+
+Re-issue keying: an answered question replays its recorded answer, so the same URL cannot be
+asked again under the same key. Each re-issue gets the next key of a per-flow sequence
+(``connect-github-0``, ``connect-github-1``, ...); on replay the recorded ``accept`` answers walk
+the sequence up to the first key without a recorded answer, which is where this round stands.
+Every key carries the same message and URL (its digest is checked like any other question).
+
+Errors: no principal, an unknown provider and a client without URL elicitation fail cleanly
+(tool error, -32021); :class:`FlowStoreUnavailable` / :class:`VaultUnavailable` become a
+retryable JSON-RPC server error. No token or secret value appears in a result, error or log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
+
+from mcp_elicit.connect.flows import (
+    Failed,
+    FlowError,
+    FlowKind,
+    FlowNotFound,
+    FlowStoreUnavailable,
+    Ready,
+    RetryOutcome,
+    TooManyPendingFlows,
+    Waiting,
+    check_for_retry,
+    flow_url,
+)
+from mcp_elicit.connect.flows.model import checked_provider, checked_scopes
+from mcp_elicit.connect.vault import (
+    Connection,
+    NeedsReauthorization,
+    NotConnected,
+    RefreshFailed,
+    VaultUnavailable,
+)
+from mcp_elicit.server.errors import ToolError
+from mcp_elicit.wire.capabilities import required_for_elicitation
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, missing_capability
+
+if TYPE_CHECKING:
+    from mcp_elicit.connect.kit import ConnectKit
+    from mcp_elicit.server.context import Context
+
+__all__ = ["POLL_INTERVAL", "STORE_UNAVAILABLE_DATA", "obtain_connection", "obtain_secret"]
+
+_log = logging.getLogger("mcp_elicit.connect")
+
+POLL_INTERVAL: Final = 0.2
+"""Seconds between two looks at the flow store while a retry is held."""
+STORE_UNAVAILABLE_DATA: Final = {"reason": "connect_store_unavailable", "retryable": True}
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One ``ctx.connection`` / ``ctx.secret`` call, as the flow machinery needs it."""
+
+    kind: FlowKind
+    label: str  # the provider id or the secret's name
+    title: str  # what the messages call it: "GitHub", "openai_api_key"
+    scopes: tuple[str, ...]
+    slot: str  # names the ctx.once step and prefixes the question keys
+    message: str  # the URL elicitation's message
+    description: str  # stored on the flow, shown on the page
+
+
+# ------------------------------------------------------------------------------ entry points
+
+
+async def obtain_connection(
+    ctx: Context, kit: ConnectKit, provider: str, scopes: Iterable[str] | None, reason: str | None
+) -> Connection:
+    """``ctx.connection(provider, scopes=..., reason=...)`` (see the module docstring)."""
+    principal = _principal(ctx, "Connecting an account")
+    oauth = kit.provider(provider)
+    explicit = scopes is not None
+    wanted = checked_scopes(oauth.scopes if scopes is None else scopes)
+    title = kit.provider_title(provider)
+    what = reason.strip().rstrip(".") if reason and reason.strip() else f"continue with {ctx.target}"
+    slot = f"connect-{provider}"
+    if explicit:
+        slot += "-" + hashlib.sha256(" ".join(sorted(set(wanted))).encode()).hexdigest()[:8]
+    message = f"Connect your {title} account to {what}."
+    request = _Request("connect", provider, title, wanted, slot, message, message)
+    refresher = kit.refresher(provider)
+
+    async def current() -> Connection | None:
+        try:
+            connection = await kit.vault.fresh_connection(principal, provider, refresher)
+        except NeedsReauthorization:
+            _log.info("connection to %s needs re-authorization; starting a URL flow", provider)
+            return None
+        except NotConnected:
+            return None
+        except RefreshFailed as exc:
+            raise _refresh_failed(exc, title) from None
+        if explicit and connection.scopes and not set(wanted) <= set(connection.scopes):
+            _log.info("connection to %s lacks requested scopes; starting a URL flow", provider)
+            return None
+        return connection
+
+    async def after_flow() -> Connection:
+        try:
+            return await kit.vault.fresh_connection(principal, provider, refresher)
+        except NotConnected:
+            raise ToolError(
+                f"Your {title} account was connected, but the connection is no longer available. "
+                "Run the tool again to connect it."
+            ) from None
+        except RefreshFailed as exc:
+            raise _refresh_failed(exc, title) from None
+
+    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow))
+
+
+async def obtain_secret(
+    ctx: Context, kit: ConnectKit, name: str, description: str, message: str | None
+) -> str:
+    """``ctx.secret(name, description, message=...)`` (see the module docstring)."""
+    principal = _principal(ctx, "Entering a secret")
+    try:
+        checked_provider(name)
+    except ValueError:
+        _log.error("ctx.secret: %r is not a valid secret name", name)
+        raise ToolError(
+            f"ctx.secret: {name!r} is not a valid secret name (1-64 letters, digits, '.', '_', '-')"
+        ) from None
+    if not isinstance(description, str) or not description.strip():
+        raise ToolError("ctx.secret needs a description of the secret (shown to the user)")
+    text = " ".join(description.split())
+    if message is None:
+        message = (
+            f"{text} is needed to continue with {ctx.target}. Enter it on this server's secure "
+            "page: it goes to the server only, never through this app."
+        )
+    request = _Request("secret", name, name, (), f"secret-{name}", message, text)
+
+    async def current() -> str | None:
+        found = await kit.vault.get_secret(principal, name)
+        return None if found is None else found.value
+
+    async def after_flow() -> str:
+        value = await current()
+        if value is None:
+            raise ToolError(
+                f"The secret {name!r} was entered, but it is no longer available. Run the tool "
+                "again to enter it."
+            )
+        return value
+
+    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow))
+
+
+# ------------------------------------------------------------------------------ the rounds
+
+
+async def _obtain(
+    ctx: Context,
+    kit: ConnectKit,
+    principal: str,
+    request: _Request,
+    current: Callable[[], Awaitable[T | None]],
+    after_flow: Callable[[], Awaitable[T]],
+) -> T:
+    step = f"mcp_elicit.{request.slot}"
+    recorded, value = ctx._step_recorded(step)
+    if recorded:
+        flow_id, url = _recorded_flow(value, request)
+    else:
+        found = await current()
+        if found is not None:
+            return found
+        if not ctx.can_elicit("url"):  # before creating a flow the client could never open
+            raise missing_capability(
+                required_for_elicitation("url"),
+                f"This request needs to send the user to a URL ({_what(request)}), but its "
+                "clientCapabilities do not declare elicitation.url",
+            )
+        flow_id, url = _recorded_flow(
+            await ctx.once(step, lambda: _create(ctx, kit, principal, request)), request
+        )
+
+    # Walk the re-issue sequence: recorded "accept" answers move on to the next key.
+    index = 0
+    while True:
+        key = f"{request.slot}-{index}"
+        answered = ctx._url_response(key, request.message, url)
+        if answered is None:
+            break
+        action, fresh = answered
+        if action != "accept":
+            await _refused(kit, flow_id, principal, request, action, fresh)
+        index += 1
+        if fresh:
+            key = f"{request.slot}-{index}"
+            break
+
+    if recorded:  # a retry: where does the flow stand?
+        if ctx._step_recorded(step + ".done")[0]:
+            return await after_flow()  # completed in an earlier round (later questions followed)
+        outcome = await _held_outcome(kit, flow_id, principal)
+        if isinstance(outcome, Ready):
+            _log.info(
+                "%s flow %s completed; finishing %s", request.kind, outcome.flow.fingerprint, ctx.target
+            )
+            await ctx.once(step + ".done", lambda: True)
+            return await after_flow()
+        if isinstance(outcome, Failed):
+            raise ToolError(_failure_message(outcome, request))
+    await ctx._send_url(key, request.message, url)
+
+
+async def _create(ctx: Context, kit: ConnectKit, principal: str, request: _Request) -> list[str]:
+    """Create the flow (run once per MCP flow by ``ctx.once``); its id and URL are recorded."""
+    try:
+        flow = await kit.flows.create(
+            principal,
+            request.kind,
+            request.label,
+            request.scopes,
+            client=_client_name(ctx),
+            description=request.description,
+        )
+    except TooManyPendingFlows as exc:
+        raise ToolError(str(exc)) from None
+    return [flow.id, flow_url(kit.base_url, flow, development=kit.development)]
+
+
+def _recorded_flow(value: object, request: _Request) -> tuple[str, str]:
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(part, str) for part in value)
+        and f"/{request.kind}/" in value[1]
+    ):
+        return value[0], value[1]
+    raise ToolError("The state of this request is not what this server recorded; run the tool again.")
+
+
+async def _held_outcome(kit: ConnectKit, flow_id: str, principal: str) -> RetryOutcome:
+    """The flow's outcome for this principal, holding up to ``kit.hold`` seconds while it is
+    still waiting (polling the shared store)."""
+    outcome = await _outcome(kit, flow_id, principal)
+    if not isinstance(outcome, Waiting):
+        return outcome
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + outcome.hold_for(kit.hold, kit.clock())
+    while (left := deadline - loop.time()) > 0:
+        await asyncio.sleep(min(POLL_INTERVAL, left))
+        outcome = await _outcome(kit, flow_id, principal)
+        if not isinstance(outcome, Waiting):
+            return outcome
+    return outcome
+
+
+async def _outcome(kit: ConnectKit, flow_id: str, principal: str) -> RetryOutcome:
+    try:
+        flow = await kit.flows.get(flow_id)
+    except FlowNotFound:
+        return Failed("unknown")
+    return check_for_retry(flow, principal, kit.clock())
+
+
+async def _refused(
+    kit: ConnectKit, flow_id: str, principal: str, request: _Request, action: str, fresh: bool
+) -> NoReturn:
+    """The person declined or dismissed the URL elicitation: close the flow, end the call."""
+    declined = action == "decline"
+    if fresh:
+        try:
+            await kit.flows.fail(
+                flow_id,
+                None if declined else "dismissed in the client",
+                owner=principal,
+                declined=declined,
+            )
+        except FlowStoreUnavailable as exc:
+            _log.warning("could not close a %s flow the user %sd: %s", request.kind, action, exc)
+        except FlowError as exc:  # already finished, expired, or not this principal's
+            _log.info("a %s flow the user %sd could not be closed: %r", request.kind, action, exc)
+    what = _what(request)
+    if declined:
+        raise ToolError(f"You declined {what}.")
+    raise ToolError(f"You dismissed the request for {what}. Run the tool again when you want to continue.")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _principal(ctx: Context, what: str) -> str:
+    if ctx.principal is None:
+        raise ToolError(
+            f"{what} needs a signed-in user, and this request carries no validated identity: "
+            "configure identity (ConnectKit(identity=...)) so that requests come with an access token."
+        )
+    return ctx.principal
+
+
+def _what(request: _Request) -> str:
+    if request.kind == "connect":
+        return f"connecting your {request.title} account"
+    return f"entering the secret {request.label!r}"
+
+
+def _failure_message(outcome: Failed, request: _Request) -> str:
+    if outcome.reason == "declined":
+        return f"You declined {_what(request)}."
+    flow = outcome.flow
+    if flow is not None and request.kind == "connect":
+        flow = replace(flow, provider=request.title)  # "GitHub", not "github", in the message
+    return Failed(outcome.reason, flow).message
+
+
+def _client_name(ctx: Context) -> str | None:
+    """The client's self-reported display name (``title``, else ``name``), for the page."""
+    info = ctx.client_info
+    if not info:
+        return None
+    for field in ("title", "name"):
+        value = info.get(field)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _refresh_failed(exc: RefreshFailed, title: str) -> ToolError:
+    _log.warning("refreshing a %s connection failed: %s", title, exc)
+    if exc.retryable:
+        return ToolError(
+            f"Your {title} connection could not be refreshed right now (a temporary problem); "
+            "try again shortly."
+        )
+    return ToolError(
+        f"Your {title} connection could not be refreshed ({exc.reason}). Try again, or disconnect "
+        "and connect the account again."
+    )
+
+
+async def _guarded(work: Awaitable[T]) -> T:
+    """Store outages become a retryable JSON-RPC server error, not a traceback."""
+    try:
+        return await work
+    except (FlowStoreUnavailable, VaultUnavailable) as exc:
+        _log.warning("the connect kit's store is unavailable: %s", exc)
+        raise McpError(
+            INTERNAL_ERROR,
+            "Internal error: the server's connection store is unavailable; retry the request shortly",
+            dict(STORE_UNAVAILABLE_DATA),
+        ) from None

@@ -1,0 +1,352 @@
+"""ctx.connection / ctx.secret end to end: real HTTP on 127.0.0.1, real JWT access tokens checked
+against a local JWKS, SQLite stores shared with the test (which plays the pages' part)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import httpx
+import pytest
+from conftest import SiteFactory, fp, sqlite_storage
+from kit_support import (
+    ACCEPT,
+    FORM_CAPS,
+    browser_connects,
+    browser_enters_secret,
+    flow_id_of,
+    text_of,
+    url_request,
+)
+
+from mcp_elicit.connect.flows import FlowNotFound, is_flow_id
+from mcp_elicit.server.flow import FlowRecord
+from mcp_elicit.state import RequestBinding, args_digest
+
+ID_RE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+async def test_not_connected_sends_a_connect_url_without_personal_data(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key, url, message = url_request(first)
+    assert key == "connect-github-0"
+    assert message == "Connect your GitHub account to list your repositories."
+    flow_id = flow_id_of(url)
+    assert url == f"{site.base}/connect/{flow_id}"
+    assert ID_RE.fullmatch(flow_id)
+    assert is_flow_id(flow_id)
+    for personal in ("alice", site.auth.issuer, "kit-client", "@", "?", "#"):
+        assert personal not in url.removeprefix(site.base)
+    assert "requestState" in first
+    assert flow_id not in first["requestState"]  # the state is sealed, not a carrier of readable ids
+
+    flow = await site.flows.get(flow_id)
+    assert flow.owner == site.auth.principal("alice")
+    assert (flow.kind, flow.provider, flow.scopes, flow.status) == ("connect", "github", ("repo",), "pending")
+    assert flow.client == "Kit Tests Client"  # self-reported, cleaned of bidi and control characters
+    assert flow.description == message
+
+
+async def test_retry_before_completion_holds_then_reissues_the_same_url(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=0.6)
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key0, url, message = url_request(first)
+
+    started = time.monotonic()
+    second = await alice.call("list_repos", state=first["requestState"], responses={key0: ACCEPT})
+    held = time.monotonic() - started
+    assert held >= 0.5, "the retry should be held while the browser step is pending"
+    key1, url1, message1 = url_request(second)
+    assert (url1, message1) == (url, message)
+    assert key1 == "connect-github-1" != key0
+
+    third = await alice.call("list_repos", state=second["requestState"], responses={key1: ACCEPT})
+    key2, url2, _ = url_request(third)
+    assert url2 == url
+    assert key2 == "connect-github-2"
+
+    await browser_connects(
+        site.flows, site.vault, flow_id_of(url), site.auth.principal("alice"), "gho_alice_1"
+    )
+    done = await alice.call("list_repos", state=third["requestState"], responses={key2: ACCEPT})
+    assert done["structuredContent"] == {"repos": ["alpha", "beta"], "token_fingerprint": fp("gho_alice_1")}
+
+
+async def test_completion_during_the_hold_finishes_the_held_request(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=8.0)
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key, url, _ = url_request(first)
+
+    started = time.monotonic()
+    retry = asyncio.ensure_future(
+        alice.call("list_repos", state=first["requestState"], responses={key: ACCEPT})
+    )
+    await asyncio.sleep(0.4)
+    assert not retry.done(), "the retry is held while the flow is pending"
+    token = "gho_secret_token_value_123"
+    await browser_connects(site.flows, site.vault, flow_id_of(url), site.auth.principal("alice"), token)
+    result = await retry
+    assert time.monotonic() - started < 3.0, "the held request should finish soon after completion"
+    text = text_of(result)
+    assert fp(token) in text
+    assert token not in text
+    assert token not in str(result)
+
+    # A tool that deliberately returns the token is the only way it reaches the client.
+    echoed = await alice.call("echo_token")
+    assert text_of(echoed) == token
+
+
+async def test_already_connected_needs_no_elicitation(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(owner, "github", access_token="gho_ready", expires_in=3600)
+    result = await site.caller(http, "alice").call("list_repos")
+    assert result["structuredContent"]["token_fingerprint"] == fp("gho_ready")
+    # Bob has no connection of his own: alice's is never used for him.
+    bob = await site.caller(http, "bob").call("list_repos")
+    assert bob["resultType"] == "input_required"
+
+
+async def test_expired_flow_is_a_clear_tool_error(
+    make_site: SiteFactory, http: httpx.AsyncClient, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    site = await make_site(storage=sqlite_storage(tmp_path, ttl=1.0))
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key, url, _ = url_request(first)
+    await asyncio.sleep(1.1)
+    result = await alice.call("list_repos", state=first["requestState"], responses={key: ACCEPT})
+    assert result["isError"] is True
+    assert "expired" in text_of(result)
+    assert "Run the tool again" in text_of(result)
+    assert (await site.flows.get(flow_id_of(url))).status == "expired"
+
+
+async def test_decline_ends_with_a_tool_error_and_a_declined_flow(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key, url, _ = url_request(first)
+    result = await alice.call(
+        "list_repos", state=first["requestState"], responses={key: {"action": "decline"}}
+    )
+    assert result["isError"] is True
+    assert text_of(result) == "You declined connecting your GitHub account."
+    assert (await site.flows.get(flow_id_of(url))).status == "declined"
+
+
+async def test_cancel_ends_with_a_tool_error_and_closes_the_flow(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    first = await alice.call("list_repos")
+    key, url, _ = url_request(first)
+    result = await alice.call(
+        "list_repos", state=first["requestState"], responses={key: {"action": "cancel"}}
+    )
+    assert result["isError"] is True
+    assert "dismissed" in text_of(result)
+    assert "GitHub" in text_of(result)
+    assert (await site.flows.get(flow_id_of(url))).status == "failed"
+
+
+async def test_state_replayed_by_another_principal_is_refused(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    first = await site.caller(http, "alice").call("list_repos")
+    key, url, _ = url_request(first)
+    await browser_connects(site.flows, site.vault, flow_id_of(url), site.auth.principal("alice"), "gho_alice")
+    stolen = await site.caller(http, "bob").rpc(
+        "list_repos", state=first["requestState"], responses={key: ACCEPT}
+    )
+    assert stolen["error"]["code"] == -32602
+    assert "gho_alice" not in str(stolen)
+
+
+async def test_a_flow_id_presented_by_another_principal_is_not_owner(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    """Defence in depth: even a state sealed for bob that names alice's flow gets nothing."""
+    site = await make_site()
+    first = await site.caller(http, "alice").call("list_repos")
+    key, url, _ = url_request(first)
+    alice = site.auth.principal("alice")
+    await browser_connects(site.flows, site.vault, flow_id_of(url), alice, "gho_alice")
+
+    bob = site.auth.principal("bob")
+    record = FlowRecord(steps={"mcp_elicit.connect-github": [flow_id_of(url), url]})
+    forged = site.server.sealer.seal(
+        record.to_payload(), RequestBinding("tools/call", "list_repos", args_digest({}), bob)
+    )
+    result = await site.caller(http, "bob").call("list_repos", state=forged, responses={key: ACCEPT})
+    assert result["isError"] is True
+    assert "cannot be completed for the signed-in account" in text_of(result)
+    assert "gho_alice" not in str(result)
+
+
+async def test_invalid_grant_on_refresh_starts_a_new_url_flow(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(
+        owner, "github", access_token="gho_old", refresh_token="ghr_revoked", expires_at=time.time() - 5
+    )
+    site.auth.token_status, site.auth.token_body = 400, {"error": "invalid_grant"}
+    result = await site.caller(http, "alice").call("list_repos")
+    _, url, _ = url_request(result)
+    assert url.startswith(f"{site.base}/connect/")
+    assert site.auth.token_requests == 1  # the real refresh-token grant ran against our endpoint
+    stored = await site.vault.get_connection(owner, "github")
+    assert stored is not None
+    assert stored.status == "needs_reauthorization"
+    assert "gho_old" not in str(result)
+    assert "ghr_revoked" not in str(result)
+
+
+async def test_transient_refresh_failure_is_a_clear_tool_error(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(
+        owner, "github", access_token="gho_old", refresh_token="ghr_ok", expires_at=time.time() - 5
+    )
+    site.auth.token_status, site.auth.token_body = 503, {"error": "temporarily_unavailable"}
+    result = await site.caller(http, "alice").call("list_repos")
+    assert result["isError"] is True
+    assert "could not be refreshed right now" in text_of(result)
+    assert "gho_old" not in str(result)
+
+
+async def test_existing_connection_without_the_requested_scopes_connects_again(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(
+        owner, "github", access_token="gho_narrow", scopes=["repo"], expires_in=3600
+    )
+    first = await site.caller(http, "alice").call("scoped")
+    key, url, _ = url_request(first)
+    assert key.startswith("connect-github-")
+    assert key.endswith("-0")
+    assert (await site.flows.get(flow_id_of(url))).scopes == ("repo", "gist")
+
+
+async def test_secret_happy_path(make_site: SiteFactory, http: httpx.AsyncClient) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    first = await alice.call("summarize", {"text": "hello world"})
+    key, url, message = url_request(first)
+    assert key == "secret-openai_api_key-0"
+    assert url == f"{site.base}/secret/{flow_id_of(url)}"
+    assert "Your OpenAI API key" in message
+    flow = await site.flows.get(flow_id_of(url))
+    assert (flow.kind, flow.provider, flow.description) == ("secret", "openai_api_key", "Your OpenAI API key")
+
+    value = "sk-test-very-secret-value"
+    owner = site.auth.principal("alice")
+    await browser_enters_secret(site.flows, site.vault, flow_id_of(url), owner, "openai_api_key", value)
+    done = await alice.call(
+        "summarize", {"text": "hello world"}, state=first["requestState"], responses={key: ACCEPT}
+    )
+    assert text_of(done) == f"summary of 11 characters with key {fp(value)}"
+    assert value not in str(done)
+
+    again = await alice.call("summarize", {"text": "hi"})
+    assert text_of(again) == f"summary of 2 characters with key {fp(value)}"
+
+
+async def test_client_without_url_elicitation_gets_required_capabilities(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    answer = await alice.rpc("list_repos", capabilities=FORM_CAPS)
+    assert answer["error"]["code"] == -32021
+    assert answer["error"]["data"]["requiredCapabilities"] == {"elicitation": {"url": {}}}
+    # No flow was created for a client that could never open it: the cap is untouched.
+    for _ in range(3):
+        assert (await alice.call("list_repos"))["resultType"] == "input_required"
+
+
+async def test_too_many_pending_flows_is_a_tool_error(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    alice = site.caller(http, "alice")
+    for _ in range(3):  # the store's default cap
+        assert (await alice.call("list_repos"))["resultType"] == "input_required"
+    result = await alice.call("list_repos")
+    assert result["isError"] is True
+    assert "Too many unfinished links" in text_of(result)
+    # Another user is not affected.
+    assert (await site.caller(http, "bob").call("list_repos"))["resultType"] == "input_required"
+
+
+async def test_unknown_provider_is_a_clear_error(make_site: SiteFactory, http: httpx.AsyncClient) -> None:
+    site = await make_site()
+    result = await site.caller(http, "alice").call("gitlab")
+    assert result["isError"] is True
+    assert "'gitlab'" in text_of(result)
+
+
+async def test_a_form_question_before_the_connection(make_site: SiteFactory, http: httpx.AsyncClient) -> None:
+    site = await make_site(hold=0.3)
+    alice = site.caller(http, "alice")
+    first = await alice.call("form_then_connect")
+    ((form_key, _),) = first["inputRequests"].items()
+    second = await alice.call(
+        "form_then_connect",
+        state=first["requestState"],
+        responses={form_key: {"action": "accept", "content": {"org": "acme"}}},
+    )
+    key, url, _ = url_request(second)
+    third = await alice.call("form_then_connect", state=second["requestState"], responses={key: ACCEPT})
+    key2, url2, _ = url_request(third)
+    assert url2 == url
+    await browser_connects(site.flows, site.vault, flow_id_of(url), site.auth.principal("alice"), "gho_org")
+    done = await alice.call("form_then_connect", state=third["requestState"], responses={key2: ACCEPT})
+    assert text_of(done) == f"acme: {fp('gho_org')}"
+
+
+async def test_questions_after_a_completed_connection(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=0.3)
+    alice = site.caller(http, "alice")
+    first = await alice.call("connect_then_form")
+    key, url, _ = url_request(first)
+    await browser_connects(site.flows, site.vault, flow_id_of(url), site.auth.principal("alice"), "gho_then")
+    second = await alice.call("connect_then_form", state=first["requestState"], responses={key: ACCEPT})
+    ((form_key, form),) = second["inputRequests"].items()
+    assert form["params"]["message"] == "Which repository?"
+    # The flow record may be purged by now: the completed step is in the sealed state.
+    await site.flows.expire_old(now=time.time() + 10 * 3600)
+    with pytest.raises(FlowNotFound):
+        await site.flows.get(flow_id_of(url))
+    done = await alice.call(
+        "connect_then_form",
+        state=second["requestState"],
+        responses={form_key: {"action": "accept", "content": {"repo": "alpha"}}},
+    )
+    assert text_of(done) == f"alpha: {fp('gho_then')}"

@@ -1,0 +1,110 @@
+"""The engine side of the kit, driven in-process (``Server.dispatch``): no principal, store
+outages, disconnect, programming errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from conftest import VAULT_KEY, build_server
+from kit_support import text_of
+from tests.helpers import Flow
+
+from mcp_elicit import Context
+from mcp_elicit.connect.identity import JWTIdentity
+from mcp_elicit.connect.kit import ConnectKit
+from mcp_elicit.connect.vault import Connection, Vault
+from mcp_elicit.server.app import Server
+
+ALICE = "https://auth.example.com|alice"
+
+
+@pytest.fixture
+async def kit(tmp_path: Path) -> AsyncIterator[ConnectKit]:
+    made = ConnectKit(
+        base_url="http://127.0.0.1:9",
+        identity=JWTIdentity(
+            issuer="https://auth.example.com",
+            jwks_url="https://auth.example.com/jwks",
+            audience="http://127.0.0.1:9/mcp",
+        ),
+        vault=Vault.sqlite(tmp_path / "vault.db", keys=[VAULT_KEY]),
+        development=True,
+    )
+    revoked: list[Connection] = []
+
+    async def revoke(connection: Connection) -> None:
+        revoked.append(connection)
+
+    made.oauth_provider(
+        "github",
+        authorize_url="https://github.example/authorize",
+        token_url="https://github.example/token",
+        client_id="c",
+        revoker=revoke,
+    )
+    made.oauth_provider(
+        "plain",
+        authorize_url="https://plain.example/authorize",
+        token_url="https://plain.example/token",
+        client_id="c",
+    )
+    made.revoked = revoked  # type: ignore[attr-defined]
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+@pytest.fixture
+def server(kit: ConnectKit) -> Server:
+    return build_server(kit)
+
+
+async def test_no_principal_is_a_tool_error(server: Server) -> None:
+    for tool, arguments in (("list_repos", {}), ("summarize", {"text": "x"})):
+        result = await Flow(server, tool, arguments, principal=None).send()
+        assert result["isError"] is True
+        assert "needs a signed-in user" in text_of({**result, "resultType": "complete"})
+        assert "configure identity" in text_of({**result, "resultType": "complete"})
+
+
+async def test_flow_store_outage_is_a_retryable_server_error(server: Server, kit: ConnectKit) -> None:
+    await kit.flows.close()
+    error = await Flow(server, "list_repos", principal=ALICE).error()
+    assert error.code == -32603
+    assert error.data == {"reason": "connect_store_unavailable", "retryable": True}
+    assert "retry" in error.message
+
+
+async def test_vault_outage_is_a_retryable_server_error(server: Server, kit: ConnectKit) -> None:
+    await kit.vault.close()
+    error = await Flow(server, "summarize", {"text": "x"}, principal=ALICE).error()
+    assert error.code == -32603
+    assert error.data is not None
+    assert error.data["retryable"] is True
+
+
+async def test_disconnect_revokes_then_deletes(kit: ConnectKit) -> None:
+    await kit.vault.put_connection(ALICE, "github", access_token="gho_x", refresh_token="ghr_x")
+    assert await kit.disconnect(ALICE, "github") is True
+    assert [c.provider for c in kit.revoked] == ["github"]  # type: ignore[attr-defined]
+    assert await kit.vault.get_connection(ALICE, "github") is None
+    assert await kit.disconnect(ALICE, "github") is False
+    # The standard revoker: a provider without a revocation endpoint is only deleted here.
+    await kit.vault.put_connection(ALICE, "plain", access_token="tok")
+    assert await kit.disconnect(ALICE, "plain") is True
+    assert await kit.vault.get_connection(ALICE, "plain") is None
+
+
+async def test_an_invalid_secret_name_is_a_clear_error(kit: ConnectKit) -> None:
+    app = Server("names", state_keys=[VAULT_KEY], connect=kit)
+
+    @app.tool()
+    async def bad(ctx: Context) -> str:
+        return await ctx.secret("no spaces allowed", "A key")
+
+    result = await Flow(app, "bad", principal=ALICE).send()
+    assert result["isError"] is True
+    assert "not a valid secret name" in text_of({**result, "resultType": "complete"})
