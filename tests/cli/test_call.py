@@ -113,20 +113,3 @@ def test_tools_lists_name_and_description(http_target: str) -> None:
     done = cli("tools", http_target)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["greet\tAsks for a name.", "fails\tAlways reports an error."]
-
-
-def test_demo_script_plays_the_whole_walk_through() -> None:
-    done = cli("demo", "--script", timeout=120)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert "Connected to Demo issue tracker (mcp-elicit) 1.0.0 over stdio (MCP 2026-07-28)." in out
-    assert out.count("asks:") == 3
-    assert "verdict: warn" in out
-    assert "the page answered HTTP 200; answer: accept" in out
-    assert "CI service connected: builds are watched." in out
-
-
-def test_demo_without_a_terminal_plays_the_script() -> None:
-    done = cli("demo", timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "scripted walk-through" in done.stdout

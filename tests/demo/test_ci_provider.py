@@ -143,3 +143,17 @@ def test_wrong_client_secret_and_hostile_input(served: tuple[str, DemoClient]) -
     page = httpx.get(f"{base}/authorize", params={"client_id": "<script>"})
     assert page.status_code == 400
     assert not re.search("<script>", page.text)
+
+
+def test_the_consent_pages_own_form_completes_the_request(served: tuple[str, DemoClient]) -> None:
+    """What a browser posts is what the page's form holds (hidden fields plus the button)."""
+    from mcp_elicit.cli.html_page import parse_page
+
+    base, client = served
+    page = parse_page(httpx.get(f"{base}/authorize", params=_authorize_form(client, _pkce()[1])).text)
+    found = page.button("Allow")
+    assert found is not None
+    form, allow = found
+    response = httpx.post(f"{base}{form.action}", data=form.data(allow))
+    assert response.status_code == 303
+    assert "code" in parse_qs(urlsplit(response.headers["location"]).query)

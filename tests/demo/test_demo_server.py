@@ -1,89 +1,137 @@
-"""The bundled demo server: every field kind, a confirmation, a URL step with a local page."""
+"""The bundled demo: every field kind, a confirmation, and the URL-mode step through the real kit
+(DEMO ONLY identity and sign-in, the demo CI provider), served on 127.0.0.1 in this event loop."""
 
 from __future__ import annotations
 
-import asyncio
-import urllib.error
-import urllib.request
+from collections.abc import AsyncIterator
+from typing import Any
 
+import orjson
 import pytest
 
-from mcp_elicit.demo.server import app
+from mcp_elicit.cli.demo import ScriptedWalkThrough
+from mcp_elicit.client import Client, ClientError
+from mcp_elicit.client.questions import Answer, UrlQuestion
+from mcp_elicit.demo.site import DemoSite
 from tests.helpers import Flow, accept, only_key, text
 
 DETAILS = {"reporter": "ada@example.com", "severity": "high", "labels": ["bug", "ux"], "due": "2027-01-15"}
+CONNECTED = "CI service connected as demo-user; last build #812 passed."
 
 
-def post(url: str) -> int:
-    request = urllib.request.Request(url, data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return int(response.status)
+@pytest.fixture
+async def built() -> AsyncIterator[DemoSite]:
+    """The site, not served (for in-process rounds)."""
+    site = DemoSite.create()
+    yield site
+    await site.kit.aclose()
+    site.close()
 
 
-def get(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return str(response.read().decode())
+@pytest.fixture
+async def served() -> AsyncIterator[DemoSite]:
+    site = DemoSite.create()
+    async with site.running():
+        yield site
 
 
-async def test_form_fields_cover_every_kind() -> None:
-    first = await Flow(app, "file_issue", {"title": "Login button"}).send()
+def _headers(site: DemoSite) -> dict[str, str]:
+    return {"Authorization": f"Bearer {site.bearer}"}
+
+
+class _Counting(ScriptedWalkThrough):
+    def __init__(self, url_action: str | None = None) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self._url_action = url_action
+
+    async def answer_url(self, question: UrlQuestion) -> Answer:
+        self.urls.append(question.url)
+        if self._url_action is not None:
+            return Answer(self._url_action)
+        return await super().answer_url(question)
+
+
+async def _file(site: DemoSite, answerer: Any) -> Any:
+    async with Client.connect(site.mcp_url, answerer=answerer, headers=_headers(site)) as client:
+        return await client.call_tool("file_issue", {"title": "Login button"})
+
+
+async def test_form_fields_cover_every_kind(built: DemoSite) -> None:
+    flow = Flow(built.server, "file_issue", {"title": "Login button"}, principal=built.identity.principal.key)
+    first = await flow.send()
     key = only_key(first)
     props = first["inputRequests"][key]["params"]["requestedSchema"]["properties"]
     assert props["reporter"] == {"type": "string", "title": "Your e-mail", "format": "email"}
     assert [o["const"] for o in props["severity"]["oneOf"]] == ["low", "medium", "high"]
     assert props["labels"]["items"]["enum"] == ["bug", "ux", "docs", "performance"]
     assert props["due"]["format"] == "date"
-
-
-async def test_whole_walk_through_with_the_url_step() -> None:
-    flow = Flow(app, "file_issue", {"title": "Login button"})
-    key = only_key(await flow.send())
     confirm = await flow.send({key: accept(DETAILS)})
-    confirm_key = only_key(confirm)
-    assert (
-        "high severity, labels: bug, ux, 2027-01-15"
-        in confirm["inputRequests"][confirm_key]["params"]["message"]
-    )
+    message = confirm["inputRequests"][only_key(confirm)]["params"]["message"]
+    assert "high severity, labels: bug, ux, 2027-01-15" in message
+
+
+async def test_the_url_step_is_the_kits_connect_page(built: DemoSite) -> None:
+    flow = Flow(built.server, "file_issue", {"title": "x"}, principal=built.identity.principal.key)
+    key = only_key(await flow.send())
+    confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
     url_round = await flow.send({confirm_key: accept({"ok": True})})
-    url_key = only_key(url_round)
-    url = url_round["inputRequests"][url_key]["params"]["url"]
-    assert url.startswith("http://127.0.0.1:")
-
-    page = await asyncio.to_thread(get, url)
-    assert '<form method="post"' in page
-    assert "Demo only" in page
-    again = await flow.send({url_key: {"action": "accept"}})  # accepted, but the page was not used
-    again_key = only_key(again)
-    assert again["inputRequests"][again_key]["params"]["url"] == url
-    assert "not connected yet" in again["inputRequests"][again_key]["params"]["message"]
-
-    assert await asyncio.to_thread(post, url) == 200
-    done = text(await flow.send({again_key: {"action": "accept"}}))
-    assert done.startswith("Filed issue #")
-    assert done.endswith("CI service connected: builds are watched.")
+    params = url_round["inputRequests"][only_key(url_round)]["params"]
+    assert params["mode"] == "url"
+    assert params["url"].startswith(f"{built.base_url}/connect/")
+    assert params["message"] == (
+        "Connect your Demo CI service (demo only) account to let it watch builds for this issue."
+    )
 
 
-async def test_form_only_client_skips_the_url_step() -> None:
-    flow = Flow(app, "file_issue", {"title": "x"}, capabilities={"elicitation": {}})
+async def test_form_only_client_skips_the_url_step(built: DemoSite) -> None:
+    flow = Flow(
+        built.server,
+        "file_issue",
+        {"title": "x"},
+        capabilities={"elicitation": {}},
+        principal=built.identity.principal.key,
+    )
     key = only_key(await flow.send())
     confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
     assert "cannot open links" in text(await flow.send({confirm_key: accept({"ok": True})}))
 
 
-async def test_unknown_links_are_404_and_get_changes_nothing() -> None:
-    link = app_pages_link()
-    url = link.replace(link.rsplit("/", 1)[1], "not-a-link")
-    with pytest.raises(urllib.error.HTTPError) as info:
-        await asyncio.to_thread(get, url)
-    assert info.value.code == 404
-    from mcp_elicit.demo.server import pages
+async def test_connects_end_to_end_and_the_token_stays_on_the_server(served: DemoSite) -> None:
+    answerer = _Counting()
+    result = await _file(served, answerer)
+    assert not result.is_error
+    assert result.text.startswith("Filed issue #101: Login button")
+    assert result.text.endswith(CONNECTED)
+    assert len(answerer.urls) == 1
+    assert not answerer.failed
+    connection = await served.kit.vault.get_connection(served.identity.principal.key, "ci")
+    assert connection is not None
+    assert connection.access_token not in orjson.dumps(result.raw).decode()
+    assert connection.refresh_token is None or connection.refresh_token not in result.text
 
-    known = link.rsplit("/", 1)[1]
-    await asyncio.to_thread(get, link)
-    assert not pages.done(known)
+    # Connected now: the next issue uses the stored connection, no link is sent.
+    again = _Counting()
+    second = await _file(served, again)
+    assert second.text.startswith("Filed issue #102")
+    assert second.text.endswith(CONNECTED)
+    assert again.urls == []
 
 
-def app_pages_link() -> str:
-    from mcp_elicit.demo.server import pages
+async def test_declining_the_link_files_the_issue_without_ci(served: DemoSite) -> None:
+    result = await _file(served, _Counting(url_action="decline"))
+    assert not result.is_error
+    assert "Filed issue #101" in result.text
+    assert "CI service not connected: You declined connecting your Demo CI service" in result.text
+    assert await served.kit.vault.get_connection(served.identity.principal.key, "ci") is None
 
-    return pages.url(pages.new_link())
+
+async def test_mcp_wants_this_runs_bearer_token(served: DemoSite) -> None:
+    wrong = {"Authorization": "Bearer not-this-runs-token"}
+    with pytest.raises(ClientError) as info:
+        async with Client.connect(served.mcp_url, headers=wrong) as client:
+            await client.list_tools()
+    assert "Unauthorized: the access token is invalid" in str(info.value)
+    assert served.base_url.startswith("http://127.0.0.1:")
+    assert served.ci_url.startswith("http://127.0.0.1:")
+    assert served.ci_url != served.base_url  # the third party is another origin

@@ -1,16 +1,20 @@
 """``mcp-elicit demo``: the bundled issue tracker, driven end to end on this machine.
 
-With a terminal, the person answers in the terminal UI (and opens the local "CI service" page
-in a browser, or wherever the printed address can be opened). Without one, or with
-``--script``, a scripted walk-through plays every step, completes the page over HTTP on
-127.0.0.1, and prints the transcript. No network beyond 127.0.0.1 is used either way.
+The demo site (:mod:`mcp_elicit.demo.site`) runs as a child process on 127.0.0.1: the tracker
+over Streamable HTTP with the URL-mode kit (DEMO ONLY identity and sign-in), and the DEMO ONLY
+"CI service" OAuth provider on a port of its own. This command connects to it with the run's
+bearer token and calls ``file_issue``.
+
+With a terminal, the person answers in the terminal UI and completes the connection page in
+their browser. Without one, or with ``--script``, a scripted walk-through answers every step,
+plays the browser part over HTTP (:mod:`mcp_elicit.cli.demo_browser`), and prints the
+transcript. No network beyond 127.0.0.1 is used either way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import urllib.request
 from typing import Any
 
 from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK
@@ -40,6 +44,8 @@ class ScriptedWalkThrough:
 
     def __init__(self) -> None:
         self._forms = iter(("details", "confirm"))
+        self._completed: set[str] = set()
+        self.failed = False
 
     def _header(self, server: ServerIdentity, message: str) -> None:
         who = clean(server.title or server.name, single_line=True, max_length=120)
@@ -56,6 +62,7 @@ class ScriptedWalkThrough:
         return Answer("accept", content)
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
+        from mcp_elicit.cli.demo_browser import BrowserStepFailed, ScriptedBrowser
         from mcp_elicit.client.urls import assess_url
 
         self._header(question.server, question.message)
@@ -63,41 +70,53 @@ class ScriptedWalkThrough:
         _say(f"  address: {assessment.href}  (verdict: {assessment.verdict})")
         for reason in assessment.reasons:
             _say(f"    note: {reason}")
-        if assessment.verdict == "refuse" or assessment.href is None or assessment.host != "127.0.0.1":
-            _say("  answer: decline (the scripted walk-through only opens the demo's own local page)")
+        href = assessment.href
+        if assessment.verdict == "refuse" or href is None or assessment.host != "127.0.0.1":
+            _say("  answer: decline (the scripted walk-through only opens the demo's own local pages)")
             return Answer("decline")
-        _say("  consent given: opening the page and pressing Connect (over HTTP on 127.0.0.1)")
-        status = await asyncio.to_thread(_press_connect, assessment.href)
-        _say(f"  the page answered HTTP {status}; answer: accept")
+        if href in self._completed:  # asked again while the server catches up: nothing to redo
+            _say("  the page was already completed; answer: accept")
+            return Answer("accept")
+        _say("  consent given: playing the browser part over HTTP, on 127.0.0.1 only")
+        try:
+            await ScriptedBrowser(_say).complete(href)
+        except BrowserStepFailed as exc:
+            self.failed = True
+            _say(f"  the browser part failed: {clean(str(exc), single_line=True, max_length=500)}")
+            _say("  answer: cancel")
+            return Answer("cancel")
+        self._completed.add(href)
+        _say("  the page says the connection is done; answer: accept")
         return Answer("accept")
 
 
-def _press_connect(href: str) -> int:
-    # The caller checked the address: the demo's own page, http://127.0.0.1 only.
-    request = urllib.request.Request(href, data=b"", method="POST")  # noqa: S310
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
-        return int(response.status)
-
-
 async def _walk(answerer: Any, *, scripted: bool) -> int:
+    from mcp_elicit.cli.demo_site import demo_site
     from mcp_elicit.client import Client
 
-    command = [sys.executable, "-m", "mcp_elicit.demo.server"]
-    async with Client.connect(command, answerer=answerer, stderr="capture") as client:
-        identity = client.server_identity
-        name = f"{identity.title or identity.name} {identity.version or ''}".strip()
-        _say(f"Connected to {name} over stdio (MCP {client.protocol_version}).")
-        for tool in await client.list_tools():
-            _say(f"  tool {tool['name']}: {tool.get('description', '')}")
-        _say(f"\nCalling file_issue(title={TITLE!r}) ...")
-        result = await client.call_tool("file_issue", {"title": TITLE})
+    async with demo_site() as site:
+        _say("Started the demo on 127.0.0.1 (everything in memory; it stops with this command):")
+        _say(f"  the issue tracker (MCP over Streamable HTTP, and its connection pages): {site.pages}")
+        _say(f"  the demo CI service (a DEMO ONLY third-party OAuth provider): {site.ci}")
+        _say(f"  you are {site.principal} (DEMO ONLY development identity, with this run's bearer token)")
+        headers = {"Authorization": f"Bearer {site.bearer}"}
+        async with Client.connect(site.mcp, answerer=answerer, headers=headers) as client:
+            identity = client.server_identity
+            name = f"{identity.title or identity.name} {identity.version or ''}".strip()
+            _say(f"Connected to {name} at {site.mcp} (MCP {client.protocol_version}).")
+            for tool in await client.list_tools():
+                _say(f"  tool {tool['name']}: {tool.get('description', '')}")
+            _say(f"\nCalling file_issue(title={TITLE!r}) ...")
+            result = await client.call_tool("file_issue", {"title": TITLE})
     _say(f"\nResult{' (error)' if result.is_error else ''}: {clean(result.text, max_length=2000)}")
     if scripted:
         _say("\nThat was the scripted walk-through. Run `mcp-elicit demo` in a terminal to answer yourself.")
-    return EXIT_OK if not result.is_error else EXIT_FAILURE
+    failed = result.is_error or getattr(answerer, "failed", False)
+    return EXIT_FAILURE if failed else EXIT_OK
 
 
 def run_demo(*, script: bool) -> int:
+    from mcp_elicit.cli.demo_site import DemoSiteError
     from mcp_elicit.client import ClientError
 
     if script:
@@ -111,6 +130,6 @@ def run_demo(*, script: bool) -> int:
     except KeyboardInterrupt:
         print("mcp-elicit: demo interrupted", file=sys.stderr)
         return 130
-    except ClientError as exc:
+    except (ClientError, DemoSiteError) as exc:
         print(f"mcp-elicit: the demo failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -65,7 +65,7 @@ from mcp_elicit.state import KeyRing
 from mcp_elicit.transport.http_server import Authenticate, HttpApp
 
 if TYPE_CHECKING:
-    from mcp_elicit.connect.pages import ConnectPages, OidcLogin
+    from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin, OidcLogin
     from mcp_elicit.server.app import Server
 
 __all__ = ["MAX_HOLD", "PAGE_ROUTES", "ConnectApp", "ConnectKit"]
@@ -103,7 +103,8 @@ class ConnectKit:
     flow URLs are ``<base_url>/connect/<id>``. ``identity``: verifies the MCP access tokens (a
     :class:`~mcp_elicit.connect.identity.JWTIdentity`, or any
     :class:`~mcp_elicit.connect.identity.Verifier`). ``login``: the pages' sign-in
-    (:class:`~mcp_elicit.connect.pages.OidcLogin` at the same issuer). ``vault``: tokens and
+    (:class:`~mcp_elicit.connect.pages.OidcLogin` at the same issuer; in a local demo, the
+    DEMO ONLY :class:`~mcp_elicit.connect.pages.DevelopmentLogin`). ``vault``: tokens and
     secrets. ``flows``: pending URL flows (default above). ``hold``: seconds a retry is held
     waiting for the browser step. ``development``: allow ``http://`` on loopback (and a
     :class:`~mcp_elicit.connect.identity.DevelopmentIdentity`). ``mcp_path``: where the MCP
@@ -119,7 +120,7 @@ class ConnectKit:
         base_url: str,
         identity: Verifier,
         vault: Vault,
-        login: OidcLogin | None = None,
+        login: OidcLogin | DevelopmentLogin | None = None,
         flows: FlowStore | None = None,
         hold: float = 10.0,
         development: bool = False,
@@ -136,6 +137,11 @@ class ConnectKit:
             raise TypeError("identity must be a Verifier (e.g. JWTIdentity)")
         if isinstance(identity, DevelopmentIdentity) and not development:
             raise ValueError("DevelopmentIdentity trusts everyone: it needs ConnectKit(development=True)")
+        if login is not None and not development:
+            from mcp_elicit.connect.pages import DevelopmentLogin  # the pages serve a login anyway
+
+            if isinstance(login, DevelopmentLogin):
+                raise ValueError("DevelopmentLogin signs anyone in: it needs ConnectKit(development=True)")
         if not isinstance(vault, Vault):
             raise TypeError("vault must be a Vault (Vault.sqlite(...) or Vault.postgres(...))")
         if isinstance(hold, bool) or not isinstance(hold, int | float) or not math.isfinite(hold):

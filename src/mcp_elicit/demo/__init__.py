@@ -1,2 +1,3 @@
-"""The bundled demo: an issue tracker server whose tools ask the person, and a local page that
-stands in for a third-party service in the URL-mode step. ``mcp-elicit demo`` runs both."""
+"""The bundled demo: an issue tracker server whose tools ask the person, the URL-mode kit with a
+DEMO ONLY identity and sign-in, and a DEMO ONLY third-party OAuth provider (the "CI service").
+``mcp-elicit demo`` runs them (``python -m mcp_elicit.demo``) and drives them end to end."""

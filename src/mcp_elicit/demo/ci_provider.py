@@ -176,7 +176,16 @@ class DemoCIProvider:
         fields = "".join(
             f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
             for k, v in query.items()
-            if k in ("client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method")
+            if k
+            in (
+                "response_type",  # POST /authorize checks the whole request again
+                "client_id",
+                "redirect_uri",
+                "scope",
+                "state",
+                "code_challenge",
+                "code_challenge_method",
+            )
         )
         scope = html.escape(query.get("scope") or "builds:read")
         redirect_uri = checked[1]

@@ -13,8 +13,9 @@ callbacks and ``/done``, as one plain ASGI app (:class:`ConnectPages`).
 What the pages guarantee (the spec's phishing section and ``docs/security.md`` ยง1.3-1.5):
 
 * the person who opens a flow's URL must sign in (OpenID Connect, code + PKCE + state + nonce)
-  at the authorization server of the MCP tokens and be the flow's owner, checked on the page, on
-  the POST and again at the OAuth callback; anyone else gets a refusal page and a WARNING log;
+  at the authorization server of the MCP tokens (in a local demo only: the DEMO ONLY
+  :class:`DevelopmentLogin`) and be the flow's owner, checked on the page, on the POST and again
+  at the OAuth callback; anyone else gets a refusal page and a WARNING log;
 * GET never changes a flow; proceeding is a POST with a per-session, per-flow CSRF token and a
   same-origin check; two tabs cannot both proceed;
 * cookies are sealed (AES-GCM), ``__Host-``, ``Secure``, ``HttpOnly``, ``SameSite=Lax``; every
@@ -26,6 +27,7 @@ What the pages guarantee (the spec's phishing section and ``docs/security.md`` ย
 from __future__ import annotations
 
 from .app import ConnectPages
+from .development_login import DevelopmentLogin
 from .oidc_login import OidcLogin
 
-__all__ = ["ConnectPages", "OidcLogin"]
+__all__ = ["ConnectPages", "DevelopmentLogin", "OidcLogin"]

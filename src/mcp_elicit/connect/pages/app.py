@@ -24,6 +24,8 @@ from . import views
 from .connect import connect_callback, connect_page, connect_post
 from .context import PagesContext, log
 from .cookies import CookiePolicy
+from .development_login import DevelopmentLogin
+from .development_signin import development_login_page, development_login_post
 from .headers import security_headers
 from .login import login_callback, login_start, logout
 from .oidc_login import OidcLogin
@@ -55,9 +57,11 @@ class ConnectPages:
     ``base_url``: where the pages are published (https; ``http://127.0.0.1:<port>`` /
     ``localhost`` / ``[::1]`` only with ``development=True``, which also drops ``Secure`` and the
     ``__Host-`` prefix from the cookies). ``login``: sign-in against the MCP authorization
-    server. ``flows``, ``vault``: the stores. ``providers``: the third-party providers by id, each
-    registered with the redirect URI ``<base_url>/oauth/<id>/callback``. ``keys``: the server's
-    key ring (the cookies use a subkey of their own). ``server_name``: shown on the pages.
+    server (:class:`OidcLogin`; for a demo on this machine only, ``development=True``, the DEMO
+    ONLY :class:`DevelopmentLogin`). ``flows``, ``vault``: the stores. ``providers``: the
+    third-party providers by id, each registered with the redirect URI
+    ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring (the cookies use a subkey
+    of their own). ``server_name``: shown on the pages.
     ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
     sign-in lasts.
     """
@@ -66,7 +70,7 @@ class ConnectPages:
         self,
         *,
         base_url: str,
-        login: OidcLogin,
+        login: OidcLogin | DevelopmentLogin,
         flows: FlowStore,
         vault: Vault,
         providers: Mapping[str, OAuthProvider],
@@ -84,8 +88,14 @@ class ConnectPages:
                 f"development=True is only for a base_url on this machine (127.0.0.1, localhost, [::1]), "
                 f"not {base_url!r}"
             )
-        if not isinstance(login, OidcLogin):
-            raise TypeError("login must be an OidcLogin")
+        if not isinstance(login, OidcLogin | DevelopmentLogin):
+            raise TypeError("login must be an OidcLogin (or, for a local demo, a DevelopmentLogin)")
+        if isinstance(login, DevelopmentLogin) and not development:
+            # development=True is also what restricts base_url to loopback (checked above).
+            raise ValueError(
+                "DevelopmentLogin signs anyone in: it needs development=True and a base_url on this "
+                "machine (127.0.0.1, localhost, [::1])"
+            )
         if not isinstance(keys, KeyRing):
             raise TypeError("keys must be a KeyRing")
         if not isinstance(server_name, str) or not server_name.strip() or len(server_name) > _MAX_SERVER_NAME:
@@ -116,8 +126,10 @@ class ConnectPages:
             providers=dict(providers),
             oauth=oauth,
             login=login,
-            login_flow=AuthorizationCodeFlow(
-                login.provider, paths.url("/login/callback"), http=http, clock=clock
+            login_flow=(
+                AuthorizationCodeFlow(login.provider, paths.url("/login/callback"), http=http, clock=clock)
+                if isinstance(login, OidcLogin)
+                else None
             ),
             sessions=SessionCookies(sealer, policy, float(session_ttl), clock),
             sealer=sealer,
@@ -212,9 +224,16 @@ class ConnectPages:
                 allow("GET")
                 provider_id = match.group(1)
                 return lambda: connect_callback(ctx, request, provider_id)
+            if relative == "/login" and isinstance(ctx.login, DevelopmentLogin):
+                allow("GET", "POST")
+                if method == "GET":
+                    return lambda: _sync(development_login_page(ctx, request))
+                return lambda: development_login_post(ctx, request, receive)
             if relative == "/login":
                 allow("GET")
                 return lambda: _sync(login_start(ctx, request))
+            if relative == "/login/callback" and ctx.login_flow is None:
+                return None  # no OpenID Connect, no callback
             if relative == "/login/callback":
                 allow("GET")
                 return lambda: login_callback(ctx, request)

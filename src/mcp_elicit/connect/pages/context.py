@@ -24,6 +24,7 @@ from mcp_elicit.connect.vault import Vault
 from . import views
 from .cookies import CookiePolicy
 from .csrf import csrf_token
+from .development_login import DevelopmentLogin
 from .oidc_login import OidcLogin
 from .paths import PagePaths
 from .request import Request
@@ -60,8 +61,8 @@ class PagesContext:
     vault: Vault
     providers: Mapping[str, OAuthProvider]
     oauth: Mapping[str, AuthorizationCodeFlow]  # one per provider: its exact redirect URI
-    login: OidcLogin
-    login_flow: AuthorizationCodeFlow
+    login: OidcLogin | DevelopmentLogin
+    login_flow: AuthorizationCodeFlow | None  # OpenID Connect only
     sessions: SessionCookies
     sealer: CookieSealer
     cookies: CookiePolicy

@@ -14,26 +14,36 @@
 from __future__ import annotations
 
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
+from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 
 from . import views
 from .context import PagesContext, log
 from .csrf import same_origin, valid_csrf_token
+from .oidc_login import OidcLogin
 from .request import BadRequest, Receive, Request
 from .response import Response, redirect
 
 __all__ = ["login_callback", "login_start", "logout"]
 
 
+def _oidc(ctx: PagesContext) -> tuple[OidcLogin, AuthorizationCodeFlow]:
+    if not isinstance(ctx.login, OidcLogin) or ctx.login_flow is None:  # routed here only for OIDC
+        raise BadRequest(404, "This page does not exist.")
+    return ctx.login, ctx.login_flow
+
+
 def login_start(ctx: PagesContext, request: Request) -> Response:
+    _, login_flow = _oidc(ctx)
     next_path = ctx.paths.checked_next(request.query().get("next"))
     if next_path is None:
         log.info("sign-in refused: missing or foreign next")
         raise BadRequest(400, "This sign-in link is not valid. Open the link from your app again.")
-    url, pending = ctx.login_flow.begin()
+    url, pending = login_flow.begin()
     return redirect(url, ctx.seal_transaction("login", pending, next=next_path))
 
 
 async def login_callback(ctx: PagesContext, request: Request) -> Response:
+    login, login_flow = _oidc(ctx)
     query = request.query()
     transaction = ctx.open_transaction(request, "login", query.get("state"))
     if transaction is None:
@@ -44,9 +54,7 @@ async def login_callback(ctx: PagesContext, request: Request) -> Response:
     if next_path is None:  # cannot happen for a cookie we sealed; fail closed anyway
         return ctx.page(views.stale_callback(ctx.chrome), clear)
     try:
-        grant = await ctx.login_flow.finish(
-            transaction.pending, query, provider_in_path=ctx.login.provider.id
-        )
+        grant = await login_flow.finish(transaction.pending, query, provider_in_path=login.provider.id)
     except AuthorizationFailed as exc:
         if exc.declined:
             page = views.message(
@@ -59,12 +67,12 @@ async def login_callback(ctx: PagesContext, request: Request) -> Response:
         else:
             page = views.failed(ctx.chrome, exc.public_message, exc.provider_error)
         return ctx.page(page, clear)
-    principal = ctx.login.principal(grant.id_claims)
+    principal = login.principal(grant.id_claims)
     if principal is None:
-        log.warning("sign-in refused: the ID token does not name a user of %r", ctx.login.provider.issuer)
+        log.warning("sign-in refused: the ID token does not name a user of %r", login.provider.issuer)
         page = views.failed(ctx.chrome, "The sign-in could not be completed. Please start again.", None)
         return ctx.page(page, clear)
-    name, email = await ctx.login.display_claims(grant, ctx.http)
+    name, email = await login.display_claims(grant, ctx.http)
     session = ctx.sessions.new(principal, name, email)
     log.info("signed in on the pages: %r", principal.key)
     return redirect(next_path, clear, ctx.sessions.set_cookie(session))

@@ -60,6 +60,24 @@ def sign_in(chrome: Chrome, login_href: str, what: str) -> Page:
     return render(200, "Sign in to continue", body, server_name=chrome.server_name)
 
 
+def development_sign_in(chrome: Chrome, *, identity: Identity, action: str, token: str) -> Page:
+    """The DEMO ONLY sign-in (:class:`~mcp_elicit.connect.pages.DevelopmentLogin`): one button."""
+    body = (
+        '<div class="warn">'
+        + paragraphs(
+            "DEMO ONLY: this server runs in development mode and has no real sign-in. Anyone on "
+            f"this computer who presses the button continues as {identity.subject}.",
+            "Never use this where real accounts or real credentials are involved.",
+        )
+        + "</div>"
+        + f'<p class="who">Continue as <strong>{esc(identity.label)}</strong> <span class="small">'
+        + f"({esc(identity.subject)}, issuer <code>{esc(identity.issuer)}</code>)</span></p>"
+        + post_form(action, token, "", f"Continue as {identity.subject}")
+    )
+    title = f"DEMO ONLY sign-in: continue as {identity.subject}"
+    return render(200, title, body, server_name=chrome.server_name)
+
+
 def other_account(chrome: Chrome, identity: Identity, logout_token: str, next_path: str) -> Page:
     body = (
         who_block(
