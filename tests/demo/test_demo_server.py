@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from mcp_elicit.cli.demo import ScriptedWalkThrough
-from mcp_elicit.client import Client, ClientError
+from mcp_elicit.client import AuthorizationRequiredError, Client
 from mcp_elicit.client.questions import Answer, UrlQuestion
 from mcp_elicit.demo.site import DemoSite
 from tests.helpers import Flow, accept, only_key, text
@@ -128,10 +128,12 @@ async def test_declining_the_link_files_the_issue_without_ci(served: DemoSite) -
 
 async def test_mcp_wants_this_runs_bearer_token(served: DemoSite) -> None:
     wrong = {"Authorization": "Bearer not-this-runs-token"}
-    with pytest.raises(ClientError) as info:
+    with pytest.raises(AuthorizationRequiredError) as info:
         async with Client.connect(served.mcp_url, headers=wrong) as client:
             await client.list_tools()
+    assert info.value.status == 401
     assert "Unauthorized: the access token is invalid" in str(info.value)
+    assert "invalid_token" in (info.value.www_authenticate or "")
     assert served.base_url.startswith("http://127.0.0.1:")
     assert served.ci_url.startswith("http://127.0.0.1:")
     assert served.ci_url != served.base_url  # the third party is another origin

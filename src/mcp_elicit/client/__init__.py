@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidAnswerError": "mcp_elicit.client.errors",
     "TransportError": "mcp_elicit.client.errors",
     "ServerExitedError": "mcp_elicit.client.errors",
+    "AuthorizationRequiredError": "mcp_elicit.client.errors",
     "HttpStatusError": "mcp_elicit.client.errors",
     "LegacyServerError": "mcp_elicit.client.errors",
 }
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from mcp_elicit.client.answerers.terminal import TerminalAnswerer
     from mcp_elicit.client.client import Client, Connecting
     from mcp_elicit.client.errors import (
+        AuthorizationRequiredError,
         ClientError,
         HttpStatusError,
         InvalidAnswerError,
@@ -116,6 +118,7 @@ __all__ = [
     "Answer",
     "Answerer",
     "AnswererError",
+    "AuthorizationRequiredError",
     "AutoDecline",
     "Backoff",
     "Client",

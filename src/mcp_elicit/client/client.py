@@ -31,6 +31,7 @@ from mcp_elicit import __version__
 from mcp_elicit.client.answering import Answering
 from mcp_elicit.client.capabilities import Declared
 from mcp_elicit.client.errors import (
+    AuthorizationRequiredError,
     HttpStatusError,
     LegacyServerError,
     MalformedMessageError,
@@ -233,6 +234,8 @@ class Client:
             if exc.code in _MODERN_CODES:
                 raise
             raise LegacyServerError(self.reached_via, exc) from exc
+        except AuthorizationRequiredError:
+            raise  # credentials are missing or refused: say so, not "not MCP 2026-07-28"
         except HttpStatusError as exc:
             raise LegacyServerError(self.reached_via, exc) from exc
         discovery = DiscoverResult.parse(result)

@@ -192,6 +192,20 @@ class HttpStatusError(TransportError):
         super().__init__(f"HTTP {status}: {detail}")
 
 
+class AuthorizationRequiredError(HttpStatusError):
+    """HTTP 401 or 403 from the server: the request needs (other) credentials.
+
+    ``www_authenticate`` is the server's challenge, if it sent one; for an MCP server it names the
+    protected-resource metadata (``resource_metadata="..."``) that says which authorization server
+    issues tokens for it (RFC 9728).
+    """
+
+    def __init__(self, status: int, detail: str, www_authenticate: str | None) -> None:
+        self.www_authenticate = www_authenticate
+        hint = f"; the server asks for: {www_authenticate}" if www_authenticate else ""
+        super().__init__(status, f"{detail}{hint} (pass headers={{'Authorization': 'Bearer ...'}})")
+
+
 class LegacyServerError(ClientError):
     """The server did not answer ``server/discover``: it does not speak MCP 2026-07-28 (it may be
     an ``initialize``-era server, which this client does not support)."""

@@ -18,10 +18,16 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from mcp_elicit.client.errors import HttpStatusError, MalformedMessageError, TransportError
+from mcp_elicit.client.errors import (
+    AuthorizationRequiredError,
+    HttpStatusError,
+    MalformedMessageError,
+    TransportError,
+)
 from mcp_elicit.client.http11 import Connection, Origin, Pool
 from mcp_elicit.client.messages import Response, ServerNotification, decode
 from mcp_elicit.client.sse import SseDecoder
+from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.http import encode_header_value
 
@@ -52,12 +58,19 @@ def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
     return dict(headers)
 
 
-def json_reply(status: int, body: bytes, request: Outgoing, url: str) -> Response:
+def json_reply(
+    status: int, body: bytes, request: Outgoing, url: str, www_authenticate: str | None = None
+) -> Response:
     """The JSON-RPC response in a non-SSE reply, or the right error."""
     try:
         message: Any = decode(body) if body.lstrip().startswith(b"{") else None
     except MalformedMessageError:
         message = None
+    if status in (401, 403):  # whatever the body says: credentials are missing or refused
+        said = message.error.get("message") if isinstance(message, Response) and message.error else None
+        snippet = (said if isinstance(said, str) else "") or body[:200].decode("utf-8", "replace")
+        snippet = clean(snippet, single_line=True, max_length=200) or "(empty body)"
+        raise AuthorizationRequiredError(status, f"{request.method} to {url}: {snippet}", www_authenticate)
     if (
         isinstance(message, Response)
         and (message.id == request.id or message.id is None)
@@ -153,7 +166,7 @@ class HttpTransport:
                 conn.reusable = False  # the rest of the stream is not ours to read
             return response
         body = await reply.read(self._limit)
-        return json_reply(reply.status, body, request, self._url)
+        return json_reply(reply.status, body, request, self._url, reply.headers.get("www-authenticate"))
 
     async def aclose(self) -> None:
         await self._pool.aclose()

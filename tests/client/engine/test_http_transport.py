@@ -16,6 +16,7 @@ import pytest
 
 from mcp_elicit.client import (
     Answer,
+    AuthorizationRequiredError,
     Client,
     HttpStatusError,
     LegacyServerError,
@@ -307,3 +308,40 @@ async def test_httpx_transport_runs_flows_progress_and_cancellation(
             break
         await asyncio.sleep(0.05)
     assert (markers / "cancelled-httpx").read_text() == "cancelled"
+
+
+@pytest.mark.parametrize("via", ["built-in", "httpx"])
+async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> None:
+    """Our real server behind a token check: no token is not "not MCP 2026-07-28"."""
+    from collections.abc import Mapping
+
+    from mcp_elicit import Server
+    from mcp_elicit.state import KeyRing
+    from mcp_elicit.transport.http_server import Unauthorized
+    from tests.helpers import ThreadedServer
+
+    challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'
+
+    async def authenticate(headers: Mapping[str, str]) -> str:
+        if headers.get("authorization") != "Bearer good":
+            raise Unauthorized(challenge)
+        return "test|alice"
+
+    app = Server("guarded", state_keys=[KeyRing.generate_secret()])
+
+    @app.tool()
+    async def hello() -> str:
+        return "hello"
+
+    with ThreadedServer(app.asgi(authenticate=authenticate)) as server:
+        url = f"{server.base}/mcp"
+        async with httpx.AsyncClient() as http:
+            options: dict[str, Any] = {"http_client": http} if via == "httpx" else {}
+            with pytest.raises(AuthorizationRequiredError) as caught:
+                async with Client.connect(url, **options):
+                    pass
+            assert caught.value.status == 401
+            assert caught.value.www_authenticate == challenge
+            assert "Bearer ..." in str(caught.value)
+            async with Client.connect(url, headers={"Authorization": "Bearer good"}, **options) as client:
+                assert (await client.call_tool("hello")).text == "hello"
