@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from mcp_elicit import Context, Server, ToolError
 
@@ -28,8 +30,24 @@ async def fails() -> str:
     raise ToolError("the printer is on fire")
 
 
+def _guarded(token: str) -> Any:
+    """The HTTP app behind a bearer check: ``cli_server.py --port N TOKEN``."""
+    from mcp_elicit.transport.http_server import Unauthorized
+
+    async def authenticate(headers: Mapping[str, str]) -> str:
+        if headers.get("authorization") != f"Bearer {token}":
+            raise Unauthorized('Bearer error="invalid_token"')
+        return "cli|tester"
+
+    return app.asgi(authenticate=authenticate)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--stdio":
         app.run_stdio()
+    elif len(sys.argv) > 3:
+        from mcp_elicit.transport.http_server import serve
+
+        serve(_guarded(sys.argv[3]), port=int(sys.argv[2]))
     else:
         app.run_http(port=int(sys.argv[2]))

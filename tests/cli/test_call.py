@@ -113,3 +113,45 @@ def test_tools_lists_name_and_description(http_target: str) -> None:
     done = cli("tools", http_target)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["greet\tAsks for a name.", "fails\tAlways reports an error."]
+
+
+@pytest.fixture(scope="module")
+def guarded_target() -> Iterator[str]:
+    """The same server behind a bearer-token check (401 without the right token)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", str(port), "s3cret-token"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_header_option_carries_the_token(guarded_target: str) -> None:
+    done = cli("tools", guarded_target, "--header", "Authorization: Bearer s3cret-token")
+    assert done.returncode == 0, done.stderr
+    assert "greet\tAsks for a name." in done.stdout
+    called = cli("call", guarded_target, "fails", "--header", "Authorization: Bearer s3cret-token")
+    assert called.returncode == 1  # the tool's own error, reached with the token
+    assert "the printer is on fire" in called.stderr
+
+
+def test_a_refused_token_says_so_and_how_to_send_one(guarded_target: str) -> None:
+    for extra in ([], ["--header", "Authorization: Bearer wrong"]):
+        done = cli("tools", guarded_target, *extra)
+        assert done.returncode == 2
+        assert "AuthorizationRequiredError: HTTP 401" in done.stderr
+        assert 'Bearer error="invalid_token"' in done.stderr
+        assert "does not speak MCP" not in done.stderr
+
+
+@pytest.mark.parametrize("bad", ["no colon", ": empty name", "Bad Name: x"])
+def test_malformed_header_option_is_refused(guarded_target: str, bad: str) -> None:
+    done = cli("call", guarded_target, "greet", "--header", bad)
+    assert done.returncode == 2
+    assert "is not 'Name: value'" in done.stderr

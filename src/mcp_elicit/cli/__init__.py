@@ -1,8 +1,9 @@
 """The ``mcp-elicit`` command line.
 
     mcp-elicit demo [--script]                      the whole thing end to end, on this machine
-    mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE]
-    mcp-elicit tools TARGET
+    mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE] [--header "NAME: VALUE"]
+                    [--allow-loopback-http]
+    mcp-elicit tools TARGET [--header "NAME: VALUE"]
     mcp-elicit schema lint FILE
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
 
@@ -37,9 +38,22 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--args", default="{}", help="the tool's arguments as a JSON object")
     call.add_argument("--answers", metavar="FILE", help="answer from a JSON file instead of the terminal")
     call.add_argument("--timeout", type=float, default=1800.0, help="give up after this many seconds")
+    call.add_argument(
+        "--allow-loopback-http",
+        action="store_true",
+        help="offer to open http://127.0.0.1 links (a server on this machine, in development)",
+    )
 
     tools = commands.add_parser("tools", help="list a server's tools")
     tools.add_argument("target")
+    for command in (call, tools):
+        command.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            metavar="'NAME: VALUE'",
+            help="an HTTP header for every request, e.g. 'Authorization: Bearer ...' (repeatable)",
+        )
 
     schema = commands.add_parser("schema", help="requestedSchema utilities")
     schema_commands = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
@@ -65,11 +79,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "call":
         from mcp_elicit.cli.call import run_call
 
-        return run_call(args.target, args.tool, args.args, args.answers, args.timeout)
+        return run_call(
+            args.target,
+            args.tool,
+            args.args,
+            args.answers,
+            args.timeout,
+            headers=args.header,
+            allow_loopback_http=args.allow_loopback_http,
+        )
     if args.command == "tools":
         from mcp_elicit.cli.call import run_tools
 
-        return run_tools(args.target)
+        return run_tools(args.target, headers=args.header)
     from mcp_elicit.cli.demo import run_demo
 
     return run_demo(script=args.script or not sys.stdin.isatty())

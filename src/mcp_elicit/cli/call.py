@@ -22,7 +22,19 @@ def _fail(message: str, code: int = EXIT_FAILURE) -> int:
     return code
 
 
-def _answerer(answers: str | None) -> Any:
+def parse_headers(values: list[str]) -> dict[str, str]:
+    """``--header 'Name: value'`` options as a mapping; ValueError says which one is wrong."""
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        name, content = name.strip(), content.strip()
+        if not sep or not name or any(c in name for c in " \t\r\n") or "\r" in content or "\n" in content:
+            raise ValueError(f"--header {value!r} is not 'Name: value'")
+        headers[name] = content
+    return headers
+
+
+def _answerer(answers: str | None, allow_loopback_http: bool = False) -> Any:
     """From the file, else the terminal; with neither, no answerer: the client then declares no
     elicitation capability (never more than it can do), and a tool that must ask fails with
     -32021 instead of hanging."""
@@ -31,34 +43,53 @@ def _answerer(answers: str | None) -> Any:
     if answers is not None:
         return ScriptedAnswerer.from_file(answers)
     if TerminalAnswerer.available():
-        return TerminalAnswerer()
+        return TerminalAnswerer(allow_loopback_http=allow_loopback_http)
     return None
 
 
-def run_call(target: str, tool: str, args_json: str, answers: str | None, timeout: float) -> int:
+def run_call(
+    target: str,
+    tool: str,
+    args_json: str,
+    answers: str | None,
+    timeout: float,
+    *,
+    headers: list[str] | None = None,
+    allow_loopback_http: bool = False,
+) -> int:
     try:
         arguments = json.loads(args_json)
     except json.JSONDecodeError as exc:
         return _fail(f"--args is not JSON: {exc}")
     if not isinstance(arguments, dict):
         return _fail('--args must be a JSON object, e.g. --args \'{"title": "x"}\'')
+    try:
+        extra = parse_headers(headers or [])
+    except ValueError as exc:
+        return _fail(str(exc))
     from mcp_elicit.client.answerers import AnswererError
 
     try:
-        answerer = _answerer(answers)
+        answerer = _answerer(answers, allow_loopback_http)
     except AnswererError as exc:
         return _fail(str(exc))
     recording = Recording(answerer) if answerer is not None else None
-    return _run(_call(target, tool, arguments, recording, timeout))
+    return _run(_call(target, tool, arguments, recording, timeout, extra))
 
 
 async def _call(
-    target: str, tool: str, arguments: dict[str, Any], recording: Recording | None, limit: float
+    target: str,
+    tool: str,
+    arguments: dict[str, Any],
+    recording: Recording | None,
+    limit: float,
+    headers: dict[str, str],
 ) -> int:
     from mcp_elicit.client import Client
 
     async with asyncio.timeout(limit):
-        async with Client.connect(target, answerer=recording, stderr="capture") as client:
+        options: dict[str, Any] = {"headers": headers} if headers else {}
+        async with Client.connect(target, answerer=recording, stderr="capture", **options) as client:
             result = await client.call_tool(tool, arguments)
     text = result.text
     if result.is_error:
@@ -72,14 +103,19 @@ async def _call(
     return EXIT_OK
 
 
-def run_tools(target: str) -> int:
-    return _run(_tools(target))
+def run_tools(target: str, *, headers: list[str] | None = None) -> int:
+    try:
+        extra = parse_headers(headers or [])
+    except ValueError as exc:
+        return _fail(str(exc))
+    return _run(_tools(target, extra))
 
 
-async def _tools(target: str) -> int:
+async def _tools(target: str, headers: dict[str, str]) -> int:
     from mcp_elicit.client import Client
 
-    async with asyncio.timeout(60), Client.connect(target, stderr="capture") as client:
+    options: dict[str, Any] = {"headers": headers} if headers else {}
+    async with asyncio.timeout(60), Client.connect(target, stderr="capture", **options) as client:
         tools = await client.list_tools()
     for tool in tools:
         name = clean(str(tool.get("name", "?")), single_line=True, max_length=200)

@@ -101,6 +101,10 @@ class DemoCIProvider:
         self._clients[client.client_id] = client
         return client
 
+    def add_client(self, client: DemoClient) -> None:
+        """Register a client with a known id and secret (the guides' ``example-client``)."""
+        self._clients[client.client_id] = client
+
     @property
     def metadata(self) -> dict[str, Any]:
         return {
@@ -337,3 +341,28 @@ async def _respond(send: Send, status: int, extra: list[tuple[bytes, bytes]], bo
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m mcp_elicit.demo.ci_provider --port 8771 --client ID:SECRET --redirect-uri URI``:
+    serve the DEMO ONLY provider on 127.0.0.1 with one registered client (for the guides)."""
+    import argparse
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description="DEMO ONLY OAuth server (mcp-elicit guides and demo)")
+    parser.add_argument("--port", type=int, default=8771)
+    parser.add_argument("--client", required=True, help="client_id:client_secret")
+    parser.add_argument("--redirect-uri", required=True, help="the client's exact redirect URI")
+    args = parser.parse_args(argv)
+    client_id, sep, secret = args.client.partition(":")
+    if not sep or not client_id or not secret:
+        parser.error("--client must be client_id:client_secret")
+    issuer = f"http://127.0.0.1:{args.port}"
+    provider = DemoCIProvider(issuer, [DemoClient(client_id, secret, (args.redirect_uri,))])
+    print(f"DEMO ONLY CI service at {issuer} (client {client_id!r})", flush=True)
+    uvicorn.run(provider, host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
+
+
+if __name__ == "__main__":
+    main()
