@@ -9,9 +9,11 @@
   cookie named after the ``state``.
 * ``GET /oauth/<provider>/callback``: the transaction cookie for the returned ``state`` (absent:
   replayed, expired or another browser → refused, nothing changes); the signed-in user must still
-  be the flow's owner; :meth:`AuthorizationCodeFlow.finish` checks the rest (provider in the path,
-  state, ``iss``, PKCE, tokens). Success: the vault stores the connection for the owner, the flow
-  completes, and a 303 to ``/done`` takes the code out of the address bar.
+  be the flow's owner; a flow no longer in progress is answered before the code is redeemed (a
+  spent code presented again gets the grant revoked); :meth:`AuthorizationCodeFlow.finish` checks
+  the rest (provider in the path, state, ``iss``, PKCE, tokens). Success: the vault stores the
+  connection for the owner, the flow completes, and a 303 to ``/done`` takes the code out of the
+  address bar.
 """
 
 from __future__ import annotations
@@ -133,6 +135,19 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
             "Nothing was stored. Go back to your app and start again.",
         )
         return ctx.page(page, clear)
+
+    # A flow that can no longer complete (used, failed, expired) is answered before the code is
+    # redeemed: presenting a spent code again makes the provider revoke the tokens it issued for
+    # it (RFC 6749 §4.1.2), i.e. the connection just stored.
+    try:
+        before = await ctx.flows.get(flow_id)
+    except FlowNotFound:
+        return ctx.page(views.not_found(ctx.chrome), clear)
+    if before.status != "in_progress":
+        return ctx.page(
+            views.not_found(ctx.chrome) if before.status == "expired" else views.already_used(ctx.chrome),
+            clear,
+        )
 
     provider_name = ctx.providers[provider_id].display_name if provider_id in ctx.providers else provider_id
     try:
