@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: THE test command. Sets everything up on a fresh machine and runs every check:
-#   setup (scripts/setup.sh) -> node (scripts/node.sh) -> ruff -> mypy
-#   -> conformance-server (scripts/conformance.sh server) -> pytest LAST
+#   setup (scripts/setup.sh) -> node (scripts/node.sh) -> ruff (check, format) -> mypy
+#   -> conformance-server, conformance-client (scripts/conformance.sh) -> pytest LAST
 #
 # Usage: bash scripts/test.sh [PYTEST_ARGS...]     (CI: .ci/run execs this)
 #
@@ -34,9 +34,9 @@ step() {
 step setup bash scripts/setup.sh
 step node bash scripts/node.sh
 step ruff .venv/bin/ruff check .
+step ruff-format .venv/bin/ruff format --check .
 step mypy .venv/bin/mypy
 step conformance-server bash scripts/conformance.sh server
-# CLIENT CONFORMANCE: enable once examples/conformance_client.py exists (uncomment the next line)
 step conformance-client bash scripts/conformance.sh client
 
 echo "==> steps before pytest:"
