@@ -55,6 +55,20 @@ class ClientCapabilities:
         return isinstance(self.raw.get("roots"), dict)
 
 
+_new = object.__new__
+_set_raw = getattr(ClientCapabilities, "raw").__set__  # noqa: B009 - the slot's descriptor
+_set_modes = getattr(ClientCapabilities, "modes").__set__  # noqa: B009
+
+
+def client_capabilities(raw: dict[str, Any]) -> ClientCapabilities:
+    """``ClientCapabilities(raw)``, built through the slots (the per-request path): the frozen
+    dataclass's generated ``__init__`` and ``__post_init__`` cost twice as much."""
+    caps: ClientCapabilities = _new(ClientCapabilities)
+    _set_raw(caps, raw)
+    _set_modes(caps, _modes(raw))
+    return caps
+
+
 def required_for_elicitation(mode: ElicitMode) -> dict[str, Any]:
     """The ``requiredCapabilities`` object of a -32021 error for this elicitation mode."""
     return {"elicitation": {mode: {}}}

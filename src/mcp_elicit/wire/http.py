@@ -88,16 +88,22 @@ def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
 
     ``headers`` uses lower-case names. Call it after ``_meta`` has been checked.
     """
-    meta: Any = request.params.get("_meta")
+    params = request.params
+    meta: Any = params.get("_meta")
     body_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
-    _expect(headers, "mcp-protocol-version", "MCP-Protocol-Version", body_version, decode=False)
-    _expect(headers, "mcp-method", "Mcp-Method", request.method, decode=False)
-    key = NAMED_METHODS.get(request.method)
+    method = request.method
+    version = headers.get("mcp-protocol-version")
+    if version is None or version != body_version or headers.get("mcp-method") != method:
+        _expect(headers, "mcp-protocol-version", "MCP-Protocol-Version", body_version, decode=False)
+        _expect(headers, "mcp-method", "Mcp-Method", method, decode=False)
+    key = NAMED_METHODS.get(method)
     if key is not None:
-        target = request.params.get(key)
+        target = params.get(key)
         if not isinstance(target, str):
             return  # the dispatcher reports the missing name/uri as -32602
-        _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
+        name = headers.get("mcp-name")
+        if name != target or name.startswith(SENTINEL_PREFIX):
+            _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
 
 
 def _expect(headers: Mapping[str, str], name: str, display: str, body_value: object, *, decode: bool) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_elicit.wire.capabilities import ClientCapabilities
+from mcp_elicit.wire.capabilities import ClientCapabilities, client_capabilities
 from mcp_elicit.wire.errors import McpError, invalid_params, unsupported_version
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
@@ -37,28 +37,61 @@ def parse_request_meta(params: dict[str, Any]) -> RequestMeta:
             "params._meta is required on every 2026-07-28 request and must contain "
             f"{PROTOCOL_VERSION_KEY!r} and {CLIENT_CAPABILITIES_KEY!r}"
         )
-    version = meta.get(PROTOCOL_VERSION_KEY)
-    if not isinstance(version, str) or not version:
-        raise invalid_params(f"params._meta[{PROTOCOL_VERSION_KEY!r}] is required (a string)")
-    capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
-    if not isinstance(capabilities, dict):
-        raise invalid_params(
-            f"params._meta[{CLIENT_CAPABILITIES_KEY!r}] is required (an object; {{}} declares none)"
-        )
-    client_info = meta.get(CLIENT_INFO_KEY)
-    if client_info is not None and not isinstance(client_info, dict):
-        raise invalid_params(f"params._meta[{CLIENT_INFO_KEY!r}] must be an object")
+    version: Any = meta.get(PROTOCOL_VERSION_KEY)
+    capabilities: Any = meta.get(CLIENT_CAPABILITIES_KEY)
+    client_info: Any = meta.get(CLIENT_INFO_KEY)
+    if not (
+        type(version) is str
+        and version
+        and type(capabilities) is dict
+        and (client_info is None or type(client_info) is dict)
+    ):
+        _check_meta(version, capabilities, client_info)
     token = meta.get("progressToken")
     if isinstance(token, bool) or not isinstance(token, (str, int)):
         token = None
     level = meta.get(LOG_LEVEL_KEY)
-    return RequestMeta(
-        protocol_version=version,
-        capabilities=ClientCapabilities(capabilities),
-        client_info=client_info,
-        progress_token=token,
-        log_level=level if isinstance(level, str) else None,
-    )
+    if not isinstance(level, str):
+        level = None
+    return _request_meta(version, client_capabilities(capabilities), client_info, token, level)
+
+
+def _check_meta(version: object, capabilities: object, client_info: object) -> None:
+    """The general checks (the fast path in :func:`parse_request_meta` only takes exact types)."""
+    if not isinstance(version, str) or not version:
+        raise invalid_params(f"params._meta[{PROTOCOL_VERSION_KEY!r}] is required (a string)")
+    if not isinstance(capabilities, dict):
+        raise invalid_params(
+            f"params._meta[{CLIENT_CAPABILITIES_KEY!r}] is required (an object; {{}} declares none)"
+        )
+    if client_info is not None and not isinstance(client_info, dict):
+        raise invalid_params(f"params._meta[{CLIENT_INFO_KEY!r}] must be an object")
+
+
+# Building the frozen dataclass through its slots skips its generated __init__ (which sets each
+# field through object.__setattr__): half the cost, on every request. Same result as calling it.
+_new = object.__new__
+_META_SETTERS = tuple(
+    getattr(RequestMeta, name).__set__
+    for name in ("protocol_version", "capabilities", "client_info", "progress_token", "log_level")
+)
+
+
+def _request_meta(
+    version: str,
+    capabilities: ClientCapabilities,
+    client_info: dict[str, Any] | None,
+    token: str | int | None,
+    level: str | None,
+) -> RequestMeta:
+    set_version, set_capabilities, set_info, set_token, set_level = _META_SETTERS
+    meta: RequestMeta = _new(RequestMeta)
+    set_version(meta, version)
+    set_capabilities(meta, capabilities)
+    set_info(meta, client_info)
+    set_token(meta, token)
+    set_level(meta, level)
+    return meta
 
 
 def check_version(meta: RequestMeta, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
