@@ -14,6 +14,7 @@ import orjson
 
 __all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "request_digest"]
 
+_sha256 = hashlib.sha256
 _EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
 
 MAX_NESTING: Final = 400
@@ -38,15 +39,40 @@ class RequestBinding:
     args_digest: str
     principal: str | None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.method, str) or not self.method:
-            raise TypeError("RequestBinding.method must be a non-empty str")
-        if not isinstance(self.target, str):
-            raise TypeError("RequestBinding.target must be a str")
-        if not isinstance(self.args_digest, str) or not self.args_digest:
-            raise TypeError("RequestBinding.args_digest must be a non-empty str (use args_digest())")
-        if self.principal is not None and not isinstance(self.principal, str):
-            raise TypeError("RequestBinding.principal must be a str or None")
+    def __init__(self, method: str, target: str, args_digest: str, principal: str | None) -> None:
+        # Written out (the dataclass keeps it): the generated frozen __init__ sets each field
+        # through object.__setattr__ and then calls __post_init__, twice the cost, per request.
+        if not (
+            type(method) is str
+            and method
+            and type(target) is str
+            and type(args_digest) is str
+            and args_digest
+            and (principal is None or type(principal) is str)
+        ):
+            _check_binding(method, target, args_digest, principal)
+        _set_method(self, method)
+        _set_target(self, target)
+        _set_args_digest(self, args_digest)
+        _set_principal(self, principal)
+
+
+_set_method = getattr(RequestBinding, "method").__set__  # noqa: B009 - the slots' descriptors
+_set_target = getattr(RequestBinding, "target").__set__  # noqa: B009
+_set_args_digest = getattr(RequestBinding, "args_digest").__set__  # noqa: B009
+_set_principal = getattr(RequestBinding, "principal").__set__  # noqa: B009
+
+
+def _check_binding(method: object, target: object, args_digest: object, principal: object) -> None:
+    """The type checks of :class:`RequestBinding` (str subclasses pass them too)."""
+    if not isinstance(method, str) or not method:
+        raise TypeError("RequestBinding.method must be a non-empty str")
+    if not isinstance(target, str):
+        raise TypeError("RequestBinding.target must be a str")
+    if not isinstance(args_digest, str) or not args_digest:
+        raise TypeError("RequestBinding.args_digest must be a non-empty str (use args_digest())")
+    if principal is not None and not isinstance(principal, str):
+        raise TypeError("RequestBinding.principal must be a str or None")
 
 
 def _normalise(value: object, non_finite: list[bool], depth: int = 0) -> object:
@@ -88,6 +114,19 @@ def args_digest(arguments: object) -> str:
     """
     if arguments is None:
         arguments = {}
+    if type(arguments) is dict:
+        # The usual arguments: a flat object of strings, integers, booleans and nulls, which
+        # _normalise would copy unchanged. Anything else (or an integer orjson cannot write)
+        # takes the general path.
+        for key, value in arguments.items():
+            kind = type(value)
+            if type(key) is not str or not (kind is str or kind is int or kind is bool or value is None):
+                break
+        else:
+            try:
+                return _sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
+            except orjson.JSONEncodeError:
+                pass
     non_finite = [False]
     canonical = _normalise(arguments, non_finite)
     try:
@@ -106,7 +145,7 @@ def args_digest(arguments: object) -> str:
         except RecursionError:  # deep nesting on a stack already in use: refuse, never crash
             raise TypeError("arguments are nested too deeply to be digested") from None
         encoded = text.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(encoded).hexdigest()
+    return _sha256(encoded).hexdigest()
 
 
 def request_digest(binding: RequestBinding, input_responses: object) -> str:

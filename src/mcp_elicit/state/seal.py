@@ -81,7 +81,9 @@ _MIN_RAW: Final = KID_BYTES + _NONCE_BYTES + _TAG_BYTES + 1
 _PREFIX_LEN: Final = len(TOKEN_PREFIX)
 _CLAIMS_VERSION: Final = 1
 _CLAIM_COUNT: Final = 10
-_URL_TO_STD: Final = bytes.maketrans(b"-_", b"+/")
+# '-' and '_' become '+' and '/'; the original '+', '/' and '=' become '!', which the strict
+# standard decoder refuses like any character outside its alphabet (one pass, no extra scans).
+_URL_TO_STD: Final = bytes.maketrans(b"-_+/=", b"+/!!!")
 _STD_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
 _PADDING: Final = (b"", b"", b"==", b"=")  # indexed by len(body) % 4 (1 is refused earlier)
 _UNUSED_BITS: Final = (0, 0, 0x0F, 0x03)  # low bits of the last character that must be zero
@@ -110,6 +112,23 @@ class Unsealed:
     token_id: str
     issued_at: float
     expires_at: float
+
+
+_new = object.__new__
+_UNSEALED_SETTERS = tuple(
+    getattr(Unsealed, name).__set__ for name in ("payload", "token_id", "issued_at", "expires_at")
+)
+
+
+def _unsealed(payload: dict[str, Any], token_id: str, issued_at: float, expires_at: float) -> Unsealed:
+    """``Unsealed(...)`` built through its slots: half the cost of the frozen ``__init__``."""
+    set_payload, set_token_id, set_issued_at, set_expires_at = _UNSEALED_SETTERS
+    unsealed: Unsealed = _new(Unsealed)
+    set_payload(unsealed, payload)
+    set_token_id(unsealed, token_id)
+    set_issued_at(unsealed, issued_at)
+    set_expires_at(unsealed, expires_at)
+    return unsealed
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,9 +292,10 @@ class StateSealer:
         body = token[_PREFIX_LEN:].encode("ascii")
         # Canonical unpadded base64url only. The standard decoder in strict mode rejects every
         # character outside its alphabet (whitespace included) once '-' and '_' are mapped to
-        # '+' and '/'; the original '+', '/' and '=' are refused before that mapping.
+        # '+' and '/'; the original '+', '/' and '=' are mapped to '!' by the same table, so they
+        # are refused too.
         tail = len(body) % 4
-        if tail == 1 or b"+" in body or b"/" in body or b"=" in body:
+        if tail == 1:
             raise StateRejected("bad-encoding")
         try:
             standard = body.translate(_URL_TO_STD) + _PADDING[tail]
@@ -355,7 +375,7 @@ class StateSealer:
                 raise StateRejected("principal")
         elif not _same(principal, expected):
             raise StateRejected("principal")
-        return Unsealed(payload, token_id, float(issued_at), float(expires_at))
+        return _unsealed(payload, token_id, float(issued_at), float(expires_at))
 
     async def open(self, token: object, binding: RequestBinding) -> Unsealed:
         """:meth:`unseal`, then consume the token id in the single-use store if one is configured.
