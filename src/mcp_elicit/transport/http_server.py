@@ -54,7 +54,29 @@ class Unauthorized(Exception):
 Authenticate = Callable[[Mapping[str, str]], Awaitable[str | None]]
 
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
-_JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+_CONTENT_TYPE_JSON = (b"content-type", b"application/json")
+_NO_STORE = (b"cache-control", b"no-store")
+_JSON_HEADERS = [_CONTENT_TYPE_JSON, _NO_STORE]
+_START = "http.response.start"
+_BODY = "http.response.body"
+
+# The request headers the pipeline reads, by their raw (lower-case) name. Without an
+# ``authenticate`` hook, other headers are skipped undecoded (nothing reads them), except Mcp-*
+# ones, which are still checked for duplicates.
+_READ_HEADERS: dict[bytes, str] = {
+    name.encode("latin-1"): name
+    for name in (
+        "origin",
+        "content-type",
+        "accept",
+        "content-length",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+    )
+}
+# The Accept value MCP clients send (and what any client that sends exactly it means).
+_COMMON_ACCEPT = "application/json, text/event-stream"
 
 
 def _loopback_origin(origin: str) -> bool:
@@ -71,7 +93,8 @@ class HttpApp:
     ``allowed_origins``: browser origins allowed to call (``["*"]`` for any). By default only
     loopback origins are allowed, which blocks DNS-rebinding attacks on local servers;
     requests without an Origin header (non-browser clients) are always allowed.
-    ``body_timeout``: seconds a request body may take to arrive; slower gets 408.
+    ``body_timeout``: seconds a request body may take to arrive; slower gets 408 (checked by a
+    shared timer, so the answer may come up to ``min(0.05 s, body_timeout / 4)`` later).
     """
 
     def __init__(
@@ -89,19 +112,16 @@ class HttpApp:
         self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
         self.authenticate = authenticate
         self.max_body = server.max_message_bytes
-        self._in_flight = _InFlight()
+        self._in_flight = _InFlight(body_timeout)
 
+    # -- the request pipeline (one coroutine per request: no nested calls on the hot path) ----
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await _lifespan(receive, send)
-
-    # -- the request pipeline --------------------------------------------------------------
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"].rstrip("/") or "/"
-        if path != self.path:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await _lifespan(receive, send)
+            return
+        path = scope["path"]
+        if path != self.path and (path.rstrip("/") or "/") != self.path:
             await _plain(send, 404, b"Not Found")
             return
         if scope["method"] != "POST":
@@ -115,16 +135,22 @@ class HttpApp:
             )
             return
         headers: dict[str, str] = {}
+        read_all = self.authenticate is not None  # the hook sees every header
         for raw_name, raw_value in scope["headers"]:
-            # ASGI servers give header names in lower case.
-            name = raw_name.decode("latin-1")
-            value = raw_value.decode("latin-1")
-            if name in headers and name.startswith("mcp-"):
-                await _error(
-                    send, 400, None, McpError(-32020, f"Header mismatch: the {name} header appears twice")
-                )
-                return
-            headers.setdefault(name, value)
+            # ASGI servers give header names in lower case. The first value of a header wins.
+            name = _READ_HEADERS.get(raw_name)
+            if name is None:
+                if not (read_all or raw_name.startswith(b"mcp-")):
+                    continue
+                name = raw_name.decode("latin-1")
+            if name in headers:
+                if name.startswith("mcp-"):
+                    await _error(
+                        send, 400, None, McpError(-32020, f"Header mismatch: the {name} header appears twice")
+                    )
+                    return
+                continue
+            headers[name] = raw_value.decode("latin-1")
 
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
@@ -132,8 +158,11 @@ class HttpApp:
                 send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
             )
             return
-        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if content_type != "application/json":
+        content_type = headers.get("content-type", "")
+        if (
+            content_type != "application/json"
+            and content_type.split(";", 1)[0].strip().lower() != "application/json"
+        ):
             await _error(
                 send,
                 415,
@@ -141,28 +170,37 @@ class HttpApp:
                 McpError(INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"),
             )
             return
-        accept = headers.get("accept", "*/*").lower()
-        accepts_sse = "text/event-stream" in accept or "*/*" in accept
-        if not ("application/json" in accept or "application/*" in accept or "*/*" in accept):
-            await _error(
-                send,
-                406,
-                None,
-                McpError(INVALID_REQUEST, "Not Acceptable: the client must accept application/json"),
-            )
-            return
+        accept = headers.get("accept", "*/*")
+        if accept == _COMMON_ACCEPT:
+            accepts_sse = True
+        else:
+            accept = accept.lower()
+            accepts_sse = "text/event-stream" in accept or "*/*" in accept
+            if not ("application/json" in accept or "application/*" in accept or "*/*" in accept):
+                await _error(
+                    send,
+                    406,
+                    None,
+                    McpError(INVALID_REQUEST, "Not Acceptable: the client must accept application/json"),
+                )
+                return
 
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+            await self._too_large(send)
+            return
+        in_flight = self._in_flight
+        entry = in_flight.start(receive)
         try:
-            body = await self._read_body(headers, receive)
-        except _SlowBody:
+            body = await self._read_body(entry, receive)
+        finally:
+            in_flight.finish(entry)
+        if entry.expired:
             slow = McpError(INVALID_REQUEST, "Invalid request: the request body did not arrive in time")
             await _json(send, 408, encode_error(None, slow), extra=[(b"connection", b"close")])
             return
         if body is None:
-            too_large = McpError(
-                INVALID_REQUEST, f"Invalid request: the body is over the limit of {self.max_body} bytes"
-            )
-            await _error(send, 413, None, too_large)
+            await self._too_large(send)
             return
         try:
             message = parse_message(body, max_bytes=self.max_body)
@@ -173,8 +211,8 @@ class HttpApp:
             await _error(send, status_for_error(exc.code), exc.request_id, exc)
             return
         if isinstance(message, Notification):
-            await send({"type": "http.response.start", "status": 202, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+            await send({"type": _START, "status": 202, "headers": []})
+            await send({"type": _BODY, "body": b""})
             return
         try:
             meta = parse_request_meta(message.params)
@@ -213,7 +251,7 @@ class HttpApp:
             stream = _SseStream(send)
             notify = stream.notify
 
-        entry = self._in_flight.start(receive)
+        in_flight.handling(entry)
         try:
             failure, payload = await answer(
                 self.server, message, meta=meta, principal=principal, notify=notify
@@ -223,59 +261,62 @@ class HttpApp:
                 return  # closing the connection is the cancellation in 2026-07-28: send nothing
             raise
         finally:
-            self._in_flight.finish(entry)
+            in_flight.finish(entry)
         if stream is not None and stream.started:
             await stream.event(payload, last=True)
             return
-        status = 200 if failure is None else status_for_error(failure.code)
-        await _json(send, status, payload)
+        await send(
+            {
+                "type": _START,
+                "status": 200 if failure is None else status_for_error(failure.code),
+                "headers": [_CONTENT_TYPE_JSON, _NO_STORE, (b"content-length", b"%d" % len(payload))],
+            }
+        )
+        await send({"type": _BODY, "body": payload})
+
+    async def _too_large(self, send: Send) -> None:
+        too_large = McpError(
+            INVALID_REQUEST, f"Invalid request: the body is over the limit of {self.max_body} bytes"
+        )
+        await _error(send, 413, None, too_large)
 
     def _origin_allowed(self, origin: str) -> bool:
         if self.allowed_origins is None:
             return _loopback_origin(origin)
         return "*" in self.allowed_origins or origin in self.allowed_origins
 
-    async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes | None:
-        """The whole body (None when over the size limit); raises _SlowBody when it takes longer
-        than ``body_timeout`` (a client sending slowly must not hold a request open forever)."""
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            return None
-        task = asyncio.current_task()
-        assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = task.get_loop().call_later(self.body_timeout, expire)
-        chunks: list[bytes] = []
-        size = 0
+    async def _read_body(self, entry: _Request, receive: Receive) -> bytes | None:
+        """The whole body (None when over the size limit, or when it took longer than
+        ``body_timeout`` and ``entry.expired`` is set: a client sending slowly must not hold a
+        request open forever)."""
+        max_body = self.max_body
         try:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b""
+            body: bytes = message.get("body", b"")
+            if len(body) > max_body:
+                return None
+            if not message.get("more_body", False):
+                return body  # the usual case: the whole body in one message
+            chunks = [body]
+            size = len(body)
             while True:
                 message = await receive()
                 if message["type"] != "http.request":
                     break
                 chunk = message.get("body", b"")
                 size += len(chunk)
-                if size > self.max_body:
+                if size > max_body:
                     return None
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
         except asyncio.CancelledError:
-            if expired and task.uncancel() == 0:
-                raise _SlowBody from None
+            if entry.expired and entry.task.uncancel() == 0:
+                return None
             raise
-        finally:
-            timer.cancel()
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-class _SlowBody(Exception):
-    """The request body did not arrive within ``HttpApp.body_timeout``."""
+        return b"".join(chunks)
 
 
 class _SseStream:
@@ -312,29 +353,43 @@ class _SseStream:
 
 
 class _InFlight:
-    """The requests in progress, and one timer that watches the long-running ones for a
-    disconnect (the client closing the connection cancels its request's handler).
+    """The requests in progress, and one timer for all of them (a timer per request costs more
+    than the rest of the transport): it ends request bodies that take longer than
+    ``body_timeout`` to arrive, and watches long-running handlers for a disconnect (the client
+    closing the connection cancels its request's handler).
 
     Most requests finish in well under a millisecond, so a watcher task (which waits on
-    ``receive()``) is only started for a request still running after ``WATCH_AFTER`` seconds;
-    one shared timer per app does that, instead of a timer per request.
+    ``receive()``) is only started for a handler still running after ``WATCH_AFTER`` seconds.
     """
 
     WATCH_AFTER = 0.05
 
-    def __init__(self) -> None:
+    def __init__(self, body_timeout: float = 30.0) -> None:
         self._entries: set[_Request] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self.body_timeout = body_timeout
+        self._period = max(min(self.WATCH_AFTER, body_timeout / 4), 0.001)
 
     def start(self, receive: Receive) -> _Request:
+        """Track the current task while it reads its request body."""
         task = asyncio.current_task()
         assert task is not None
         loop = task.get_loop()
-        entry = _Request(task, receive, loop.time())
+        entry = _Request(task, receive, loop, loop.time())
         self._entries.add(entry)
         if self._timer is None:
-            self._timer = loop.call_later(self.WATCH_AFTER, self._sweep, loop)
+            self._timer = loop.call_later(self._period, self._sweep, loop)
         return entry
+
+    def handling(self, entry: _Request) -> None:
+        """Track ``entry`` (finished before) again, while its handler runs."""
+        loop = entry.loop
+        entry.handling = True
+        entry.closed = False
+        entry.started = loop.time()
+        self._entries.add(entry)
+        if self._timer is None:
+            self._timer = loop.call_later(self._period, self._sweep, loop)
 
     def finish(self, entry: _Request) -> None:
         entry.closed = True
@@ -344,24 +399,45 @@ class _InFlight:
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
-        cutoff = loop.time() - self.WATCH_AFTER
+        now = loop.time()
+        watch_cutoff = now - self.WATCH_AFTER
+        body_cutoff = now - self.body_timeout
         for entry in self._entries:
-            if entry.watcher is None and entry.started <= cutoff:
-                entry.watcher = loop.create_task(entry.watch())
+            if entry.handling:
+                if entry.watcher is None and entry.started <= watch_cutoff:
+                    entry.watcher = loop.create_task(entry.watch())
+            elif not entry.expired and entry.started <= body_cutoff:
+                entry.expired = True
+                entry.task.cancel()
         if self._entries:
-            self._timer = loop.call_later(self.WATCH_AFTER, self._sweep, loop)
+            self._timer = loop.call_later(self._period, self._sweep, loop)
 
 
 class _Request:
-    __slots__ = ("closed", "disconnected", "receive", "started", "task", "watcher")
+    __slots__ = (
+        "closed",
+        "disconnected",
+        "expired",
+        "handling",
+        "loop",
+        "receive",
+        "started",
+        "task",
+        "watcher",
+    )
 
-    def __init__(self, task: asyncio.Task[Any], receive: Receive, started: float) -> None:
+    def __init__(
+        self, task: asyncio.Task[Any], receive: Receive, loop: asyncio.AbstractEventLoop, started: float
+    ) -> None:
         self.task = task
         self.receive = receive
+        self.loop = loop
         self.started = started
+        self.handling = False
         self.watcher: asyncio.Task[None] | None = None
         self.closed = False
         self.disconnected = False
+        self.expired = False
 
     async def watch(self) -> None:
         while True:

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import logging
 import sys
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from mcp_elicit.transport.answer import answer
@@ -19,6 +20,7 @@ from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.jsonrpc import (
     InvalidMessage,
     Notification,
+    Request,
     RequestId,
     encode_error,
     encode_notification,
@@ -61,86 +63,162 @@ class _LineWriter:
             logger.debug("stdout is closed; dropping a message")
 
 
-async def _lines(stream: IO[bytes], limit: int) -> Any:
-    """Yield stdin lines without blocking the loop; a line over ``limit`` yields None."""
+class _LineProtocol(asyncio.Protocol):
+    """Splits stdin into lines and hands each to ``on_line`` as soon as it arrives, from the
+    event loop's read callback (no stream reader, no coroutine per line).
+
+    A line is given with its newline. A line whose content (newline excluded) is longer than
+    ``max_line`` is given as None, once, when its newline (or EOF) arrives; its bytes are dropped
+    as they come. At EOF an unterminated last line is given unless it is blank. ``done`` gets the
+    end: None at EOF, or the error that ended the pipe.
+    """
+
+    def __init__(
+        self, on_line: Callable[[bytes | None], None], max_line: int, done: asyncio.Future[None]
+    ) -> None:
+        self._on_line = on_line
+        self._max_line = max_line
+        self._done = done
+        self._partial = bytearray()
+        self._skipping = False
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._split(data)
+        except BaseException as exc:  # on_line failed: end serving, like an error in the loop would
+            self._finish(exc)
+            raise
+
+    def _split(self, data: bytes) -> None:
+        on_line = self._on_line
+        max_line = self._max_line
+        start = 0
+        if self._skipping or self._partial:
+            end = data.find(b"\n")
+            if end < 0:
+                if not self._skipping:
+                    self._partial += data
+                    if len(self._partial) > max_line:
+                        self._partial.clear()
+                        self._skipping = True
+                return
+            if self._skipping:
+                self._skipping = False
+                on_line(None)
+            else:
+                partial = self._partial
+                too_long = len(partial) + end > max_line
+                partial += data[: end + 1]
+                line = bytes(partial)
+                partial.clear()
+                on_line(None if too_long else line)
+            start = end + 1
+        end = data.find(b"\n", start)
+        while end >= 0:
+            on_line(data[start : end + 1] if end - start <= max_line else None)
+            start = end + 1
+            end = data.find(b"\n", start)
+        if start < len(data):
+            if len(data) - start > max_line:
+                self._skipping = True
+            else:
+                self._partial += data[start:] if start else data
+
+    def eof_received(self) -> bool:
+        try:
+            if self._skipping:
+                self._skipping = False
+                self._on_line(None)
+            elif self._partial.strip():
+                line = bytes(self._partial)
+                self._partial.clear()
+                self._on_line(line)
+        except BaseException as exc:
+            self._finish(exc)
+            raise
+        self._finish(None)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish(exc)
+
+    def _finish(self, exc: BaseException | None) -> None:
+        if not self._done.done():
+            if exc is None:
+                self._done.set_result(None)
+            else:
+                self._done.set_exception(exc)
+
+
+async def _read_lines(stream: IO[bytes], limit: int, on_line: Callable[[bytes | None], None]) -> None:
+    """Give every stdin line to ``on_line`` (None for a line over ``limit``) until EOF."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit + 2)
+    done: asyncio.Future[None] = loop.create_future()
+    # A line may hold limit + 2 bytes before its newline (what the stream reader this replaced
+    # allowed); parse_message refuses those over ``limit`` with the exact size.
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+        transport, _ = await loop.connect_read_pipe(lambda: _LineProtocol(on_line, limit + 2, done), stream)
     except (ValueError, OSError):
         # Not a pipe or socket (a regular file, say): read it in a thread instead.
         while True:
             line = await asyncio.to_thread(stream.readline, limit + 2)
             if not line:
                 return
-            yield None if len(line) > limit + 1 and not line.endswith(b"\n") else line
-        return
-    while True:
-        try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial.strip():
-                yield exc.partial
-            return
-        except asyncio.LimitOverrunError as exc:
-            # Skip the oversized line up to and including its newline.
-            await reader.readexactly(exc.consumed)
-            with contextlib.suppress(asyncio.LimitOverrunError, asyncio.IncompleteReadError):
-                while True:
-                    try:
-                        await reader.readuntil(b"\n")
-                        break
-                    except asyncio.LimitOverrunError as again:
-                        await reader.readexactly(again.consumed)
-            yield None
-            continue
-        yield line
+            on_line(None if len(line) > limit + 1 and not line.endswith(b"\n") else line)
+    try:
+        await done
+    finally:
+        transport.close()
 
 
 async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:
     writer = _LineWriter(stdout)
+    write = writer.write
     running: dict[RequestId, asyncio.Task[None]] = {}
     limit = server.max_message_bytes
+    loop = asyncio.get_running_loop()
 
     async def notify(method: str, params: dict[str, Any]) -> None:
-        writer.write(encode_notification(method, params))
+        write(encode_notification(method, params))
 
-    async def handle(request: Any) -> None:
+    async def handle(request: Request) -> None:
         _, body = await answer(server, request, notify=notify)
-        writer.write(body)
+        write(body)
 
     def finished(request_id: RequestId, task: asyncio.Task[None]) -> None:
         if running.get(request_id) is task:
             del running[request_id]
 
-    async for line in _lines(stdin, limit):
+    def on_line(line: bytes | None) -> None:
         if line is None:
             too_large = McpError(
                 INVALID_REQUEST, f"Invalid request: a message is longer than the limit of {limit} bytes"
             )
-            writer.write(encode_error(None, too_large))
-            continue
+            write(encode_error(None, too_large))
+            return
         if not line.strip():
-            continue
+            return
         try:
             message = parse_message(line, max_bytes=limit)
         except InvalidMessage as exc:
-            writer.write(encode_error(exc.request_id, exc))
-            continue
+            write(encode_error(exc.request_id, exc))
+            return
         if isinstance(message, Notification):
             if message.method == "notifications/cancelled":
                 target = message.params.get("requestId")
                 task = running.get(target) if isinstance(target, (str, int)) else None
                 if task is not None:
                     task.cancel()
-            continue
+            return
         if message.id in running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
-            writer.write(encode_error(message.id, error))
-            continue
-        task = asyncio.get_running_loop().create_task(handle(message))
+            write(encode_error(message.id, error))
+            return
+        task = loop.create_task(handle(message))
         running[message.id] = task
         task.add_done_callback(functools.partial(finished, message.id))
+
+    await _read_lines(stdin, limit, on_line)
 
     if running:
         _, still_running = await asyncio.wait(list(running.values()), timeout=EOF_GRACE_SECONDS)
