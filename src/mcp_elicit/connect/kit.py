@@ -442,15 +442,13 @@ def _default_flows(vault: Vault) -> FlowStore:
     ``vault-flows.db``), in memory for an in-memory vault. A PostgreSQL vault means several
     instances, which must share their flows: then the store must be given."""
     from mcp_elicit.connect.flows.sqlite_store import SQLiteFlowStore
-    from mcp_elicit.connect.vault._sqlite import SQLiteDatabase
 
-    database = vault._db  # the kit and the vault are one package
-    if not isinstance(database, SQLiteDatabase):
+    path = vault.sqlite_path
+    if path is None:
         raise ValueError(
             "with a PostgreSQL vault, pass flows=PostgresFlowStore(dsn): every instance of the "
             "server must see the same pending flows"
         )
-    path = database._path
     if path == ":memory:" or path.startswith("file::memory:"):
         return SQLiteFlowStore(":memory:")
     vault_file = Path(path)

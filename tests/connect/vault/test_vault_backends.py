@@ -210,3 +210,10 @@ async def test_repr_names_the_backend_and_key_ids(spec: VaultSpec) -> None:
         assert "dbname" not in text
         assert "127.0.0.1" not in text
     await vault.close()
+
+
+def test_sqlite_path_names_the_file_and_is_none_for_postgres(tmp_path: Path) -> None:
+    ring = new_ring()
+    assert Vault.sqlite(str(tmp_path / "v.db"), keys=ring).sqlite_path == str(tmp_path / "v.db")
+    assert Vault.sqlite(":memory:", keys=ring).sqlite_path == ":memory:"
+    assert Vault.postgres("postgresql://127.0.0.1:5432/test", keys=ring).sqlite_path is None

@@ -54,6 +54,11 @@ class SQLiteDatabase:
     def describe(self) -> str:
         return f"sqlite {self._path!r}"
 
+    @property
+    def path(self) -> str:
+        """The database file (or ``:memory:``)."""
+        return self._path
+
     # ------------------------------------------------------------------------------ connection
 
     def _open_locked(self) -> sqlite3.Connection:

@@ -252,6 +252,13 @@ class Vault:
         """The key ids this vault can open; ``key_ids[0]`` wraps new records."""
         return self._keys.kids
 
+    @property
+    def sqlite_path(self) -> str | None:
+        """The SQLite file of an SQLite vault (``":memory:"`` in memory); None for PostgreSQL."""
+        from mcp_elicit.connect.vault._sqlite import SQLiteDatabase
+
+        return self._db.path if isinstance(self._db, SQLiteDatabase) else None
+
     def __repr__(self) -> str:  # never a DSN, a key or a token
         return f"Vault({self._db.describe()}, key_ids={list(self._keys.kids)!r})"
 
