@@ -10,6 +10,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -187,7 +188,10 @@ def find_pg_dsn(what: str) -> str:
 
 
 class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread."""
+    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop).
+
+    ``on_close``, when set, runs in that loop after the server stopped (to close stores the app
+    opened in it)."""
 
     def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
         if sock is None:
@@ -197,7 +201,18 @@ class ThreadedServer:
         self.port = int(self.sock.getsockname()[1])
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.on_close: Callable[[], Awaitable[None]] | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            try:
+                await self.server.serve(sockets=[self.sock])
+            finally:
+                if self.on_close is not None:
+                    await self.on_close()
+
+        asyncio.run(main())
 
     @property
     def base(self) -> str:

@@ -9,21 +9,17 @@ tables to act as the pages (another "instance").
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import itertools
 import json
 import socket
-import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import jwt
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
@@ -39,10 +35,6 @@ CLIENT_INFO = {"name": "kit-tests", "title": "Kit\u202e Tests\x07 Client", "vers
 _ids = itertools.count(1)
 
 
-def fingerprint(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()[:12]
-
-
 # ------------------------------------------------------------------------------ threads
 
 
@@ -50,46 +42,6 @@ def bound_socket() -> socket.socket:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     return sock
-
-
-class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop)."""
-
-    def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
-        self.sock = sock or bound_socket()
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-        self.server = uvicorn.Server(config)
-        self.on_close: Callable[[], Awaitable[None]] | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        async def main() -> None:
-            try:
-                await self.server.serve(sockets=[self.sock])
-            finally:
-                if self.on_close is not None:
-                    await self.on_close()
-
-        asyncio.run(main())
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ThreadedServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("test server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 # ------------------------------------------------------------------------------ the IdP side

@@ -9,7 +9,7 @@ import time
 
 import httpx
 import pytest
-from conftest import SiteFactory, fp, sqlite_storage
+from kit_sites import SiteFactory, fp, sqlite_storage
 from kit_support import (
     ACCEPT,
     FORM_CAPS,

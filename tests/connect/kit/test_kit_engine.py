@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from conftest import VAULT_KEY, build_server
+from kit_sites import VAULT_KEY, build_server
 from kit_support import text_of
 from tests.helpers import Flow
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import VAULT_KEY, SiteFactory
+from kit_sites import VAULT_KEY, SiteFactory
 from kit_support import call_body, post_mcp, text_of
 
 from mcp_elicit import Context, Server

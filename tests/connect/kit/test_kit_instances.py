@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import VAULT_KEY, SiteFactory, Storage, fp
+from kit_sites import VAULT_KEY, SiteFactory, Storage, fp
 from kit_support import (
     ACCEPT,
     McpCaller,
