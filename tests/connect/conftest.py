@@ -6,8 +6,7 @@
 * ``third_party`` (session): a second, separate provider named "GitHub (test)" with the extra
   scopes ``repo`` and ``read:user``: the third-party account a user connects (opaque tokens,
   refresh, revocation, userinfo as "the API").
-* ``browser`` (function, async): headless Debian Chromium via Playwright's async API. Make one
-  ``await browser.new_context()`` per user.
+* ``browser``: from ``tests/conftest.py`` (headless Debian Chromium, one context per user).
 * ``callback_server`` (function): a loopback HTTP server recording requests, usable as a
   client's redirect URI.
 
@@ -16,15 +15,15 @@ The providers are started lazily, once per session, only by tests that ask for t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from tests.browser_support import CallbackServer, launch_browser
+from tests.browser_support import CallbackServer
 from tests.oidc_provider import OidcProvider
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser
+    pass
 
 
 @pytest.fixture(scope="session")
@@ -37,20 +36,6 @@ def idp() -> Iterator[OidcProvider]:
 def third_party() -> Iterator[OidcProvider]:
     with OidcProvider(name="GitHub (test)", scopes=["repo", "read:user"]) as provider:
         yield provider
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    # Function-scoped on purpose: each test has its own event loop and Playwright objects
-    # cannot cross loops (see tests/browser_support.py).
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await launch_browser(playwright)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 @pytest.fixture

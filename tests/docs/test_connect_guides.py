@@ -12,7 +12,7 @@ import re
 import socket
 import sys
 import types
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ import pytest
 from mcp_elicit.client import Answer, Client
 from mcp_elicit.client.questions import FormQuestion, UrlQuestion
 from mcp_elicit.demo.ci_provider import DemoCIProvider, DemoClient
-from tests.browser_support import launch_browser
 from tests.helpers import ThreadedServer
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -49,18 +48,6 @@ def _socket() -> tuple[socket.socket, str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     return sock, f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        launched = await launch_browser(playwright)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 class BrowserAnswerer:
