@@ -50,13 +50,7 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
     path = ctx.paths.flow_path("connect", flow_id)
     session = ctx.sessions.read(request)
     if session is None:
-        try:
-            flow = await ctx.flows.get(flow_id)
-        except FlowNotFound:
-            return ctx.not_found()
-        if flow.kind != "connect" or flow.status == "expired":
-            return ctx.not_found()
-        return ctx.page(views.sign_in(ctx.chrome, ctx.login_href(path), "connect an account"))
+        return await ctx.signed_out_page("connect", flow_id, "connect an account")
     owned = await ctx.owned_flow(session, flow_id, "connect", "view")
     if isinstance(owned, Response):
         return owned

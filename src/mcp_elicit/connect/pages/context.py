@@ -83,6 +83,18 @@ class PagesContext:
     def logout_token(self, session: Session) -> str:
         return csrf_token(session, "logout")
 
+    async def signed_out_page(self, kind: str, flow_id: str, purpose: str) -> Response:
+        """A visitor without a session: "Sign in" for a live flow of this kind, else the one 404.
+        Changes nothing (link unfurlers fetch these pages too)."""
+        try:
+            flow = await self.flows.get(flow_id)
+        except FlowNotFound:
+            return self.not_found()
+        if flow.kind != kind or flow.status == "expired":
+            return self.not_found()
+        path = self.paths.flow_path(kind, flow_id)
+        return self.page(views.sign_in(self.chrome, self.login_href(path), purpose))
+
     # -------------------------------------------------------------------- the owner check
 
     async def owned_flow(

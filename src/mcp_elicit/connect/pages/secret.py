@@ -49,14 +49,7 @@ def _form(ctx: PagesContext, session: Session, flow: PendingFlow, problem: str |
 async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
     session = ctx.sessions.read(request)
     if session is None:
-        try:
-            flow = await ctx.flows.get(flow_id)
-        except FlowNotFound:
-            return ctx.not_found()
-        if flow.kind != "secret" or flow.status == "expired":
-            return ctx.not_found()
-        path = ctx.paths.flow_path("secret", flow_id)
-        return ctx.page(views.sign_in(ctx.chrome, ctx.login_href(path), "enter this information"))
+        return await ctx.signed_out_page("secret", flow_id, "enter this information")
     owned = await ctx.owned_flow(session, flow_id, "secret", "view")
     if isinstance(owned, Response):
         return owned
