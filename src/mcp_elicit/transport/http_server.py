@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp_elicit.transport.answer import answer
+from mcp_elicit.transport.lifespan import acknowledge_lifespan
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_elicit.wire.http import check_request_headers, status_for_error
 from mcp_elicit.wire.jsonrpc import (
@@ -118,7 +119,7 @@ class HttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
-                await _lifespan(receive, send)
+                await acknowledge_lifespan(receive, send)
             return
         path = scope["path"]
         if path != self.path and (path.rstrip("/") or "/") != self.path:
@@ -470,16 +471,6 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def serve(

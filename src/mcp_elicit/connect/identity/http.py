@@ -23,6 +23,7 @@ from typing import Any, Final
 import orjson
 
 from mcp_elicit.transport.http_server import Authenticate, Unauthorized
+from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
 from .errors import InvalidToken
 from .urls import check_service_url
@@ -237,13 +238,7 @@ class ProtectedResourceMetadataApp:
         elif scope["type"] == "http":
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"Not Found")
         elif scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await acknowledge_lifespan(receive, send)
 
     async def _serve(self, method: str, send: _Send) -> None:
         if method in ("GET", "HEAD"):

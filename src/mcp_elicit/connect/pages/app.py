@@ -19,6 +19,7 @@ from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.vault import Vault, VaultUnavailable
 from mcp_elicit.state.keys import KeyRing
+from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
 from . import views
 from .connect import connect_callback, connect_page, connect_post
@@ -164,7 +165,7 @@ class ConnectPages:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await acknowledge_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return  # websockets: not ours; closing without accepting refuses them
@@ -259,13 +260,3 @@ class _MethodNotAllowed(Exception):
 
 async def _sync(response: Response) -> Response:
     return response
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
