@@ -1,19 +1,27 @@
-"""Small PostgreSQL helpers shared by the stores (single-use state, pending flows, vault).
+"""PostgreSQL pieces shared by the stores (single-use state, pending flows, vault).
 
-No psycopg import at run time here: the stores import psycopg lazily, when one is created.
+No psycopg import at module level here: :class:`PgConnection` imports psycopg when a store
+creates one, so importing :mod:`mcp_elicit` never imports psycopg.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import math
 import re
 import select
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
+    from psycopg.abc import Query
 
+    Ddl: TypeAlias = Query | Callable[[AsyncConnection[Any]], Awaitable[object]]
+
+_T = TypeVar("_T")
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -58,3 +66,233 @@ def retrieve(task: asyncio.Task[Any]) -> None:
     """Mark an abandoned task's outcome as seen (no "exception was never retrieved" noise)."""
     if not task.cancelled():
         task.exception()
+
+
+class PgConnection:
+    """One psycopg 3 ``AsyncConnection`` shared by a store's operations, (re)connected on demand.
+
+    * psycopg is imported here, when a store creates its ``PgConnection`` (``needs`` names the
+      store in the :class:`ImportError`). ``dsn`` must be a libpq connection string or URI; it is
+      never part of a message or a repr, and a password in it is masked should libpq echo it.
+    * The shared connection is opened in autocommit mode with our own ``connect_timeout`` (unless
+      the DSN sets one) and ``statement_timeout`` = ``timeout``; then :attr:`ddl` runs (set by the
+      store once it has composed its statements: statements, or async callables taking the
+      connection), each with the "lost the race" errors of two
+      processes creating the same object suppressed. An idle connection whose socket has unread
+      data (the server is closing it) is replaced before use.
+    * :meth:`run` waits for the connection's ``asyncio.Lock`` and runs the operation as a task, all
+      within ``timeout``. On timeout or cancellation the operation is abandoned: its connections
+      are closed first (so psycopg's own cancellation cannot wait for the server), the task is
+      cancelled and kept referenced until it ends. Any failure except ``passthrough`` drops the
+      connection; psycopg and OS errors become ``unavailable(message)`` (chained to the original
+      when ``chain``; :meth:`failure` words the message and may be overridden), and ``label``
+      starts every message.
+    * :meth:`connect`, :meth:`bounded` and :meth:`drop` serve connections of a store's own (the
+      vault's refresh-lock transactions) under the same deadline and abandonment rules.
+    * Belongs to one event loop.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        timeout: float,
+        label: str,
+        unavailable: Callable[[str], Exception],
+        needs: str,
+        passthrough: tuple[type[BaseException], ...] = (),
+        chain: bool = False,
+    ) -> None:
+        try:
+            import psycopg
+            from psycopg import sql
+            from psycopg.conninfo import conninfo_to_dict
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(f"{needs} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
+        if not isinstance(dsn, str):
+            raise TypeError("dsn must be a str")
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError("timeout must be a positive number of seconds")
+        try:
+            params = conninfo_to_dict(dsn)
+        except psycopg.Error:
+            raise ValueError("dsn is not a valid libpq connection string or URI") from None
+        self.psycopg = psycopg
+        self.label = label
+        self.timeout = float(timeout)
+        self.ddl: Sequence[Ddl] = ()
+        self._dsn = dsn
+        password = params.get("password")
+        self._password = str(password) if password else None
+        self._connect_kwargs: dict[str, Any] = {}
+        if "connect_timeout" not in params:  # libpq counts whole seconds, minimum 2
+            self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
+        self._unavailable = unavailable
+        self._passthrough = passthrough
+        self._chain = chain
+        self._race_lost: tuple[type[Exception], ...] = (
+            psycopg.errors.UniqueViolation,
+            psycopg.errors.DuplicateTable,
+            psycopg.errors.DuplicateObject,
+            psycopg.errors.DuplicateColumn,
+        )
+        self._set_timeout = sql.SQL("SET statement_timeout = {}").format(
+            sql.Literal(max(1, int(self.timeout * 1000)))
+        )
+        self._lock = asyncio.Lock()
+        self._conn: AsyncConnection[Any] | None = None
+        self._closed = False
+        self._epoch = 0  # bumped when an operation is abandoned
+        self._orphans: set[asyncio.Task[Any]] = set()
+
+    def __repr__(self) -> str:  # never the DSN (it may hold a password)
+        return f"PgConnection({self.label!r})"
+
+    # ------------------------------------------------------------------------------ errors
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the DSN or its password."""
+        if self._password:
+            text = text.replace(self._password, "***")
+        return text.replace(self._dsn, "<dsn>") if self._dsn else text
+
+    def failure(self, what: str, exc: BaseException) -> Exception:
+        """The store's "unavailable" error for a psycopg or OS error raised by ``what``."""
+        return self._unavailable(f"{self.label}: {what} failed: {self.scrub(f'{type(exc).__name__}: {exc}')}")
+
+    # ------------------------------------------------------------------------------ connections
+
+    async def connect(self, *, autocommit: bool = True) -> AsyncConnection[Any]:
+        """A new connection of the caller's own (no statement timeout, no DDL)."""
+        conn: AsyncConnection[Any] = await self.psycopg.AsyncConnection.connect(
+            self._dsn, autocommit=autocommit, **self._connect_kwargs
+        )
+        return conn
+
+    async def _shared(self) -> AsyncConnection[Any]:
+        current = self._conn
+        # An idle autocommit connection has nothing to say unless the server is closing it
+        # (terminated backend, restart, idle timeout): replace such a connection before sending
+        # anything, so that this call still succeeds.
+        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
+            return current
+        await self._discard()
+        epoch = self._epoch
+        conn = await self.connect()
+        try:
+            await conn.execute(self._set_timeout)
+            for statement in self.ddl:
+                # Two processes creating an object at the same moment: the loser gets a duplicate
+                # error although IF NOT EXISTS was given. The object exists then, all we need.
+                with contextlib.suppress(*self._race_lost):
+                    if callable(statement):
+                        await statement(conn)
+                    else:
+                        await conn.execute(statement)
+        except BaseException:
+            await conn.close()
+            raise
+        if epoch != self._epoch:  # this attempt was abandoned meanwhile: do not install it
+            await conn.close()
+            raise self._unavailable(f"{self.label}: abandoned connection attempt")
+        self._conn = conn
+        return conn
+
+    async def drop(self, conn: AsyncConnection[Any]) -> None:
+        """Forget (if shared) and close ``conn`` (closing only shuts the socket; it never waits)."""
+        if self._conn is conn:
+            self._conn = None
+        with contextlib.suppress(Exception):  # it is being thrown away anyway
+            await conn.close()
+
+    async def _discard(self) -> None:
+        if self._conn is not None:
+            await self.drop(self._conn)
+
+    # ------------------------------------------------------------------------------ operations
+
+    async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
+        """Stop an operation that ran out of time, without waiting for psycopg's own cleanup.
+
+        Cancelling a running psycopg query makes psycopg send a cancel request and wait for the
+        server (up to about ten seconds), which is exactly the hang a timeout must avoid. Closing
+        the socket first turns that into an immediate failure inside the task.
+        """
+        self._epoch += 1
+        for conn in used:
+            await self.drop(conn)
+        task.cancel()
+        task.add_done_callback(retrieve)
+        try:
+            await asyncio.wait({task}, timeout=0.5)
+        finally:
+            if not task.done():  # e.g. stuck in a connect: keep a reference until it ends
+                self._orphans.add(task)
+                task.add_done_callback(self._orphans.discard)
+
+    async def bounded(
+        self,
+        what: str,
+        op: Callable[[], Awaitable[_T]],
+        used: list[AsyncConnection[Any]],
+        deadline: float,
+        timeout: float,  # noqa: ASYNC109 - only reported in the message; the deadline is enforced
+    ) -> _T:
+        """Run ``op`` as a task until the loop time ``deadline``; abandon it (closing the
+        connections in ``used``) on timeout or cancellation."""
+        loop = asyncio.get_running_loop()
+        # The operation runs in its own task: on timeout it is abandoned, never awaited.
+        task = asyncio.ensure_future(op())
+        try:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+        except BaseException:  # the caller was cancelled: the outcome no longer matters
+            await self._abandon(task, used)
+            raise
+        if not done:
+            await self._abandon(task, used)
+            raise self._unavailable(f"{self.label}: no answer to {what} within {timeout:g} s")
+        try:
+            return task.result()
+        except (self.psycopg.Error, OSError) as exc:
+            raise self.failure(what, exc) from (exc if self._chain else None)
+
+    async def run(self, what: str, op: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
+        """``op`` on the shared connection, everything (lock wait, connect, op) within ``timeout``."""
+        if self._closed:
+            raise self._unavailable(f"{self.label} is closed")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise self._unavailable(
+                f"{self.label}: no answer to {what} within {self.timeout:g} s (waiting for the connection)"
+            ) from None
+        try:
+            if self._closed:
+                raise self._unavailable(f"{self.label} is closed")
+            used: list[AsyncConnection[Any]] = []
+
+            async def attempt() -> _T:
+                conn = await self._shared()
+                used.append(conn)
+                try:
+                    return await op(conn)
+                except self._passthrough:
+                    raise  # a refusal of the store's own: the connection is fine
+                except BaseException:
+                    await self.drop(conn)
+                    raise
+
+            return await self.bounded(what, attempt, used, deadline, self.timeout)
+        finally:
+            self._lock.release()
+
+    async def close(self) -> None:
+        """Close the shared connection. Later calls raise the store's "unavailable" error."""
+        self._closed = True
+        async with self._lock:
+            await self._discard()
+        for task in list(self._orphans):
+            task.cancel()

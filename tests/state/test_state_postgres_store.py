@@ -87,12 +87,12 @@ async def test_silent_server_times_out_instead_of_hanging() -> None:
 async def test_connection_terminated_while_idle_is_replaced(pg_dsn: str, pg_table: str) -> None:
     async with PostgresSingleUseStore(pg_dsn, table=pg_table) as store:
         assert await store.consume("before", FAR)
-        pid = store._conn.info.backend_pid  # type: ignore[union-attr]
+        pid = store._pg._conn.info.backend_pid  # type: ignore[union-attr]
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         await asyncio.sleep(0.2)
         assert await store.consume("after", FAR) is True
-        assert store._conn.info.backend_pid != pid  # type: ignore[union-attr]
+        assert store._pg._conn.info.backend_pid != pid  # type: ignore[union-attr]
         assert await store.consume("before", FAR) is False
 
 

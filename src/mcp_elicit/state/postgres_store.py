@@ -26,17 +26,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from hmac import compare_digest
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from mcp_elicit._pg import has_unread_data, index_name, retrieve, table_parts
+from mcp_elicit._pg import PgConnection, index_name, table_parts
 
 from .errors import StateStoreUnavailable
 from .single_use import Claim
@@ -47,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSingleUseStore"]
 
 _log = logging.getLogger("mcp_elicit.state")
-_T = TypeVar("_T")
 
 
 def _check_record(token_id: str, expires_at: float) -> None:
@@ -88,41 +85,23 @@ class PostgresSingleUseStore:
         purge_every: int = 1000,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        try:
-            import psycopg
-            from psycopg import sql as psql
-            from psycopg.conninfo import conninfo_to_dict
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "PostgresSingleUseStore needs psycopg 3: pip install 'mcp-elicit[postgres]'"
-            ) from exc
-        if not isinstance(dsn, str):
-            raise TypeError("dsn must be a str")
-        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
-            raise ValueError("timeout must be a positive number of seconds")
+        self._pg = PgConnection(
+            dsn,
+            timeout=timeout,
+            label="PostgreSQL single-use store",
+            unavailable=StateStoreUnavailable,
+            needs="PostgresSingleUseStore",
+            chain=True,
+        )
         if purge_every < 0:
             raise ValueError("purge_every must be >= 0")
         parts = table_parts(table)
-        try:
-            dsn_params = conninfo_to_dict(dsn)
-        except psycopg.Error:
-            raise ValueError("dsn is not a valid libpq connection string or URI") from None
-        # Our own connect timeout unless the DSN sets one (libpq counts whole seconds, minimum 2).
-        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in dsn_params:
-            self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
-        self._psycopg = psycopg
-        self._dsn = dsn
+        from psycopg import sql as psql
+
         self._table = table
-        self._timeout = float(timeout)
         self._purge_every = purge_every
         self._clock = clock
-        self._lock = asyncio.Lock()
-        self._conn: AsyncConnection[Any] | None = None
-        self._closed = False
         self._consumed = 0
-        self._orphans: set[asyncio.Task[Any]] = set()
-        self._epoch = 0  # bumped when an operation is abandoned
 
         ident = psql.Identifier(*parts)
         index = psql.Identifier(index_name(parts[-1], "expires_at_idx"))
@@ -130,12 +109,6 @@ class PostgresSingleUseStore:
             "(token_id text PRIMARY KEY, expires_at double precision NOT NULL, "
             "request_digest text, response bytea)"
         )
-        self._q_create_table: sql.Composed = psql.SQL("CREATE TABLE IF NOT EXISTS {} " + columns).format(
-            ident
-        )
-        self._q_create_index: sql.Composed = psql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON {} (expires_at)"
-        ).format(index, ident)
         self._q_insert: sql.Composed = psql.SQL(
             "INSERT INTO {} (token_id, expires_at) VALUES (%s, %s) "
             "ON CONFLICT (token_id) DO NOTHING RETURNING 1"
@@ -167,8 +140,10 @@ class PostgresSingleUseStore:
         ).format(ident)
         purge = "DELETE FROM {} WHERE expires_at < %s"
         self._q_purge: sql.Composed = psql.SQL(purge).format(ident)
-        self._q_timeout: sql.Composed = psql.SQL("SET statement_timeout = {}").format(
-            psql.Literal(max(1, int(self._timeout * 1000)))
+        self._pg.ddl = (
+            psql.SQL("CREATE TABLE IF NOT EXISTS {} " + columns).format(ident),
+            psql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (expires_at)").format(index, ident),
+            self._add_missing_columns,
         )
 
     @property
@@ -178,118 +153,11 @@ class PostgresSingleUseStore:
     def __repr__(self) -> str:  # never shows the DSN (it may hold a password)
         return f"PostgresSingleUseStore(table={self._table!r})"
 
-    # ------------------------------------------------------------------------------ connection
-
-    async def _connection(self) -> AsyncConnection[Any]:
-        current = self._conn
-        # An idle autocommit connection has nothing to say unless the server is closing it
-        # (terminated backend, restart, idle timeout): replace such a connection before sending
-        # anything, so that this call still succeeds.
-        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
-            return current
-        await self._discard()
-        epoch = self._epoch
-        psycopg = self._psycopg
-        conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._dsn, **self._connect_kwargs)
-        try:
-            await conn.execute(self._q_timeout)
-            # Two processes creating the table at the same moment: the loser gets a duplicate
-            # error although IF NOT EXISTS was given. The object exists then, which is all we need.
-            race_lost = (
-                psycopg.errors.UniqueViolation,
-                psycopg.errors.DuplicateTable,
-                psycopg.errors.DuplicateObject,
-            )
-            for statement in (self._q_create_table, self._q_create_index):
-                with contextlib.suppress(*race_lost):
-                    await conn.execute(statement)
-            cursor = await conn.execute(self._q_missing_columns, (self._regclass,))
-            if await cursor.fetchall():  # a table from a version without redelivery
-                with contextlib.suppress(*race_lost, psycopg.errors.DuplicateColumn):
-                    await conn.execute(self._q_add_columns)
-        except BaseException:
-            await conn.close()
-            raise
-        if epoch != self._epoch:  # this attempt was abandoned meanwhile: do not install it
-            await conn.close()
-            raise StateStoreUnavailable("PostgreSQL single-use store: abandoned connection attempt")
-        self._conn = conn
-        return conn
-
-    async def _drop(self, conn: AsyncConnection[Any]) -> None:
-        """Forget and close ``conn`` (closing only shuts the socket; it never waits)."""
-        if self._conn is conn:
-            self._conn = None
-        with contextlib.suppress(Exception):  # it is being thrown away anyway
-            await conn.close()
-
-    async def _discard(self) -> None:
-        if self._conn is not None:
-            await self._drop(self._conn)
-
-    async def _attempt(
-        self, op: Callable[[AsyncConnection[Any]], Awaitable[_T]], used: list[AsyncConnection[Any]]
-    ) -> _T:
-        conn = await self._connection()
-        used.append(conn)
-        try:
-            return await op(conn)
-        except BaseException:
-            await self._drop(conn)
-            raise
-
-    async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
-        """Stop an operation that ran out of time, without waiting for psycopg's own cleanup.
-
-        Cancelling a running psycopg query makes psycopg send a cancel request and wait for the
-        server (up to about ten seconds), which is exactly the hang a timeout must avoid. Closing
-        the socket first turns that into an immediate failure inside the task.
-        """
-        self._epoch += 1
-        for conn in used:
-            await self._drop(conn)
-        task.cancel()
-        task.add_done_callback(retrieve)
-        try:
-            await asyncio.wait({task}, timeout=0.5)
-        finally:
-            if not task.done():  # e.g. stuck in a connect: keep a reference until it ends
-                self._orphans.add(task)
-                task.add_done_callback(self._orphans.discard)
-
-    async def _run(self, what: str, op: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
-        if self._closed:
-            raise StateStoreUnavailable("PostgreSQL single-use store is closed")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout
-        no_answer = f"PostgreSQL single-use store: no answer to {what} within {self._timeout:g} s"
-        try:
-            async with asyncio.timeout_at(deadline):
-                await self._lock.acquire()
-        except TimeoutError:
-            raise StateStoreUnavailable(no_answer + " (waiting for the connection)") from None
-        try:
-            if self._closed:
-                raise StateStoreUnavailable("PostgreSQL single-use store is closed")
-            used: list[AsyncConnection[Any]] = []
-            # The operation runs in its own task: on timeout it is abandoned, never awaited.
-            task = asyncio.ensure_future(self._attempt(op, used))
-            try:
-                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
-            except BaseException:  # the caller was cancelled: the outcome no longer matters
-                await self._abandon(task, used)
-                raise
-            if not done:
-                await self._abandon(task, used)
-                raise StateStoreUnavailable(no_answer)
-            try:
-                return task.result()
-            except (self._psycopg.Error, OSError) as exc:
-                raise StateStoreUnavailable(
-                    f"PostgreSQL single-use store: {what} failed: {type(exc).__name__}: {exc}"
-                ) from exc
-        finally:
-            self._lock.release()
+    async def _add_missing_columns(self, conn: AsyncConnection[Any]) -> None:
+        """A table made by a version without redelivery gets its two columns."""
+        cursor = await conn.execute(self._q_missing_columns, (self._regclass,))
+        if await cursor.fetchall():
+            await conn.execute(self._q_add_columns)
 
     # ------------------------------------------------------------------------------ operations
 
@@ -302,7 +170,7 @@ class PostgresSingleUseStore:
             cursor = await conn.execute(self._q_insert, params)
             return await cursor.fetchone() is not None
 
-        result = await self._run("consume", insert)
+        result = await self._pg.run("consume", insert)
         await self._count_and_purge()
         return result
 
@@ -334,7 +202,7 @@ class PostgresSingleUseStore:
             same = isinstance(stored_digest, str) and compare_digest(stored_digest, request_digest)
             return Claim(first=False, same_request=same, response=_as_bytes(response) if same else None)
 
-        result = await self._run("claim", insert)
+        result = await self._pg.run("claim", insert)
         await self._count_and_purge()
         return result
 
@@ -353,7 +221,7 @@ class PostgresSingleUseStore:
             row = await cursor.fetchone()
             return None if row is None else _as_bytes(row[0])
 
-        return await self._run("commit", update)
+        return await self._pg.run("commit", update)
 
     async def purge_expired(self, now: float) -> int:
         """Delete rows with ``expires_at < now``; returns how many were deleted."""
@@ -363,15 +231,11 @@ class PostgresSingleUseStore:
             cursor = await conn.execute(self._q_purge, params)
             return max(cursor.rowcount, 0)
 
-        return await self._run("purge", purge)
+        return await self._pg.run("purge", purge)
 
     async def close(self) -> None:
         """Close the connection. Later calls raise :class:`StateStoreUnavailable`."""
-        self._closed = True
-        async with self._lock:
-            await self._discard()
-        for task in list(self._orphans):
-            task.cancel()
+        await self._pg.close()
 
     async def __aenter__(self) -> PostgresSingleUseStore:
         return self

@@ -21,16 +21,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
-import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from mcp_elicit._pg import has_unread_data, index_name, retrieve, table_parts
+from mcp_elicit._pg import PgConnection, index_name, table_parts
 
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
@@ -41,8 +38,6 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection, sql
 
 __all__ = ["PostgresFlowStore"]
-
-_T = TypeVar("_T")
 
 
 class PostgresFlowStore(BaseFlowStore):
@@ -64,34 +59,19 @@ class PostgresFlowStore(BaseFlowStore):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(max_pending_per_user=max_pending_per_user, ttl=ttl, retention=retention, clock=clock)
-        try:
-            import psycopg
-            from psycopg import sql as psql
-            from psycopg.conninfo import conninfo_to_dict
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "PostgresFlowStore needs psycopg 3: pip install 'mcp-elicit[postgres]'"
-            ) from exc
-        if not isinstance(dsn, str):
-            raise TypeError("dsn must be a str")
-        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
-            raise ValueError("timeout must be a positive number of seconds")
+        self._pg = PgConnection(
+            dsn,
+            timeout=timeout,
+            label="PostgreSQL flow store",
+            unavailable=FlowStoreUnavailable,
+            needs="PostgresFlowStore",
+            # a refusal: the connection is fine (the transaction was rolled back)
+            passthrough=(TooManyPendingFlows,),
+        )
         parts = table_parts(table)
-        try:
-            dsn_params = conninfo_to_dict(dsn)
-        except psycopg.Error:
-            raise ValueError("dsn is not a valid libpq connection string or URI") from None
-        self._connect_kwargs: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in dsn_params:
-            self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
-        self._psycopg = psycopg
-        self._dsn = dsn
+        from psycopg import sql as psql
+
         self._table = table
-        self._timeout = float(timeout)
-        self._lock = asyncio.Lock()
-        self._conn: AsyncConnection[Any] | None = None
-        self._closed = False
-        self._orphans: set[asyncio.Task[Any]] = set()
 
         names = {
             "table": psql.Identifier(*parts),
@@ -102,7 +82,7 @@ class PostgresFlowStore(BaseFlowStore):
         def compose(template: str) -> sql.Composed:
             return psql.SQL(template.replace("?", "%s")).format(**names)
 
-        self._ddl = [
+        self._pg.ddl = [
             compose(t) for t in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX)
         ] + [  # a table made by an earlier version gets the columns added since
             psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
@@ -125,9 +105,6 @@ class PostgresFlowStore(BaseFlowStore):
                 _sql.PURGE_ALL,
             )
         }
-        self._q_timeout: sql.Composed = psql.SQL("SET statement_timeout = {}").format(
-            psql.Literal(max(1, int(self._timeout * 1000)))
-        )
         self._q_lock: sql.SQL = psql.SQL("SELECT pg_advisory_xact_lock(%s)")
 
     @property
@@ -140,100 +117,6 @@ class PostgresFlowStore(BaseFlowStore):
     def _lock_key(self, owner: str) -> int:
         digest = hashlib.sha256(f"mcp-elicit-flows\0{self._table}\0{owner}".encode()).digest()
         return int.from_bytes(digest[:8], "big", signed=True)
-
-    # ------------------------------------------------------------------------------ connection
-
-    async def _connection(self) -> AsyncConnection[Any]:
-        current = self._conn
-        if current is not None and not current.closed and not current.broken and not has_unread_data(current):
-            return current
-        await self._discard()
-        psycopg = self._psycopg
-        conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._dsn, **self._connect_kwargs)
-        try:
-            await conn.execute(self._q_timeout)
-            race_lost = (
-                psycopg.errors.UniqueViolation,
-                psycopg.errors.DuplicateTable,
-                psycopg.errors.DuplicateObject,
-                psycopg.errors.DuplicateColumn,
-            )
-            for statement in self._ddl:
-                with contextlib.suppress(*race_lost):
-                    await conn.execute(statement)
-        except BaseException:
-            await conn.close()
-            raise
-        self._conn = conn
-        return conn
-
-    async def _drop(self, conn: AsyncConnection[Any]) -> None:
-        if self._conn is conn:
-            self._conn = None
-        with contextlib.suppress(Exception):
-            await conn.close()
-
-    async def _discard(self) -> None:
-        if self._conn is not None:
-            await self._drop(self._conn)
-
-    async def _attempt(
-        self, op: Callable[[AsyncConnection[Any]], Awaitable[_T]], used: list[AsyncConnection[Any]]
-    ) -> _T:
-        conn = await self._connection()
-        used.append(conn)
-        try:
-            return await op(conn)
-        except TooManyPendingFlows:
-            raise  # a refusal, the connection is fine (the transaction was rolled back)
-        except BaseException:
-            await self._drop(conn)
-            raise
-
-    async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
-        for conn in used:
-            await self._drop(conn)
-        task.cancel()
-        task.add_done_callback(retrieve)
-        try:
-            await asyncio.wait({task}, timeout=0.5)
-        finally:
-            if not task.done():
-                self._orphans.add(task)
-                task.add_done_callback(self._orphans.discard)
-
-    async def _run(self, what: str, op: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
-        if self._closed:
-            raise FlowStoreUnavailable("PostgreSQL flow store is closed")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout
-        no_answer = f"PostgreSQL flow store: no answer to {what} within {self._timeout:g} s"
-        try:
-            async with asyncio.timeout_at(deadline):
-                await self._lock.acquire()
-        except TimeoutError:
-            raise FlowStoreUnavailable(no_answer + " (waiting for the connection)") from None
-        try:
-            if self._closed:
-                raise FlowStoreUnavailable("PostgreSQL flow store is closed")
-            used: list[AsyncConnection[Any]] = []
-            task = asyncio.ensure_future(self._attempt(op, used))
-            try:
-                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
-            except BaseException:
-                await self._abandon(task, used)
-                raise
-            if not done:
-                await self._abandon(task, used)
-                raise FlowStoreUnavailable(no_answer)
-            try:
-                return task.result()
-            except (self._psycopg.Error, OSError) as exc:
-                raise FlowStoreUnavailable(
-                    f"PostgreSQL flow store: {what} failed: {type(exc).__name__}: {exc}"
-                ) from None
-        finally:
-            self._lock.release()
 
     # ------------------------------------------------------------------------------ primitives
 
@@ -267,7 +150,7 @@ class PostgresFlowStore(BaseFlowStore):
                     q[_sql.INSERT], (key, owner, kind, provider, scopes, now, expires, now, *labels)
                 )
 
-        await self._run("create", op)
+        await self._pg.run("create", op)
 
     async def _update_returning(self, statement: str, params: tuple[object, ...]) -> Row | None:
         query = self._q[statement]
@@ -277,7 +160,7 @@ class PostgresFlowStore(BaseFlowStore):
             row: Row | None = await cursor.fetchone()
             return row
 
-        return await self._run("update", op)
+        return await self._pg.run("update", op)
 
     async def _select(self, key: str) -> Row | None:
         query = self._q[_sql.SELECT]
@@ -287,7 +170,7 @@ class PostgresFlowStore(BaseFlowStore):
             row: Row | None = await cursor.fetchone()
             return row
 
-        return await self._run("select", op)
+        return await self._pg.run("select", op)
 
     async def _expire(self, now: float) -> int:
         q = self._q
@@ -299,15 +182,11 @@ class PostgresFlowStore(BaseFlowStore):
             await conn.execute(q[_sql.PURGE_ALL], (purge_before,))
             return marked
 
-        return await self._run("expire", op)
+        return await self._pg.run("expire", op)
 
     async def close(self) -> None:
         """Close the connection. Later calls raise :class:`FlowStoreUnavailable`."""
-        self._closed = True
-        async with self._lock:
-            await self._discard()
-        for task in list(self._orphans):
-            task.cancel()
+        await self._pg.close()
 
     async def __aenter__(self) -> PostgresFlowStore:
         return self
