@@ -80,15 +80,18 @@ def make_converter(kind: str, cls: type, convs: Sequence[Conv]) -> Callable[[dic
     ``"dataclass"`` (constructor on attribute names) or ``"typeddict"`` (a plain dict).
     """
     pydantic = kind in ("pydantic", "pydantic_dataclass")
+    by_attr = kind == "dataclass"
     names = {c.name for c in convs}
 
     def convert(content: dict[str, Any]) -> Any:
         data: dict[str, Any] = {}
         try:
             for conv in convs:
-                key = conv.attr if kind == "dataclass" else conv.name
+                key = conv.attr if by_attr else conv.name
                 if conv.name in content:
-                    data[key] = _value(conv, content[conv.name], pydantic=pydantic)
+                    value = content[conv.name]
+                    # Most fields need no conversion: spare the call for them.
+                    data[key] = value if conv.kind == "plain" else _value(conv, value, pydantic=pydantic)
                 elif conv.fill_none:
                     data[key] = None
             if kind == "pydantic":

@@ -54,7 +54,8 @@ def _validate(form: CompiledForm, content: object) -> dict[str, Any]:
             errors[rule.name] = error
         else:
             result[rule.name] = value
-    unknown = [key for key in content if key not in form.names]
+    # issuperset first: the usual answer has no unknown field, and it spares the list.
+    unknown = [] if form.names.issuperset(content) else [key for key in content if key not in form.names]
     if unknown:
         for key in unknown[:MAX_UNKNOWN_REPORTED]:
             name = key if isinstance(key, str) else repr(key)

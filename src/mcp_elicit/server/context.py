@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from mcp_elicit.schema import AnswerInvalid, FormSpec, form_spec, lint_form
-from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
+from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage, elicit_answer
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
 from mcp_elicit.server.replay import RetryLater
@@ -47,9 +47,10 @@ def _summary(text: str, limit: int = 80) -> str:
 class Context:
     """Passed to any handler parameter annotated ``Context``."""
 
+    # Positional or keyword: the engine passes them positionally, on every request (nine keyword
+    # arguments cost about as much as the rest of building a Context).
     def __init__(
         self,
-        *,
         method: str,
         target: str,
         arguments: Mapping[str, Any],
@@ -137,27 +138,27 @@ class Context:
         An accepted answer that fails validation is asked again with the reason added, up to
         the server's ``max_answer_attempts``.
         """
-        if not self.can_elicit("form"):
+        if "form" not in self.meta.capabilities.modes:  # self.can_elicit("form"), inlined
             raise missing_capability(
                 required_for_elicitation("form"),
                 "This request needs to ask the user for input (form elicitation), but its "
                 "clientCapabilities do not declare elicitation.form",
             )
-        spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
+        spec = _form_spec(schema, allow_secrets)
         _warn_about_links(message, spec)
         digest = question_digest("form", [message, spec.digest])
         rnd = self._round
         wire_key = rnd.key_for("elicit", digest, key)
-        found = rnd.lookup(wire_key, digest, _summary(message))
+        found = rnd.lookup(wire_key, digest, lambda: _summary(message))
         if isinstance(found, RecordedAnswer):
             action, content = found.value
             data = spec.to_python(content) if action == "accept" and content is not None else None
-            return ElicitAnswer(action, content, data)
+            return elicit_answer(action, content, data)
         if isinstance(found, FreshAnswer):
             action, content = mrtr.check_elicit_result(wire_key, found.value)
             if action != "accept":
                 rnd.record_answer(wire_key, digest, [action, None])
-                return ElicitAnswer(action)
+                return elicit_answer(action)
             try:
                 cleaned = spec.validate(content if content is not None else {})
                 data = spec.to_python(cleaned)
@@ -175,7 +176,7 @@ class Context:
                 rnd.ask(wire_key, digest, mrtr.elicit_form(retry_message, spec.schema), attempts)
                 return await _wait_forever()
             rnd.record_answer(wire_key, digest, ["accept", cleaned])
-            return ElicitAnswer("accept", cleaned, data)
+            return elicit_answer("accept", cleaned, data)
         rnd.ask(wire_key, digest, mrtr.elicit_form(message, spec.schema))
         return await _wait_forever()
 
@@ -193,7 +194,7 @@ class Context:
             )
         check_elicitation_url(url)
         request = mrtr.elicit_url(message, url)
-        return await self._ask("url", [message, url], request, key, _summary(message), _url_answer)
+        return await self._ask("url", [message, url], request, key, lambda: _summary(message), _url_answer)
 
     # -- URL-mode kit: third-party accounts and secrets ------------------------------------
     async def connection(
@@ -246,7 +247,7 @@ class Context:
         then), or ``None`` when it is unanswered. Counts as asking ``key`` in this run."""
         digest = question_digest("url", [message, url])
         rnd = self._round
-        found = rnd.lookup(key, digest, _summary(message))
+        found = rnd.lookup(key, digest, lambda: _summary(message))
         if found is None:
             return None
         answer = _url_answer(key, found.value)
@@ -306,7 +307,7 @@ class Context:
         content: Any,
         request: dict[str, Any],
         key: str | None,
-        summary: str,
+        summary: str | Callable[[], str],
         read: Callable[[str, Any], A],
     ) -> A:
         """Ask the client something whose answer needs no validation round: return the recorded
@@ -396,10 +397,34 @@ _LINK_HINT = re.compile(r"://|www\.|\]\(|<a |mailto:|javascript:|data:|tel:", re
 _linted_schemas: set[str] = set()
 
 
+def _may_hold_link(message: str) -> bool:
+    """``_LINK_HINT.search(message)``, cheaper for the usual messages.
+
+    Every hint holds ':', '.', ']' or '<', characters with no other case (in any script), so a
+    message without them cannot match. For ASCII text, IGNORECASE matching is matching the
+    lower-cased text (the non-ASCII case equivalents, such as the Kelvin sign for 'k', need
+    the regex)."""
+    if ":" not in message and "." not in message and "]" not in message and "<" not in message:
+        return False
+    if message.isascii():
+        text = message.lower()
+        return (
+            "://" in text
+            or "www." in text
+            or "](" in text
+            or "<a " in text
+            or "mailto:" in text
+            or "javascript:" in text
+            or "data:" in text
+            or "tel:" in text
+        )
+    return _LINK_HINT.search(message) is not None
+
+
 def _warn_about_links(message: str, spec: FormSpec) -> None:
     """The spec says servers should not put clickable URLs in form requests (URL mode exists
     for that). Warn once per schema, and for a message only when it could hold a link."""
-    check_message = _LINK_HINT.search(message) is not None
+    check_message = _may_hold_link(message)
     check_schema = spec.digest not in _linted_schemas
     if not (check_message or check_schema):
         return
@@ -410,6 +435,31 @@ def _warn_about_links(message: str, spec: FormSpec) -> None:
     )
     for warning in findings.url_warnings:
         logger.warning("form elicitation: %s (use ctx.elicit_url for links the user should open)", warning)
+
+
+# Forms of types (and the empty confirm-only form) by type, for ctx.elicit without
+# allow_secrets: form_spec's own cache is weak-keyed, and its lookup (with the checks before it)
+# costs about as much as the rest of asking. Bounded: past the limit, form_spec is called.
+_SPECS: dict[type | None, FormSpec] = {}
+_MAX_SPECS = 512
+
+
+def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
+    cacheable = (
+        (schema is None or isinstance(schema, type)) and type(allow_secrets) is tuple and not allow_secrets
+    )
+    if cacheable:
+        try:
+            spec = _SPECS.get(schema)
+        except TypeError:  # a metaclass whose instances do not hash
+            cacheable = False
+        else:
+            if spec is not None:
+                return spec
+    spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
+    if cacheable and len(_SPECS) < _MAX_SPECS:
+        _SPECS[schema] = spec
+    return spec
 
 
 async def _wait_forever() -> NoReturn:

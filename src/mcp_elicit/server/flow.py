@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from mcp_elicit.server.errors import ReplayMismatch
-from mcp_elicit.wire import codec
 
 PAYLOAD_VERSION = 1
 
@@ -29,14 +30,20 @@ class MalformedFlow(Exception):
 
 def question_digest(kind: str, content: Any) -> str:
     """A stable digest of what a question asks (kind + canonical JSON of its content)."""
-    return hashlib.sha256(kind.encode() + b"\0" + codec.dumps_canonical(content)).hexdigest()
+    # orjson with sorted keys is codec.dumps_canonical, called directly (two per flow).
+    canonical = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(kind.encode() + b"\0" + canonical).hexdigest()
 
 
-@dataclass
+def _new_flow_id() -> str:
+    return os.urandom(16).hex()
+
+
+@dataclass(slots=True)
 class FlowRecord:
     """Everything the server remembers about a flow between rounds."""
 
-    flow_id: str = field(default_factory=lambda: os.urandom(16).hex())
+    flow_id: str = field(default_factory=_new_flow_id)
     round: int = 0
     # key -> (digest, stored answer): answers the handler has consumed in earlier rounds.
     answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -48,16 +55,7 @@ class FlowRecord:
     user_state: str | None = None
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {"v": PAYLOAD_VERSION, "f": self.flow_id, "r": self.round}
-        if self.answers:
-            payload["a"] = {k: [d, v] for k, (d, v) in self.answers.items()}
-        if self.steps:
-            payload["s"] = self.steps
-        if self.asked:
-            payload["q"] = {k: [d, n] for k, (d, n) in self.asked.items()}
-        if self.user_state is not None:
-            payload["u"] = self.user_state
-        return payload
+        return _payload(self.flow_id, self.round, self.answers, self.steps, self.asked, self.user_state)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> FlowRecord:
@@ -66,9 +64,13 @@ class FlowRecord:
                 raise MalformedFlow("unknown flow payload version")
             flow_id = payload["f"]
             round_no = payload["r"]
-            answers = {str(k): (str(v[0]), v[1]) for k, v in payload.get("a", {}).items()}
-            steps = dict(payload.get("s", {}))
-            asked = {str(k): (str(v[0]), int(v[1])) for k, v in payload.get("q", {}).items()}
+            # Absent parts skip their comprehension (each costs a function call): a flow with
+            # one question carries only "q".
+            answers = {str(k): (str(v[0]), v[1]) for k, v in payload["a"].items()} if "a" in payload else {}
+            steps = dict(payload["s"]) if "s" in payload else {}
+            asked = (
+                {str(k): (str(v[0]), int(v[1])) for k, v in payload["q"].items()} if "q" in payload else {}
+            )
             user_state = payload.get("u")
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise MalformedFlow(str(exc)) from None
@@ -79,7 +81,30 @@ class FlowRecord:
         return cls(flow_id, round_no, answers, steps, asked, user_state)
 
 
-@dataclass(frozen=True, slots=True)
+def _payload(
+    flow_id: str,
+    round_no: int,
+    answers: dict[str, tuple[str, Any]],
+    steps: dict[str, Any],
+    asked: dict[str, tuple[str, int]],
+    user_state: str | None,
+) -> dict[str, Any]:
+    """The sealed form of a flow record (:meth:`FlowRecord.to_payload`)."""
+    payload: dict[str, Any] = {"v": PAYLOAD_VERSION, "f": flow_id, "r": round_no}
+    if answers:
+        payload["a"] = {k: [d, v] for k, (d, v) in answers.items()}
+    if steps:
+        payload["s"] = steps
+    if asked:
+        payload["q"] = {k: [d, n] for k, (d, n) in asked.items()}
+    if user_state is not None:
+        payload["u"] = user_state
+    return payload
+
+
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__, which
+# costs more than the rest of a lookup. Neither is modified after it is built.
+@dataclass(slots=True)
 class FreshAnswer:
     """An answer that arrived in this round's ``inputResponses``."""
 
@@ -87,13 +112,27 @@ class FreshAnswer:
     attempts: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordedAnswer:
     value: Any
 
 
 class Round:
     """The bookkeeping of one execution of a handler, shared by its Context and the engine."""
+
+    __slots__ = (
+        "_occurrences",
+        "_running_steps",
+        "_used",
+        "new_answers",
+        "new_steps",
+        "on_news",
+        "pending",
+        "pending_meta",
+        "record",
+        "responses",
+        "steps_in_flight",
+    )
 
     def __init__(self, record: FlowRecord, responses: dict[str, Any]) -> None:
         self.record = record
@@ -123,8 +162,13 @@ class Round:
         base = f"{kind}-{digest[:12]}"
         return base if count == 1 else f"{base}-{count}"
 
-    def lookup(self, key: str, digest: str, summary: str) -> RecordedAnswer | FreshAnswer | None:
-        """The answer to this question if there is one; raise when the question changed."""
+    def lookup(
+        self, key: str, digest: str, summary: str | Callable[[], str]
+    ) -> RecordedAnswer | FreshAnswer | None:
+        """The answer to this question if there is one; raise when the question changed.
+
+        ``summary`` names the question in that error; a callable is only called then (quoting a
+        message costs more than the rest of a lookup)."""
         if key in self._used:
             raise ValueError(
                 f"the question key {key!r} was used twice in one run of the handler; "
@@ -135,7 +179,7 @@ class Round:
         if recorded is not None:
             if recorded[0] != digest:
                 raise ReplayMismatch(
-                    f"question {key!r} changed between rounds (now: {summary}). Handlers are "
+                    f"question {key!r} changed between rounds (now: {_text(summary)}). Handlers are "
                     "replayed on every round and must ask the same questions each time; move "
                     "changing values (timestamps, random ids, fresh reads) into ctx.once(...)"
                 )
@@ -144,7 +188,7 @@ class Round:
         if asked is not None and asked[0] != digest:
             raise ReplayMismatch(
                 f"question {key!r} changed between the round that asked it and the retry "
-                f"(now: {summary}). Handlers must ask the same questions on every round; move "
+                f"(now: {_text(summary)}). Handlers must ask the same questions on every round; move "
                 "changing values into ctx.once(...)"
             )
         raw = self.responses.get(key)
@@ -164,6 +208,8 @@ class Round:
 
     def unconsumed_answers(self) -> list[str]:
         """Keys asked last round and answered now that this run has not asked (yet)."""
+        if not self.record.asked:
+            return []
         return [k for k in self.record.asked if k in self.responses and k not in self._used]
 
     # -- memoized steps --------------------------------------------------------------------
@@ -189,15 +235,23 @@ class Round:
 
     # -- the next round's record -----------------------------------------------------------
     def next_record(self, user_state: str | None) -> FlowRecord:
-        answers = dict(self.record.answers)
-        answers.update(self.new_answers)
-        steps = dict(self.record.steps)
-        steps.update(self.new_steps)
-        return FlowRecord(
-            flow_id=self.record.flow_id,
-            round=self.record.round + 1,
-            answers=answers,
-            steps=steps,
-            asked=dict(self.pending_meta),
-            user_state=user_state,
+        return FlowRecord(self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state)
+
+    def next_payload(self, user_state: str | None) -> dict[str, Any]:
+        """``next_record(user_state).to_payload()`` without building the record in between."""
+        return _payload(self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state)
+
+    def _next_parts(
+        self,
+    ) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], dict[str, tuple[str, int]]]:
+        """Answers, steps and questions of the next round's record (new dicts)."""
+        record = self.record
+        return (
+            {**record.answers, **self.new_answers},
+            {**record.steps, **self.new_steps},
+            dict(self.pending_meta),
         )
+
+
+def _text(summary: str | Callable[[], str]) -> str:
+    return summary if isinstance(summary, str) else summary()

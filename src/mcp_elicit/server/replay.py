@@ -53,6 +53,21 @@ class Suspended:
 class _Watchdog:
     """Decides when a handler with pending questions has asked everything it can this round."""
 
+    __slots__ = (
+        "deadline",
+        "failure",
+        "finished",
+        "grace",
+        "loop",
+        "quiet",
+        "quiet_needed",
+        "rnd",
+        "suspending",
+        "task",
+        "ticking",
+        "timer",
+    )
+
     def __init__(self, rnd: Round, task: asyncio.Task[Any], grace: float) -> None:
         self.rnd = rnd
         self.task = task
@@ -116,14 +131,15 @@ class _Watchdog:
 
 
 async def run_round(
-    handler: Callable[[], Awaitable[Any]], rnd: Round, *, grace: float
+    handler: Callable[..., Awaitable[Any]], kwargs: dict[str, Any], rnd: Round, grace: float
 ) -> Completed | Suspended:
+    """Run ``handler(**kwargs)`` for one round."""
     task = asyncio.current_task()
     if task is None:  # pragma: no cover - always inside a task under asyncio
         raise RuntimeError("run_round must run inside an asyncio task")
     watchdog = _Watchdog(rnd, task, grace)
     try:
-        value = await handler()
+        value = await handler(**kwargs)
     except RetryLater:
         return Suspended(dict(rnd.pending))
     except asyncio.CancelledError:
