@@ -21,7 +21,7 @@ import orjson
 
 from mcp_elicit.server.errors import ReplayMismatch
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2  # 2: question digests cut to 128 bits
 
 
 class MalformedFlow(Exception):
@@ -29,10 +29,13 @@ class MalformedFlow(Exception):
 
 
 def question_digest(kind: str, content: Any) -> str:
-    """A stable digest of what a question asks (kind + canonical JSON of its content)."""
+    """A stable digest of what a question asks (kind + canonical JSON of its content): SHA-256
+    cut to 128 bits, 32 hex digits."""
     # orjson with sorted keys is codec.dumps_canonical, called directly (two per flow).
     canonical = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(kind.encode() + b"\0" + canonical).hexdigest()
+    # Only compared for equality (did the question change between rounds?) and sealed in every
+    # requestState, where each character costs work per round: 128 bits are plenty for that.
+    return hashlib.sha256(kind.encode() + b"\0" + canonical).hexdigest()[:32]
 
 
 def _new_flow_id() -> str:

@@ -10,8 +10,8 @@ Token format (ASCII)::
   (positional: smaller and faster to check than an object)::
 
       [1,                       # claims version
-       <issued at>,             # seconds since the epoch (float)
-       <expires at>,            # seconds since the epoch (float)
+       <issued at>,             # seconds since the epoch (a number; written in whole ms)
+       <expires at>,            # seconds since the epoch (a number; written in whole ms)
        <audience>,              # the sealer's audience
        <method>, <target>,      # RequestBinding.method / .target
        <args digest>,           # RequestBinding.args_digest
@@ -246,12 +246,16 @@ class StateSealer:
         if type(payload) is not dict and not isinstance(payload, Mapping):  # dict: skip the ABC check
             raise TypeError("the requestState payload must be a mapping")
         now = float(self._clock())
+        # Both times rounded down to whole milliseconds (14 digits instead of 17 in the token):
+        # never later than the exact values, so a token still lives at most ``ttl``.
+        issued_at = now * 1000.0 // 1.0 / 1000.0
+        expires_at = (now + self._ttl) * 1000.0 // 1.0 / 1000.0
         random = os.urandom(_NONCE_BYTES + _TOKEN_ID_BYTES)
         nonce = random[:_NONCE_BYTES]
         claims = (
             _CLAIMS_VERSION,
-            now,
-            now + self._ttl,
+            issued_at,
+            expires_at,
             self._audience,
             binding.method,
             binding.target,
