@@ -563,7 +563,10 @@ class Server:
         self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp", **uvicorn_options: Any
     ) -> None:
         """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path`` (and,
-        with a ConnectKit, its pages and metadata: everything :meth:`asgi` serves)."""
+        with a ConnectKit, its pages and metadata: everything :meth:`asgi` serves).
+
+        ``head_timeout=`` (seconds, default 10) closes connections that do not finish a request
+        head in time; other keyword arguments go to ``uvicorn.run``."""
         from mcp_elicit.transport.http_server import serve
 
         serve(self.asgi(path=path), host=host, port=port, **uvicorn_options)
