@@ -43,6 +43,8 @@ from hmac import compare_digest
 from types import TracebackType
 from typing import Final, TypeVar
 
+from mcp_elicit._sqlite import is_busy, prepare_retrying
+
 from .errors import StateStoreUnavailable
 from .single_use import Claim
 
@@ -73,16 +75,7 @@ _INSERT: Final = (
 )
 _PURGE: Final = "DELETE FROM used_state WHERE expires_at < ?"
 _CHECKPOINT_EVERY: Final = 1000  # inline inserts between two passive WAL checkpoints
-_SQLITE_BUSY: Final = 5
-_SQLITE_LOCKED: Final = 6
 _T = TypeVar("_T")
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int):
-        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _check_record(token_id: str, expires_at: float) -> None:
@@ -214,31 +207,21 @@ class SQLiteSingleUseStore:
             self._fast = fast
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        """Switch to WAL and create the table, retrying while another connection holds a lock.
+        """Switch to WAL and create the table, retrying while another connection holds a lock
+        (see :func:`mcp_elicit._sqlite.prepare_retrying`)."""
 
-        SQLite does not call the busy handler in every case here (switching the journal mode of a
-        file that another process is opening at the same moment can fail at once with
-        SQLITE_BUSY), so the busy timeout is applied by hand around the whole preparation.
-        """
-        deadline = time.monotonic() + self._busy_timeout
-        pause = 0.002
-        while True:
-            try:
-                if not self._memory:
-                    (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-                    if str(mode).lower() != "wal":
-                        raise StateStoreUnavailable(
-                            f"SQLite single-use store: {self._path!r} refused WAL mode ({mode})"
-                        )
-                conn.execute(_CREATE_TABLE)
-                conn.execute(_CREATE_INDEX)
-                _add_redelivery_columns(conn)
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + pause > deadline:
-                    raise
-            time.sleep(pause)  # a worker thread: sleeping here does not block the event loop
-            pause = min(pause * 2, 0.05)
+        def prepare(conn: sqlite3.Connection) -> None:
+            if not self._memory:
+                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                if str(mode).lower() != "wal":
+                    raise StateStoreUnavailable(
+                        f"SQLite single-use store: {self._path!r} refused WAL mode ({mode})"
+                    )
+            conn.execute(_CREATE_TABLE)
+            conn.execute(_CREATE_INDEX)
+            _add_redelivery_columns(conn)
+
+        prepare_retrying(conn, prepare, self._busy_timeout)
 
     def _close_sync(self) -> None:
         with self._init_lock:
@@ -277,7 +260,7 @@ class SQLiteSingleUseStore:
         try:
             return op(conn)
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if is_busy(exc):
                 return None
             raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
         except sqlite3.Error as exc:

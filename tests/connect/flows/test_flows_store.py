@@ -166,6 +166,24 @@ async def test_cap_is_configurable_and_holds_under_concurrency(stores: StoreSpec
     assert len(refused) == 10
 
 
+async def test_two_stores_opening_one_new_file_at_once_never_fail(tmp_path: Path) -> None:
+    """Switching a new file to WAL can fail at once with "database is locked" while the other
+    store writes (SQLite's busy handler does not cover it); the store retries within its busy
+    timeout instead of reporting the store unavailable."""
+    from mcp_elicit.connect.flows.sqlite_store import SQLiteFlowStore
+
+    for attempt in range(100):
+        path = tmp_path / f"flows-{attempt}.db"
+        stores = [SQLiteFlowStore(path, max_pending_per_user=2) for _ in range(2)]
+        results = await asyncio.gather(
+            *(store.create(ALICE, "connect", "github") for store in stores * 6), return_exceptions=True
+        )
+        for store in stores:
+            await store.close()
+        unexpected = [r for r in results if not isinstance(r, PendingFlow | TooManyPendingFlows)]
+        assert unexpected == []
+
+
 # ------------------------------------------------------------------------------ expiry
 
 

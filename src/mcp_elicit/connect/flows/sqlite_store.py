@@ -22,6 +22,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Final, TypeVar
 
+from mcp_elicit._sqlite import prepare_retrying
+
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
 from .model import DEFAULT_MAX_PENDING_PER_USER, DEFAULT_RETENTION, MAX_FLOW_TTL, Row
@@ -113,13 +115,20 @@ class SQLiteFlowStore(BaseFlowStore):
         conn = sqlite3.connect(
             self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
         )
-        try:
-            if self._path != ":memory:":
+        memory = self._path == ":memory:"
+
+        def prepare(conn: sqlite3.Connection) -> None:
+            if not memory:
                 conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
             for template in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX):
                 conn.execute(_sql_for(template))
             _add_missing_columns(conn)
+
+        try:
+            # Two stores opening one new file at once: switching to WAL can fail at once with
+            # "database is locked" (no busy handler there), so retry within busy_timeout.
+            prepare_retrying(conn, prepare, self._busy_timeout)
         except BaseException:
             conn.close()
             raise

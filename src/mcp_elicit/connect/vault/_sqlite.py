@@ -21,7 +21,9 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Final, TypeVar
+from typing import TypeVar
+
+from mcp_elicit._sqlite import prepare_retrying
 
 from ._db import Executor, Row
 from ._sql import Statements
@@ -30,15 +32,6 @@ from .errors import VaultUnavailable
 __all__ = ["SQLiteDatabase"]
 
 _T = TypeVar("_T")
-_SQLITE_BUSY: Final = 5
-_SQLITE_LOCKED: Final = 6
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int):
-        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
 
 
 class SQLiteDatabase:
@@ -81,25 +74,18 @@ class SQLiteDatabase:
         return conn
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        """WAL + schema, retrying by hand while another process holds the file (switching the
-        journal mode does not always go through the busy handler)."""
-        deadline = time.monotonic() + self._timeout
-        pause = 0.002
-        while True:
-            try:
-                if not self._memory:
-                    (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-                    if str(mode).lower() != "wal":
-                        raise VaultUnavailable(f"SQLite vault: {self._path!r} refused WAL mode ({mode})")
-                conn.execute("PRAGMA synchronous = FULL")
-                for statement in self._sql.schema:
-                    conn.execute(statement)
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + pause > deadline:
-                    raise
-            time.sleep(pause)  # worker thread: does not block the event loop
-            pause = min(pause * 2, 0.05)
+        """WAL + schema, retrying while another process holds the file (see prepare_retrying)."""
+
+        def prepare(conn: sqlite3.Connection) -> None:
+            if not self._memory:
+                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                if str(mode).lower() != "wal":
+                    raise VaultUnavailable(f"SQLite vault: {self._path!r} refused WAL mode ({mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            for statement in self._sql.schema:
+                conn.execute(statement)
+
+        prepare_retrying(conn, prepare, self._timeout)
 
     def _call(self, what: str, op: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:

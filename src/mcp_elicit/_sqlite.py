@@ -1,0 +1,43 @@
+"""Small SQLite helpers shared by the stores (single-use state, pending flows, vault)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Final
+
+_SQLITE_BUSY: Final = 5
+_SQLITE_LOCKED: Final = 6
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds a lock (worth retrying)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def prepare_retrying(
+    conn: sqlite3.Connection, prepare: Callable[[sqlite3.Connection], None], timeout: float
+) -> None:
+    """Run ``prepare`` (switch to WAL, create the schema) on a new connection, retrying while
+    another connection holds a lock, for at most ``timeout`` seconds.
+
+    SQLite does not call the busy handler in every case here: switching the journal mode of a
+    file that another connection is opening or writing at the same moment fails at once with
+    "database is locked". So the busy timeout is applied by hand around the whole preparation.
+    Call it from a worker thread: it sleeps between attempts.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            prepare(conn)
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
