@@ -10,7 +10,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
+bash scripts/setup.sh --no-browser
 if [[ "${1:-}" == "--serve" ]]; then
     shift
     echo "main: .venv/bin/python examples/tickets.py --http --port ${PORT:-8765} $*"

@@ -11,7 +11,8 @@
 #      stay visible)                            }  successful install (.venv/.installed-hash)
 #   4. Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get, as
 #      root; otherwise it fails with the command to run). Playwright drives this binary:
-#      `playwright install` is never run and no browser is downloaded.
+#      `playwright install` is never run and no browser is downloaded. `--no-browser` skips this
+#      step (scripts/main.sh: the demo needs no browser).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -105,5 +106,9 @@ ensure_chromium() {
 check_python
 ensure_venv
 install_project
-ensure_chromium
+if [[ "${1:-}" == "--no-browser" ]]; then
+    say "chromium not needed here (--no-browser)"
+else
+    ensure_chromium
+fi
 say "ready: $VPY ($("$VPY" --version 2>&1))"
