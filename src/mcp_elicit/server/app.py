@@ -238,7 +238,8 @@ class Server:
         raise :class:`McpError`."""
         if meta is None:
             meta = parse_request_meta(request.params)
-        check_version(meta)
+        if meta.protocol_version not in SUPPORTED_VERSIONS:  # check_version(meta), inlined
+            check_version(meta)
         method = request.method
         if method == "tools/call" and self._tools:
             result = await self._call_tool(_Call(request, meta, principal, notify))

@@ -47,13 +47,22 @@ def parse_request_meta(params: dict[str, Any]) -> RequestMeta:
         and (client_info is None or type(client_info) is dict)
     ):
         _check_meta(version, capabilities, client_info)
+    # None (the usual value of both) settles each with one comparison.
     token = meta.get("progressToken")
-    if isinstance(token, bool) or not isinstance(token, (str, int)):
+    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int))):
         token = None
     level = meta.get(LOG_LEVEL_KEY)
-    if not isinstance(level, str):
+    if level is not None and not isinstance(level, str):
         level = None
-    return _request_meta(version, client_capabilities(capabilities), client_info, token, level)
+    # RequestMeta(...) built through its slots: its generated frozen __init__ sets each field
+    # through object.__setattr__, twice the cost, on every request. Same result.
+    request_meta: RequestMeta = _new(RequestMeta)
+    _set_version(request_meta, version)
+    _set_capabilities(request_meta, client_capabilities(capabilities))
+    _set_info(request_meta, client_info)
+    _set_token(request_meta, token)
+    _set_level(request_meta, level)
+    return request_meta
 
 
 def _check_meta(version: object, capabilities: object, client_info: object) -> None:
@@ -68,30 +77,12 @@ def _check_meta(version: object, capabilities: object, client_info: object) -> N
         raise invalid_params(f"params._meta[{CLIENT_INFO_KEY!r}] must be an object")
 
 
-# Building the frozen dataclass through its slots skips its generated __init__ (which sets each
-# field through object.__setattr__): half the cost, on every request. Same result as calling it.
 _new = object.__new__
-_META_SETTERS = tuple(
-    getattr(RequestMeta, name).__set__
-    for name in ("protocol_version", "capabilities", "client_info", "progress_token", "log_level")
-)
-
-
-def _request_meta(
-    version: str,
-    capabilities: ClientCapabilities,
-    client_info: dict[str, Any] | None,
-    token: str | int | None,
-    level: str | None,
-) -> RequestMeta:
-    set_version, set_capabilities, set_info, set_token, set_level = _META_SETTERS
-    meta: RequestMeta = _new(RequestMeta)
-    set_version(meta, version)
-    set_capabilities(meta, capabilities)
-    set_info(meta, client_info)
-    set_token(meta, token)
-    set_level(meta, level)
-    return meta
+_set_version = getattr(RequestMeta, "protocol_version").__set__  # noqa: B009 - the slots' descriptors
+_set_capabilities = getattr(RequestMeta, "capabilities").__set__  # noqa: B009
+_set_info = getattr(RequestMeta, "client_info").__set__  # noqa: B009
+_set_token = getattr(RequestMeta, "progress_token").__set__  # noqa: B009
+_set_level = getattr(RequestMeta, "log_level").__set__  # noqa: B009
 
 
 def check_version(meta: RequestMeta, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
