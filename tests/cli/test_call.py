@@ -150,7 +150,7 @@ def test_a_refused_token_says_so_and_how_to_send_one(guarded_target: str) -> Non
         assert "does not speak MCP" not in done.stderr
 
 
-@pytest.mark.parametrize("bad", ["no colon", ": empty name", "Bad Name: x"])
+@pytest.mark.parametrize("bad", ["no colon", ": empty name", "Bad Name: x", "Tab\tName: x"])
 def test_malformed_header_option_is_refused(guarded_target: str, bad: str) -> None:
     done = cli("call", guarded_target, "greet", "--header", bad)
     assert done.returncode == 2

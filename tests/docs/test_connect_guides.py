@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import socket
-import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from mcp_elicit.client import Answer, Client
 from mcp_elicit.client.questions import FormQuestion, UrlQuestion
 from mcp_elicit.demo.ci_provider import DemoCIProvider, DemoClient
+from tests.docs.markdown_blocks import run_python_blocks
 from tests.helpers import ThreadedServer
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -31,17 +31,7 @@ BEARER = {"Authorization": "Bearer example-token"}
 def load(guide: str, monkeypatch: pytest.MonkeyPatch, **env: str) -> types.ModuleType:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    text = (DOCS / guide).read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
-    assert blocks, f"{guide} has no runnable blocks"
-    module = types.ModuleType(guide.replace("-", "_").removesuffix(".md"))
-    sys.modules[module.__name__] = module  # dataclasses and pydantic look the module up
-    try:
-        for block in blocks:
-            exec(compile(block, str(DOCS / guide), "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    return module
+    return run_python_blocks(guide)
 
 
 def _socket() -> tuple[socket.socket, str]:

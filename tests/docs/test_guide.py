@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import re
-import sys
 import types
-from pathlib import Path
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "server-guide.md"
+from tests.docs.markdown_blocks import run_python_blocks
 
 
 def load_guide() -> types.ModuleType:
-    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
-    module = types.ModuleType("server_guide")
-    sys.modules["server_guide"] = module
-    try:
-        for block in blocks:
-            exec(compile(block, str(GUIDE), "exec"), module.__dict__)
-    finally:
-        del sys.modules["server_guide"]
-    return module
+    return run_python_blocks("server-guide.md")
 
 
 def test_guide_blocks_run() -> None:

@@ -23,13 +23,22 @@ def _fail(message: str, code: int = EXIT_FAILURE) -> int:
 
 
 def parse_headers(values: list[str]) -> dict[str, str]:
-    """``--header 'Name: value'`` options as a mapping; ValueError says which one is wrong."""
+    """``--header 'Name: value'`` options as a mapping; ValueError says which one is wrong.
+
+    The characters are checked by the client's own header check (nothing that could break the
+    request head)."""
+    from mcp_elicit.client.http import check_header_values
+
     headers: dict[str, str] = {}
     for value in values:
         name, sep, content = value.partition(":")
         name, content = name.strip(), content.strip()
-        if not sep or not name or any(c in name for c in " \t\r\n") or "\r" in content or "\n" in content:
-            raise ValueError(f"--header {value!r} is not 'Name: value'")
+        try:
+            if not sep or not name:
+                raise ValueError(value)
+            check_header_values({name: content})
+        except ValueError:
+            raise ValueError(f"--header {value!r} is not 'Name: value'") from None
         headers[name] = content
     return headers
 

@@ -53,7 +53,7 @@ def request_headers(request: Outgoing) -> dict[str, str]:
 def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
     """Caller-supplied headers, refused if they could break the request head."""
     for name, value in headers.items():
-        if not name or any(c in name for c in ":\r\n ") or "\r" in value or "\n" in value:
+        if not name or any(c in name for c in ":\r\n\t ") or "\r" in value or "\n" in value:
             raise ValueError(f"invalid HTTP header {name!r}")
     return dict(headers)
 

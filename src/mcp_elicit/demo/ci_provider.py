@@ -98,7 +98,7 @@ class DemoCIProvider:
     def register(self, redirect_uri: str) -> DemoClient:
         """Register a confidential client for ``redirect_uri`` (exact match) and return it."""
         client = DemoClient(secrets.token_urlsafe(12), secrets.token_urlsafe(24), (redirect_uri,))
-        self._clients[client.client_id] = client
+        self.add_client(client)
         return client
 
     def add_client(self, client: DemoClient) -> None:
