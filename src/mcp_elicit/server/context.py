@@ -14,12 +14,13 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from mcp_elicit.schema import AnswerInvalid, FormSpec, form_spec, lint_form
+# The form machinery (schema compiler, validator, lint) loads at the first form, not at start-up:
+# a stdio server answers its first requests sooner.
+from mcp_elicit.schema.errors import AnswerInvalid
 from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage, elicit_answer
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
 from mcp_elicit.server.replay import RetryLater
-from mcp_elicit.server.urls import check_elicitation_url
 from mcp_elicit.wire import codec, mrtr
 from mcp_elicit.wire.capabilities import required_for_elicitation
 from mcp_elicit.wire.errors import invalid_params, missing_capability
@@ -28,6 +29,7 @@ from mcp_elicit.wire.meta import RequestMeta
 if TYPE_CHECKING:
     from mcp_elicit.connect.kit import ConnectKit
     from mcp_elicit.connect.vault import Connection
+    from mcp_elicit.schema.spec import FormSpec
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -192,7 +194,7 @@ class Context:
                 "This request needs to send the user to a URL (URL-mode elicitation), but its "
                 "clientCapabilities do not declare elicitation.url",
             )
-        check_elicitation_url(url)
+        _check_url(url)
         request = mrtr.elicit_url(message, url)
         return await self._ask("url", [message, url], request, key, lambda: _summary(message), _url_answer)
 
@@ -264,7 +266,7 @@ class Context:
                 "This request needs to send the user to a URL (URL-mode elicitation), but its "
                 "clientCapabilities do not declare elicitation.url",
             )
-        check_elicitation_url(url)
+        _check_url(url)
         self._round.ask(key, question_digest("url", [message, url]), mrtr.elicit_url(message, url))
         await _wait_forever()
 
@@ -430,6 +432,8 @@ def _warn_about_links(message: str, spec: FormSpec) -> None:
         return
     if check_schema and len(_linted_schemas) < 10_000:
         _linted_schemas.add(spec.digest)
+    from mcp_elicit.schema.lint import lint_form
+
     findings = lint_form(
         message if check_message else "", spec.schema, allow_secrets=spec.schema["properties"]
     )
@@ -456,10 +460,18 @@ def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
         else:
             if spec is not None:
                 return spec
+    from mcp_elicit.schema.spec import form_spec
+
     spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
     if cacheable and len(_SPECS) < _MAX_SPECS:
         _SPECS[schema] = spec
     return spec
+
+
+def _check_url(url: str) -> None:
+    from mcp_elicit.server.urls import check_elicitation_url  # ipaddress and urllib: on first use
+
+    check_elicitation_url(url)
 
 
 async def _wait_forever() -> NoReturn:

@@ -34,10 +34,12 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .keys import KeyRing
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["ENV_FILE_VAR", "KeyFile", "parse_key_file"]
 
@@ -97,6 +99,8 @@ class KeyFile:
     ) -> None:
         if not (isinstance(check_interval, int | float) and check_interval >= 0):
             raise ValueError("check_interval must be a number of seconds >= 0")
+        from pathlib import Path  # only when a key file is used: pathlib costs start-up time
+
         self._path = Path(path)
         self._check_interval = float(check_interval)
         self._clock = clock

@@ -37,9 +37,10 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = [
     "ENV_VAR",
@@ -83,7 +84,9 @@ _EPHEMERAL_WARNING: Final = (
 
 
 class _Key:
-    """One key of the ring, with its cached AESGCM object (creating one costs more than a seal)."""
+    """One key of the ring. Its AESGCM object is made at first use, then kept: creating one costs
+    more than a seal, and importing ``cryptography`` costs a stdio server a good part of its
+    start-up, before its first answer, which needs no key."""
 
     __slots__ = ("aead", "kid", "kid_text", "material")
 
@@ -91,7 +94,15 @@ class _Key:
         self.material = material
         self.kid = hashlib.sha256(KID_LABEL + material).digest()[:KID_BYTES]
         self.kid_text = self.kid.hex()
-        self.aead = AESGCM(material)
+        self.aead: AESGCM | None = None
+
+    def cipher(self) -> AESGCM:
+        aead = self.aead
+        if aead is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            aead = self.aead = AESGCM(self.material)
+        return aead
 
 
 def _decode_b64_key(text: str, *, origin: str) -> bytes:
@@ -302,9 +313,9 @@ class KeyRing:
     def sealing_key(self) -> tuple[bytes, AESGCM]:
         """``(kid bytes, AESGCM)`` of the sealing key. Used by :class:`StateSealer`."""
         key = self._keys[0]
-        return key.kid, key.aead
+        return key.kid, key.aead or key.cipher()
 
     def key_for(self, kid: bytes) -> AESGCM | None:
         """The cached AESGCM for a raw key id, or ``None``. Used by :class:`StateSealer`."""
         key = self._by_kid.get(kid)
-        return None if key is None else key.aead
+        return None if key is None else key.aead or key.cipher()

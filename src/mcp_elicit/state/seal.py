@@ -47,7 +47,6 @@ from hmac import compare_digest
 from typing import Any, Final
 
 import orjson
-from cryptography.exceptions import InvalidTag
 
 from .binding import RequestBinding
 from .errors import StateRejected
@@ -333,7 +332,9 @@ class StateSealer:
                 raw[KID_BYTES + _NONCE_BYTES :],
                 AD_PREFIX + kid,
             )
-        except InvalidTag:
+        except Exception:
+            # InvalidTag, the one failure of a well-formed token (cryptography is imported with
+            # the first key, not here); any other failure of decryption refuses the token too.
             raise StateRejected("decrypt-failed") from None
         try:
             claims = orjson.loads(plaintext)
