@@ -9,7 +9,10 @@
 #   2. upgrade pip quietly                      } skipped when pyproject.toml and the Python
 #   3. pip install -e '.[test]' (quiet; errors  }  version are unchanged since the last
 #      stay visible)                            }  successful install (.venv/.installed-hash)
-#   4. Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get, as
+#   4. byte-compile src/ (.pyc), as installing a wheel does: with PYTHONDONTWRITEBYTECODE set, an
+#      editable install would otherwise compile every module again in every process it starts
+#      (stale .pyc files are detected and ignored by Python)
+#   5. Debian's chromium for the browser tests, when /usr/bin/chromium is missing (apt-get, as
 #      root; otherwise it fails with the command to run). Playwright drives this binary:
 #      `playwright install` is never run and no browser is downloaded. `--no-browser` skips this
 #      step (scripts/main.sh: the demo needs no browser).
@@ -83,6 +86,11 @@ install_project() {
     wanted_hash >"$HASH_FILE"
 }
 
+byte_compile() {
+    say "byte-compiling src/"
+    "$VPY" -m compileall -q src >/dev/null || die "python -m compileall src failed"
+}
+
 CHROMIUM="/usr/bin/chromium"
 
 ensure_chromium() {
@@ -106,6 +114,7 @@ ensure_chromium() {
 check_python
 ensure_venv
 install_project
+byte_compile
 if [[ "${1:-}" == "--no-browser" ]]; then
     say "chromium not needed here (--no-browser)"
 else
