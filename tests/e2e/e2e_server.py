@@ -10,57 +10,23 @@ principal ``test|<name>`` so that state binding to a user can be checked end to 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# Run as a script: the repository root, for tests.shared_tools.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from mcp_elicit import Context, Server
+from tests.shared_tools import add_shared_tools
 
 MARKERS = Path(".")
 
 app = Server("e2e", version="1.0.0", state_keys=["e2e-tests-only-secret-abcdefghijklmnopqrstuvwxyz"])
 
 
-@dataclass
-class Name:
-    name: str
-
-
-@app.tool()
-async def greet(ctx: Context) -> str:
-    """Two questions, two rounds."""
-    first = await ctx.elicit("First name?", Name, key="first")
-    last = await ctx.elicit("Last name?", Name, key="last")
-    return f"Hello, {first.data.name} {last.data.name}!"
-
-
-@app.tool(name="grüßen")
-async def gruessen(ctx: Context) -> str:
-    """A tool whose name needs the base64 header form."""
-    answer = await ctx.elicit("Name?", Name, key="n")
-    return f"Grüß dich, {answer.data.name}!"
-
-
-@app.tool()
-async def slow(label: str) -> str:
-    """Sleeps; records whether it was cancelled (for the cancellation tests)."""
-    try:
-        await asyncio.sleep(30)
-    except asyncio.CancelledError:
-        (MARKERS / f"cancelled-{label}").write_text("cancelled")
-        raise
-    return "finished"
-
-
-@app.tool()
-async def progress(ctx: Context) -> str:
-    """Reports progress twice, then completes."""
-    await ctx.report_progress(1, 2, "half way")
-    await ctx.report_progress(2, 2, "done")
-    return "progressed"
+add_shared_tools(app, lambda: MARKERS)
 
 
 @app.tool()

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+# Run as a script: the repository root, for tests.shared_tools.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
 from mcp_elicit import Context, Server
 from mcp_elicit.schema import Email
+from tests.shared_tools import Name, add_shared_tools
 
 MARKERS = Path(".")
 
@@ -28,11 +33,6 @@ app = Server(
     title="Engine test server",
     state_keys=["client-engine-tests-only-key-0123456789abcdefghijklmnop"],
 )
-
-
-@dataclass
-class Name:
-    name: str
 
 
 class Signup(BaseModel):
@@ -48,12 +48,7 @@ class Confirm:
     ok: bool
 
 
-@app.tool()
-async def greet(ctx: Context) -> str:
-    """Two questions, two rounds."""
-    first = await ctx.elicit("First name?", Name, key="first")
-    last = await ctx.elicit("Last name?", Name, key="last")
-    return f"Hello, {first.data.name} {last.data.name}!"
+add_shared_tools(app, lambda: MARKERS)
 
 
 @app.tool()
@@ -101,36 +96,12 @@ async def needs_url(ctx: Context) -> str:
 
 
 @app.tool()
-async def slow(label: str) -> str:
-    try:
-        await asyncio.sleep(30)
-    except asyncio.CancelledError:
-        (MARKERS / f"cancelled-{label}").write_text("cancelled")
-        raise
-    return "finished"
-
-
-@app.tool()
-async def progress(ctx: Context) -> str:
-    await ctx.report_progress(1, 2, "half way")
-    await ctx.report_progress(2, 2, "done")
-    return "progressed"
-
-
-@app.tool()
 async def summarize(text: str, ctx: Context) -> str:
     """Asks the client's model (sampling) and the client's roots in one round."""
     reply, roots = await asyncio.gather(
         ctx.sample(f"Summarize: {text}", max_tokens=20, key="llm"), ctx.list_roots(key="roots")
     )
     return f"{reply.model} says {reply.text!r} about {', '.join(r.uri for r in roots)}"
-
-
-@app.tool(name="grüßen")
-async def gruessen(ctx: Context) -> str:
-    """A name that must travel base64-encoded in the Mcp-Name header."""
-    answer = await ctx.elicit("Name?", Name, key="n")
-    return f"Grüß dich, {answer.data.name}!"
 
 
 @app.prompt()

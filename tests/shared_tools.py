@@ -1,0 +1,52 @@
+"""Tools that both process-level test servers serve (``tests/e2e/e2e_server.py`` and
+``tests/client/engine/ours_server.py``): one definition, so a fix reaches both.
+
+``markers()`` gives the folder where ``slow`` writes ``cancelled-<label>`` when it is cancelled,
+so that a test can see the cancellation reached the handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_elicit import Context, Server
+
+
+@dataclass
+class Name:
+    name: str
+
+
+def add_shared_tools(app: Server, markers: Callable[[], Path]) -> None:
+    @app.tool()
+    async def greet(ctx: Context) -> str:
+        """Two questions, two rounds."""
+        first = await ctx.elicit("First name?", Name, key="first")
+        last = await ctx.elicit("Last name?", Name, key="last")
+        return f"Hello, {first.data.name} {last.data.name}!"
+
+    @app.tool(name="grüßen")
+    async def gruessen(ctx: Context) -> str:
+        """A name that must travel base64-encoded in the Mcp-Name header."""
+        answer = await ctx.elicit("Name?", Name, key="n")
+        return f"Grüß dich, {answer.data.name}!"
+
+    @app.tool()
+    async def slow(label: str) -> str:
+        """Sleeps; records whether it was cancelled (for the cancellation tests)."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            (markers() / f"cancelled-{label}").write_text("cancelled")
+            raise
+        return "finished"
+
+    @app.tool()
+    async def progress(ctx: Context) -> str:
+        """Reports progress twice, then completes."""
+        await ctx.report_progress(1, 2, "half way")
+        await ctx.report_progress(2, 2, "done")
+        return "progressed"
