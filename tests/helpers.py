@@ -125,6 +125,19 @@ async def wait_for_text(path: Path, expected: str, within: float = 5.0) -> str:
     return _read(path)
 
 
+class FakeClock:
+    """A settable clock (``clock=`` of the stores, vault, sealers...) for expiry tests."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 (the only address tests listen on)."""
     with socket.socket() as sock:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import find_pg_dsn
+from tests.store_support import closing_opened, each_backend
 
 # The helpers live next to this file; make them importable whatever pytest's import mode is.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -21,8 +22,6 @@ from state_support import (
     AUDIENCE,
     FakeClock,
     StoreSpec,
-    drop_pg_table,
-    unique_table,
 )
 
 from mcp_elicit.state import KeyRing, RequestBinding, SingleUseStore, StateSealer, args_digest
@@ -67,25 +66,14 @@ def pg_dsn() -> str:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
-    if request.param == "sqlite":
-        yield StoreSpec("sqlite", str(tmp_path / "used-state.db"))
-        return
-    dsn: str = request.getfixturevalue("pg_dsn")
-    spec = StoreSpec("postgres", dsn, unique_table())
-    try:
-        yield spec
-    finally:
-        drop_pg_table(dsn, spec.table)
+    yield from each_backend(request, tmp_path, StoreSpec, "pg_dsn")
 
 
 @pytest.fixture
 async def stores(store_spec: StoreSpec) -> AsyncIterator[StoreSpec]:
     """The parametrised store location; every store made from it is closed afterwards."""
-    try:
-        yield store_spec
-    finally:
-        for opened in store_spec.opened:
-            await opened.close()
+    async for spec in closing_opened(store_spec):
+        yield spec
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from state_support import drop_pg_table, unique_table
+from state_support import StoreSpec
+from tests.store_support import drop_pg_table
 
 from mcp_elicit.state import PostgresSingleUseStore, StateStoreUnavailable
 
@@ -26,7 +27,7 @@ def _closed_port() -> int:
 
 @pytest.fixture
 def pg_table(pg_dsn: str) -> Iterator[str]:
-    table = unique_table()
+    table = StoreSpec.new_table()
     yield table
     drop_pg_table(pg_dsn, table)
 
@@ -182,7 +183,7 @@ async def test_caller_cancellation_leaves_the_store_usable(pg_dsn: str, pg_table
 
 
 async def test_longest_table_name(pg_dsn: str) -> None:
-    table = (unique_table() + "_" + "x" * 63)[:63]
+    table = (StoreSpec.new_table() + "_" + "x" * 63)[:63]
     try:
         async with PostgresSingleUseStore(pg_dsn, table=table) as store:
             assert await store.consume("x", FAR)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import find_pg_dsn
+from tests.store_support import closing_opened, each_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows_support import FakeClock, StoreSpec, drop_pg_table, unique_table
+from flows_support import FakeClock, StoreSpec
 
 
 @pytest.fixture
@@ -33,22 +34,11 @@ def flows_pg_dsn() -> str:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
-    if request.param == "sqlite":
-        yield StoreSpec("sqlite", str(tmp_path / "flows.db"))
-        return
-    dsn: str = request.getfixturevalue("flows_pg_dsn")
-    spec = StoreSpec("postgres", dsn, unique_table())
-    try:
-        yield spec
-    finally:
-        drop_pg_table(dsn, spec.table)
+    yield from each_backend(request, tmp_path, StoreSpec, "flows_pg_dsn")
 
 
 @pytest.fixture
 async def stores(store_spec: StoreSpec) -> AsyncIterator[StoreSpec]:
     """The parametrised store location; every store made from it is closed afterwards."""
-    try:
-        yield store_spec
-    finally:
-        for opened in store_spec.opened:
-            await opened.close()
+    async for spec in closing_opened(store_spec):
+        yield spec

@@ -392,10 +392,8 @@ def hypothesis_stores() -> Iterator[None]:
 
 
 async def test_unreachable_database_is_a_typed_error(clock: FakeClock) -> None:
-    from flows_support import unique_table
-
     store = PostgresFlowStore(
-        "host=127.0.0.1 port=1 dbname=test user=postgres", table=unique_table(), timeout=2, clock=clock
+        "host=127.0.0.1 port=1 dbname=test user=postgres", table=StoreSpec.new_table(), timeout=2, clock=clock
     )
     started = time.monotonic()
     with pytest.raises(FlowStoreUnavailable) as info:

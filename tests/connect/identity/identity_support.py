@@ -19,21 +19,11 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
+from tests.helpers import FakeClock as FakeClock
 
 ISSUER = "https://auth.example.test"
 AUDIENCE = "https://mcp.example.test/mcp"
 NOW = 1_800_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @dataclass(frozen=True)

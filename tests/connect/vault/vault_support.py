@@ -9,22 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.helpers import FakeClock as FakeClock
+
 from mcp_elicit.connect.vault import Connection, RefreshResult, Vault
 from mcp_elicit.state import KeyRing
 
 OWNER = "https://issuer.example|alice"
 OTHER = "https://issuer.example|bob"
-
-
-class FakeClock:
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def unique_prefix() -> str:
