@@ -13,7 +13,8 @@
   refusal (see :mod:`mcp_elicit.state.single_use`).
 
 The two store classes are loaded on first access so that importing this package costs little
-more than ``cryptography``'s AESGCM and orjson (no asyncio, sqlite3 or psycopg until needed).
+more than orjson (no asyncio, sqlite3 or psycopg until needed; ``cryptography`` loads with a
+key's first seal or unseal).
 """
 
 from __future__ import annotations
