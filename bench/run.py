@@ -308,8 +308,9 @@ class _StdioRun:
         elapsed = time.perf_counter() - t_start
         res.flows += done_here
         res.seconds += elapsed
-        if done_here and elapsed > 0:
-            res.round_rates.append(done_here / elapsed)
+        # Every measured round gets a rate (0 when none of its flows passed), so that round i of
+        # one server pairs with round i of the other in paired_ratio.
+        res.round_rates.append(done_here / elapsed if elapsed > 0 else 0.0)
         if res.seconds > max_seconds and not self.done:
             res.note = f"stopped at the {max_seconds:.0f} s cap"
             self.done = True
@@ -487,7 +488,7 @@ def report(
         print(
             f"HTTP  closed loop, {args.users} users, keep-alive HTTP/1.1, {fmt(args.duration, '.1f')} s "
             f"after {fmt(args.warmup, '.1f')} s warm-up,\n      {args.rounds} interleaved round(s): "
-            "flows/s is the median of rounds, a ratio that of the rounds' side-by-side ratios"
+            "flows/s is the median of rounds, each ratio the median of side-by-side ratios"
         )
         print(
             f"  {'server':<20}{'flows/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'srv CPU':>9}{'cli CPU':>9}"
