@@ -1,0 +1,140 @@
+"""Instructions per HTTP flow, server by server, counted by valgrind (callgrind) in the real server.
+
+Time on this shared 2-core machine swings by 10-30% from one run to the next; the number of
+machine instructions a server executes per flow does not. This runs each server on uvicorn
+under `valgrind --tool=callgrind` with instrumentation off, warms it up with the load client,
+switches counting on, drives a fixed number of flows (16 users, keep-alive), dumps the counts
+and divides. The ratio bare/ours is the HTTP ratio the time-based benchmark aims at, as far as
+time follows instructions (it does within ~15% here; memory stalls make up the rest).
+
+    python bench/instructions.py                     # ours and bare, 1500 flows each
+    python bench/instructions.py --servers ours,sdk,bare --flows 500
+
+Needs valgrind (Debian package `valgrind`); a server runs about 50 times slower under it, so
+keep the flow count modest. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import loadclient as lc
+from run import HOST, LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, free_port, stop_process, tail
+
+START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
+DUMP_TIMEOUT = 60.0
+
+
+def _callgrind_control(*args: str) -> None:
+    subprocess.run(["callgrind_control", *args], capture_output=True, timeout=60, check=True)
+
+
+def _total_instructions(path: Path) -> int:
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"no totals in {path}")
+
+
+def _wait_for_port(proc: subprocess.Popen[bytes], port: int, log: Path, name: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name}.py exited with code {proc.returncode} on start:\n{tail(log)}")
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{name}.py did not listen on {HOST}:{port} within {START_TIMEOUT:.0f} s")
+
+
+def measure(name: str, python: str, workdir: Path, flows: int, users: int) -> tuple[float, int]:
+    """(instructions per flow, flows counted) for one server."""
+    port = free_port()
+    log = workdir / f"{name}.log"
+    out = workdir / f"callgrind.{name}"
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",  # start-up and warm-up are not counted
+        f"--callgrind-out-file={out}",
+        python,
+        str(SERVERS[name]),
+        str(port),
+    ]
+    with log.open("wb") as fh:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh)
+    try:
+        _wait_for_port(proc, port, log, name)
+        warm = lc.run(lc.run_load(HOST, port, users=users, duration=60.0, warmup=0.0, max_flows=flows // 5))
+        if warm.errors:
+            raise RuntimeError(f"{name}: {warm.errors} errors in the warm-up: {dict(warm.error_samples)}")
+        _callgrind_control("--instr=on", str(proc.pid))
+        result = lc.run(lc.run_load(HOST, port, users=users, duration=600.0, warmup=0.0, max_flows=flows))
+        _callgrind_control("--dump", str(proc.pid))
+        if result.errors:
+            raise RuntimeError(f"{name}: {result.errors} errors: {dict(result.error_samples)}")
+        deadline = time.monotonic() + DUMP_TIMEOUT
+        parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+        while not parts and time.monotonic() < deadline:
+            time.sleep(0.2)
+            parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+        if not parts:
+            raise RuntimeError(f"{name}: callgrind wrote no dump")
+        time.sleep(0.5)  # let the dump finish writing
+        return _total_instructions(parts[-1]) / result.flows_total, result.flows_total
+    finally:
+        stop_process(proc, timeout=30.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--servers", default="ours,bare", help="comma-separated subset of ours,sdk,bare")
+    ap.add_argument("--flows", type=int, default=1500, help="counted flows per server (default 1500)")
+    ap.add_argument("--users", type=int, default=16, help="concurrent users (default 16)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that runs the servers")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.servers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SERVERS]
+    if unknown or not names:
+        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
+    if args.flows < 50:
+        ap.error("--flows must be at least 50")
+    missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
+    if missing:
+        print(f"needs {' and '.join(missing)}: apt-get install valgrind", file=sys.stderr)
+        return 2
+    if "ours" in names:
+        print(f"[setup] byte-compiled mcp_elicit in {byte_compile_ours(args.python)}", flush=True)
+    per_flow: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="mcp-elicit-instr-") as tmp:
+        for name in names:
+            print(f"[callgrind] {name}: {args.flows} flows, {args.users} users", flush=True)
+            try:
+                per_flow[name], counted = measure(name, args.python, Path(tmp), args.flows, args.users)
+            except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
+                print(f"[callgrind] {name} failed: {exc}", file=sys.stderr)
+                return 1
+            print(f"[callgrind] {name}: {per_flow[name] / 1000:.0f}k instructions per flow ({counted} flows)")
+    print()
+    print(f"  {'server':22s} {'instructions/flow':>18s}")
+    for name in names:
+        print(f"  {LABELS[name]:22s} {per_flow[name] / 1000:17.0f}k")
+    if "ours" in per_flow and "bare" in per_flow:
+        ratio = per_flow["bare"] / per_flow["ours"]
+        verdict = "meets" if ratio >= TARGET_HTTP_VS_BARE else "below"
+        print(f"  bare/ours {ratio:.2f}x by instructions ({verdict} the {TARGET_HTTP_VS_BARE:.2f}x target)")
+    if "ours" in per_flow and "sdk" in per_flow:
+        print(f"  sdk/ours  {per_flow['sdk'] / per_flow['ours']:.1f}x by instructions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
