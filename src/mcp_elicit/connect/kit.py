@@ -59,6 +59,7 @@ from mcp_elicit.connect.identity import (
     resource_metadata_url,
 )
 from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit
 from mcp_elicit.connect.vault import Connection, Refresher, RefreshResult, Revoker, Vault
 from mcp_elicit.server.errors import ToolError
 from mcp_elicit.state import KeyRing
@@ -111,7 +112,9 @@ class ConnectKit:
     endpoint is (``resource`` = ``base_url + mcp_path``, the audience tokens must carry).
     ``authorization_servers``: for the metadata (default: the identity's ``issuer``).
     ``keys``: the key ring for the pages' cookies (default: the server's state keys; the pages
-    derive a subkey). ``clock``: wall-clock seconds (the flow store's clock).
+    derive a subkey). ``page_rate_limit``: requests and failed (4xx) requests the pages allow
+    per client address (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`), ``None`` for
+    none. ``clock``: wall-clock seconds (the flow store's clock).
     """
 
     def __init__(
@@ -129,6 +132,7 @@ class ConnectKit:
         scopes_supported: Sequence[str] | None = None,
         resource_name: str | None = None,
         keys: KeyRing | None = None,
+        page_rate_limit: PageRateLimit | None = DEFAULT_PAGE_RATE_LIMIT,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.base_url = check_base_url(base_url, development=development)
@@ -152,6 +156,8 @@ class ConnectKit:
             raise ValueError("mcp_path must be a path such as '/mcp'")
         if keys is not None and not isinstance(keys, KeyRing):
             raise TypeError("keys must be a KeyRing")
+        if page_rate_limit is not None and not isinstance(page_rate_limit, PageRateLimit):
+            raise TypeError("page_rate_limit must be a PageRateLimit (or None for no limits)")
         self.identity = identity
         self.vault = vault
         self.login = login
@@ -160,6 +166,7 @@ class ConnectKit:
         self.mcp_path = mcp_path.rstrip("/")
         self.resource = self.base_url + self.mcp_path
         self.keys = keys
+        self.page_rate_limit = page_rate_limit
         self.clock = clock
         self._providers: dict[str, OAuthProvider] = {}
         self._refreshers: dict[str, Refresher] = {}
@@ -347,6 +354,7 @@ class ConnectKit:
             keys=self.keys if self.keys is not None else server.sealer.keys,
             server_name=(server.title or server.name)[:100],
             development=self.development,
+            rate_limit=self.page_rate_limit,
         )
 
     def _build_metadata(

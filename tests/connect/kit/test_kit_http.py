@@ -13,6 +13,7 @@ from kit_support import call_body, post_mcp, text_of
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectApp, ConnectKit
+from mcp_elicit.connect.pages import DevelopmentLogin, PageRateLimit
 from mcp_elicit.connect.vault import Vault
 
 
@@ -118,6 +119,29 @@ def test_kit_configuration_is_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="already registered"):
         kit.oauth_provider("github", **settings)
     assert kit.provider_title("github") == "GitHub"
+
+
+def test_the_kit_hands_its_page_rate_limit_to_the_pages(tmp_path: Path) -> None:
+    identity = DevelopmentIdentity(i_understand_this_is_not_secure=True)
+    vault = Vault.sqlite(tmp_path / "v.db", keys=[VAULT_KEY])
+    settings = {"base_url": "http://127.0.0.1:9", "identity": identity, "vault": vault, "development": True}
+    login = DevelopmentLogin(identity)
+    with pytest.raises(TypeError, match="page_rate_limit must be a PageRateLimit"):
+        ConnectKit(**settings, login=login, page_rate_limit={"requests_per_minute": 5})  # type: ignore[arg-type]
+    limits = PageRateLimit(requests_per_minute=5, request_burst=2)
+    for given, expected in ((limits, limits), (None, None)):
+        kit = ConnectKit(**settings, login=login, page_rate_limit=given)  # type: ignore[arg-type]
+        app = Server("site", connect=kit).asgi()
+        assert isinstance(app, ConnectApp)
+        assert app.pages is not None
+        limiter = app.pages._limiter
+        assert (limiter.limits if limiter is not None else None) == expected
+    default = ConnectKit(**settings, login=login)  # type: ignore[arg-type]
+    default_app = Server("site", connect=default).asgi()
+    assert isinstance(default_app, ConnectApp)
+    assert default_app.pages is not None
+    assert default_app.pages._limiter is not None
+    assert default_app.pages._limiter.limits == PageRateLimit()
 
 
 def test_a_postgres_vault_needs_an_explicit_flow_store() -> None:

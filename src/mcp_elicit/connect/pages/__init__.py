@@ -20,14 +20,18 @@ What the pages guarantee (the spec's phishing section and ``docs/security.md`` Â
   same-origin check; two tabs cannot both proceed;
 * cookies are sealed (AES-GCM), ``__Host-``, ``Secure``, ``HttpOnly``, ``SameSite=Lax``; every
   response carries a strict CSP, ``X-Frame-Options: DENY``, ``no-store`` and ``no-referrer``;
+* each client address has a budget of requests and of failed (4xx) requests; past it, ``429``
+  with ``Retry-After`` (:class:`PageRateLimit`);
 * no redirect goes anywhere a request chose: only our own flow pages, the pinned provider
   authorize URLs, and the static ``/done`` page.
 """
 
 from __future__ import annotations
 
+from mcp_elicit.connect.rate_limit import PageRateLimit
+
 from .app import ConnectPages
 from .development_login import DevelopmentLogin
 from .oidc_login import OidcLogin
 
-__all__ = ["ConnectPages", "DevelopmentLogin", "OidcLogin"]
+__all__ = ["ConnectPages", "DevelopmentLogin", "OidcLogin", "PageRateLimit"]

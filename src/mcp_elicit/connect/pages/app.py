@@ -17,6 +17,7 @@ from mcp_elicit.connect.flows.urls import check_base_url
 from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit, PageRateLimiter
 from mcp_elicit.connect.vault import Vault, VaultUnavailable
 from mcp_elicit.state.keys import KeyRing
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
@@ -64,7 +65,9 @@ class ConnectPages:
     ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring (the cookies use a subkey
     of their own). ``server_name``: shown on the pages.
     ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
-    sign-in lasts.
+    sign-in lasts. ``rate_limit``: requests and failed requests (4xx) allowed per client address
+    (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`; behind a reverse proxy, let the
+    ASGI server take the address from the proxy), ``None`` for none.
     """
 
     def __init__(
@@ -80,6 +83,7 @@ class ConnectPages:
         development: bool = False,
         http: httpx.AsyncClient | None = None,
         session_ttl: float = 3600,
+        rate_limit: PageRateLimit | None = DEFAULT_PAGE_RATE_LIMIT,
         clock: Callable[[], float] = time.time,
     ) -> None:
         paths = PagePaths.from_base_url(check_base_url(base_url, development=development))
@@ -111,6 +115,7 @@ class ConnectPages:
             if not isinstance(provider, OAuthProvider) or provider.id != provider_id:
                 raise ValueError(f"providers[{provider_id!r}] must be an OAuthProvider with that id")
         self.development = development
+        self._limiter = None if rate_limit is None else PageRateLimiter(rate_limit, clock)
         policy = CookiePolicy(secure=parts.scheme == "https")  # http happens only in loopback development
         sealer = CookieSealer(keys, clock=clock)
         oauth = {
@@ -169,8 +174,29 @@ class ConnectPages:
             return
         if scope["type"] != "http":
             return  # websockets: not ours; closing without accepting refuses them
-        response = await self._respond(scope, receive)
+        limiter = self._limiter
+        if limiter is None:
+            response = await self._respond(scope, receive)
+        else:
+            client = scope.get("client")
+            address = str(client[0]) if client else None
+            wait = limiter.admit(address)
+            if wait is not None:
+                response = self._too_many_requests(wait)
+            else:
+                response = await self._respond(scope, receive)
+                if 400 <= response.status < 500:
+                    limiter.failed(address)
         await response.send(send, self._headers)
+
+    def _too_many_requests(self, wait: int) -> Response:
+        page = views.message(
+            self._ctx.chrome,
+            429,
+            "Too many requests",
+            "This device sent too many requests. Please wait a minute, then try again.",
+        )
+        return html_response(page, (b"retry-after", str(wait).encode("ascii")))
 
     async def _respond(self, scope: Scope, receive: Receive) -> Response:
         ctx = self._ctx
