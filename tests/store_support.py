@@ -22,12 +22,23 @@ class Closable(Protocol):
 S = TypeVar("S", bound=Closable)
 
 
-def drop_pg_table(dsn: str, table: str) -> None:
+def drop_pg_table(dsn: str, *tables: str) -> None:
+    """Drop each of ``tables`` (those that exist) from the test database."""
     import psycopg
     from psycopg import sql
 
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        for table in tables:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+
+
+FLOW_COMPANION_SUFFIXES = ("_revoked",)
+"""Tables a PostgreSQL flow store creates next to its own (``<table>_revoked``: sign-outs)."""
+
+
+def flow_tables(table: str) -> tuple[str, ...]:
+    """A PostgreSQL flow store's table and its companions, for dropping after a test."""
+    return (table, *(table + suffix for suffix in FLOW_COMPANION_SUFFIXES))
 
 
 @dataclass
@@ -40,6 +51,7 @@ class StoreSpec(Generic[S]):
     postgres_type: ClassVar[type]
     sqlite_file: ClassVar[str]
     table_prefix: ClassVar[str]
+    companion_suffixes: ClassVar[tuple[str, ...]] = ()  # tables the store makes next to its own
 
     kind: str  # "sqlite" | "postgres"
     location: str  # file path or DSN
@@ -74,7 +86,7 @@ def each_backend(
     try:
         yield spec
     finally:
-        drop_pg_table(dsn, spec.table)
+        drop_pg_table(dsn, spec.table, *(spec.table + suffix for suffix in spec.companion_suffixes))
 
 
 async def closing_opened(spec: StoreSpec[Any]) -> AsyncIterator[StoreSpec[Any]]:

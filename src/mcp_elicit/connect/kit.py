@@ -174,6 +174,15 @@ class ConnectKit:
         self._metadata = self._build_metadata(authorization_servers, scopes_supported, resource_name)
         self._authenticate = self._build_authenticate()
 
+    async def sign_out_everywhere(self, principal: str | Principal) -> None:
+        """Void every pages session of ``principal`` (``"issuer|subject"`` or a
+        :class:`~mcp_elicit.connect.identity.principal.Principal`) created until now, on every
+        instance sharing the flow store: after an account is closed or a device lost. Their MCP
+        access tokens are the authorization server's to revoke."""
+        from mcp_elicit.connect.pages.app import sign_out_everywhere
+
+        await sign_out_everywhere(self.flows, principal)
+
     def __repr__(self) -> str:
         return (
             f"ConnectKit(base_url={self.base_url!r}, identity={self.identity!r}, vault={self.vault!r}, "

@@ -23,6 +23,7 @@ from e2e_support import (
 from playwright.async_api import Browser
 from tests.helpers import find_pg_dsn, free_port
 from tests.oidc_provider import OidcProvider
+from tests.store_support import flow_tables
 
 from mcp_elicit.client import Client, UrlQuestion
 from mcp_elicit.connect.vault import Vault
@@ -33,7 +34,7 @@ def drop_tables(dsn: str, table: str, prefix: str) -> None:
     from psycopg import sql
 
     with psycopg.connect(dsn, autocommit=True) as conn:
-        names = [table] + [
+        names = [*flow_tables(table)] + [
             str(row[0])
             for row in conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE %s",

@@ -17,3 +17,4 @@ class StoreSpec(store_support.StoreSpec[FlowStore]):
     sqlite_file = "flows.db"
     postgres_type = PostgresFlowStore
     table_prefix = "mcp_elicit_test_flows"
+    companion_suffixes = store_support.FLOW_COMPANION_SUFFIXES

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import sys
@@ -19,12 +20,14 @@ from hypothesis import strategies as st
 from mcp_elicit.connect.flows import (
     FLOW_NOT_FOUND_MESSAGE,
     MAX_FLOW_TTL,
+    MAX_SESSION_LIFETIME,
     FlowNotFound,
     FlowStateConflict,
     FlowStore,
     FlowStoreUnavailable,
     PendingFlow,
     PostgresFlowStore,
+    SessionRevocations,
     SQLiteFlowStore,
     TooManyPendingFlows,
     is_flow_id,
@@ -430,3 +433,98 @@ async def test_postgres_reconnects_after_the_backend_is_terminated(
     assert killed == [(True,)]
     await asyncio.sleep(0.1)
     assert (await store.get(flow.id)).status == "pending"  # the dead connection was replaced
+
+
+# ------------------------------------------------------------------------------ sign-outs
+
+
+async def test_a_signed_out_session_stays_void_until_its_end(stores: StoreSpec, clock: FakeClock) -> None:
+    store = stores.make(clock=clock)
+    assert isinstance(store, SessionRevocations)
+    assert not await store.session_revoked("sid-1", ALICE, NOW - 5)
+    await store.revoke_session("sid-1", NOW + 3600)
+    assert await store.session_revoked("sid-1", ALICE, NOW - 5)
+    assert await store.session_revoked("sid-1", BOB, NOW + 5)  # the id alone decides
+    assert not await store.session_revoked("sid-2", ALICE, NOW - 5)
+    other_instance = stores.make(clock=clock)  # the same file or table: another process's view
+    assert await other_instance.session_revoked("sid-1", ALICE, NOW - 5)
+    await store.revoke_session("sid-1", NOW + 60)  # signing out again never shortens it
+    clock.advance(3600)
+    assert await store.session_revoked("sid-1", ALICE, NOW - 5)
+    clock.advance(1)
+    assert not await store.session_revoked("sid-1", ALICE, NOW - 5)  # its cookie has expired anyway
+
+
+async def test_signing_out_everywhere_voids_the_sessions_created_until_then(
+    stores: StoreSpec, clock: FakeClock
+) -> None:
+    store = stores.make(clock=clock)
+    await store.revoke_sessions_of(Principal("https://auth.example.test", "alice"))
+    assert await store.session_revoked("a1", ALICE, NOW)  # created at the cut-off: void
+    assert await store.session_revoked("a2", ALICE, NOW - 100)
+    assert not await store.session_revoked("a3", ALICE, NOW + 0.5)  # signed in afterwards
+    assert not await store.session_revoked("b1", BOB, NOW - 100)
+    clock.advance(60)
+    await store.revoke_sessions_of(ALICE)  # a later sign-out moves the cut-off forward
+    assert await store.session_revoked("a3", ALICE, NOW + 0.5)
+    clock.advance(MAX_SESSION_LIFETIME + 1)  # every session it could void has expired: it is over
+    assert not await store.session_revoked("a2", ALICE, NOW - 100)
+
+
+async def test_ended_sign_outs_are_purged(stores: StoreSpec, clock: FakeClock) -> None:
+    store = stores.make(clock=clock)
+    await store.revoke_session("short", NOW + 10)
+    await store.revoke_session("long", NOW + 1000)
+    await store.revoke_sessions_of(BOB)
+    assert revoked_rows(stores) == 3
+    clock.advance(11)
+    await store.expire_old()
+    assert revoked_rows(stores) == 2
+    clock.advance(1000)
+    await store.revoke_session("new", NOW + 5000)  # signing out purges what has ended, too
+    assert revoked_rows(stores) == 2  # "new" and Bob's sign-out everywhere
+
+
+def revoked_rows(stores: StoreSpec) -> int:
+    if stores.kind == "sqlite":
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(stores.location)) as conn:
+            (count,) = conn.execute("SELECT COUNT(*) FROM mcp_elicit_flows_revoked").fetchone()
+        return int(count)
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(stores.location, autocommit=True) as conn:
+        row = conn.execute(
+            sql.SQL("SELECT COUNT(*) FROM {}").format(sql.Identifier(stores.table + "_revoked"))
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_sign_out_input_is_checked(stores: StoreSpec, clock: FakeClock) -> None:
+    store = stores.make(clock=clock)
+    for bad_id in ("", "x" * 129, 5, None):
+        with pytest.raises(ValueError, match="session id must be a non-empty str"):
+            await store.revoke_session(bad_id, NOW + 1)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="session id must be a non-empty str"):
+            await store.session_revoked(bad_id, ALICE, NOW)  # type: ignore[arg-type]
+    for bad_time in (float("nan"), float("inf"), "soon", True):
+        with pytest.raises(ValueError, match="until must be a finite time"):
+            await store.revoke_session("sid", bad_time)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="created must be a finite time"):
+            await store.session_revoked("sid", ALICE, bad_time)  # type: ignore[arg-type]
+    with pytest.raises((ValueError, TypeError)):
+        await store.revoke_sessions_of("")
+    assert not await store.session_revoked("sid", ALICE, NOW)
+    assert revoked_rows(stores) == 0  # nothing was written by the refused calls
+
+
+async def test_sign_outs_fail_closed_when_the_store_is_gone(stores: StoreSpec, clock: FakeClock) -> None:
+    store = stores.make(clock=clock)
+    await store.close()
+    with pytest.raises(FlowStoreUnavailable):
+        await store.session_revoked("sid", ALICE, NOW)
+    with pytest.raises(FlowStoreUnavailable):
+        await store.revoke_session("sid", NOW + 1)

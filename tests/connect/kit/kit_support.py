@@ -22,6 +22,7 @@ import httpx
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
+from tests.store_support import drop_pg_table, flow_tables
 
 from mcp_elicit.connect.flows import FlowStore
 from mcp_elicit.connect.vault import Vault
@@ -234,8 +235,8 @@ def drop_pg(dsn: str, table: str, vault_prefix: str) -> None:
     import psycopg
     from psycopg import sql
 
+    drop_pg_table(dsn, *flow_tables(table))
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
         rows = conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE %s",
             (vault_prefix.replace("_", r"\_") + "%",),

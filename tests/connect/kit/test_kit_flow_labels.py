@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kit_support import unique_name
 from tests.helpers import find_pg_dsn
+from tests.store_support import drop_pg_table, flow_tables
 
 from mcp_elicit.connect.flows import FlowStore
 from mcp_elicit.connect.flows.model import MAX_CLIENT_LENGTH, MAX_DESCRIPTION_LENGTH, clean_label, flow_key
@@ -82,5 +83,4 @@ async def test_postgres_adds_the_columns_to_an_old_table() -> None:
         async with PostgresFlowStore(dsn, table=table) as again:
             assert (await again.get(OLD_ID)).client is None
     finally:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        drop_pg_table(dsn, *flow_tables(table))

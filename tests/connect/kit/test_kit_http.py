@@ -3,6 +3,7 @@ the page routes (503 without login), and the kit's configuration checks."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -11,9 +12,11 @@ from kit_sites import VAULT_KEY, SiteFactory
 from kit_support import call_body, post_mcp, text_of
 
 from mcp_elicit import Context, Server
+from mcp_elicit.connect.flows import SessionRevocations
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectApp, ConnectKit
 from mcp_elicit.connect.pages import DevelopmentLogin, PageRateLimit
+from mcp_elicit.connect.pages.app import sign_out_everywhere
 from mcp_elicit.connect.vault import Vault
 
 
@@ -142,6 +145,24 @@ def test_the_kit_hands_its_page_rate_limit_to_the_pages(tmp_path: Path) -> None:
     assert default_app.pages is not None
     assert default_app.pages._limiter is not None
     assert default_app.pages._limiter.limits == PageRateLimit()
+
+
+async def test_the_kit_signs_a_user_out_everywhere(tmp_path: Path) -> None:
+    identity = DevelopmentIdentity(i_understand_this_is_not_secure=True)
+    vault = Vault.sqlite(tmp_path / "v.db", keys=[VAULT_KEY])
+    kit = ConnectKit(base_url="http://127.0.0.1:9", identity=identity, vault=vault, development=True)
+    flows = kit.flows
+    assert isinstance(flows, SessionRevocations)
+    alice = "https://auth.example.test|alice"
+    created = time.time() - 1
+    assert not await flows.session_revoked("sid", alice, created)
+    await kit.sign_out_everywhere(alice)
+    assert await flows.session_revoked("sid", alice, created)
+    assert not await flows.session_revoked("sid", "https://auth.example.test|bob", created)
+    with pytest.raises(TypeError, match="keeps no sign-outs"):
+        await sign_out_everywhere(object(), alice)  # type: ignore[arg-type]
+    await flows.close()
+    await vault.close()
 
 
 def test_a_postgres_vault_needs_an_explicit_flow_store() -> None:

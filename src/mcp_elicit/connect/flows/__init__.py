@@ -7,6 +7,8 @@
   (capped per owner: :class:`TooManyPendingFlows`), ``get`` (server side), ``lookup`` (public
   boundary), ``begin`` (atomic, owner only, exactly one concurrent winner), ``complete``,
   ``fail``, ``expire_old``. Unknown, expired and other-owner ids are one :class:`FlowNotFound`.
+  Both also keep the pages' sign-outs (:class:`SessionRevocations`), so a signed-out session
+  cookie is void on every instance.
 * :func:`flow_url`: the URL for a flow (https, or http on loopback in development; no personal
   data).
 * :func:`check_for_retry`: :class:`Ready` / :class:`Waiting` / :class:`Failed` for the client's
@@ -41,7 +43,7 @@ from .model import (
     new_flow_id,
 )
 from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry
-from .store import FlowStore
+from .store import MAX_SESSION_LIFETIME, FlowStore, SessionRevocations
 from .urls import check_base_url, flow_url
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ __all__ = [
     "FLOW_ID_BYTES",
     "FLOW_NOT_FOUND_MESSAGE",
     "MAX_FLOW_TTL",
+    "MAX_SESSION_LIFETIME",
     "Failed",
     "FailureReason",
     "FlowError",
@@ -69,6 +72,7 @@ __all__ = [
     "Ready",
     "RetryOutcome",
     "SQLiteFlowStore",
+    "SessionRevocations",
     "TooManyPendingFlows",
     "Waiting",
     "check_base_url",

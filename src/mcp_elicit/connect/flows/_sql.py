@@ -70,3 +70,24 @@ EXPIRE_ALL: Final = (
     "WHERE status IN ('pending', 'in_progress') AND expires <= ?"
 )
 PURGE_ALL: Final = "DELETE FROM {table} WHERE expires < ?"
+
+# Sign-outs the pages' sessions must honour (store.SessionRevocations). One row per signed-out
+# session (key "session:<SHA-256 of its id>": void whatever its age) or per principal signed out
+# everywhere (key "owner:<principal>": sessions created up to "since" are void), kept until
+# "until" (when every session it can void has expired anyway). Same file or schema as the flows.
+CREATE_REVOKED: Final = (
+    "CREATE TABLE IF NOT EXISTS {revoked} (revoked_key TEXT PRIMARY KEY NOT NULL, "
+    "since DOUBLE PRECISION NOT NULL, until DOUBLE PRECISION NOT NULL)"
+)
+# A second sign-out of the same key keeps the later cut-off and the later end.
+REVOKE: Final = (
+    "INSERT INTO {revoked} AS r (revoked_key, since, until) VALUES (?, ?, ?) "
+    "ON CONFLICT (revoked_key) DO UPDATE SET "
+    "since = CASE WHEN excluded.since > r.since THEN excluded.since ELSE r.since END, "
+    "until = CASE WHEN excluded.until > r.until THEN excluded.until ELSE r.until END"
+)
+IS_REVOKED: Final = (
+    "SELECT 1 FROM {revoked} WHERE until >= ? "
+    "AND (revoked_key = ? OR (revoked_key = ? AND since >= ?)) LIMIT 1"
+)
+PURGE_REVOKED: Final = "DELETE FROM {revoked} WHERE until < ?"

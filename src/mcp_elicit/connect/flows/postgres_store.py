@@ -1,8 +1,9 @@
 """A :class:`FlowStore` in PostgreSQL (any number of processes and hosts).
 
-* The table (name configurable, ``schema.name`` allowed, plain identifiers only) is created on
-  first use (``CREATE TABLE IF NOT EXISTS``; two processes racing to create it is tolerated); a
-  table made by an earlier version gets the newer columns (``ADD COLUMN IF NOT EXISTS``).
+* The table (name configurable, ``schema.name`` allowed, plain identifiers only), and
+  ``<table>_revoked`` for the pages' sign-outs, are created on first use (``CREATE TABLE IF NOT
+  EXISTS``; two processes racing to create them is tolerated); a table made by an earlier version
+  gets the newer columns (``ADD COLUMN IF NOT EXISTS``).
 * Transitions are single ``UPDATE ... WHERE status = <expected> ... RETURNING`` statements in
   autocommit mode: under READ COMMITTED a second concurrent updater waits for the first one's row
   lock, re-evaluates the ``WHERE`` against the new row version and matches nothing, so exactly one
@@ -77,13 +78,21 @@ class PostgresFlowStore(BaseFlowStore):
             "table": psql.Identifier(*parts),
             "owner_index": psql.Identifier(index_name(parts[-1], "owner_idx")),
             "expires_index": psql.Identifier(index_name(parts[-1], "expires_idx")),
+            # the pages' sign-outs, next to the flows (same schema)
+            "revoked": psql.Identifier(*parts[:-1], index_name(parts[-1], "revoked")),
         }
 
         def compose(template: str) -> sql.Composed:
             return psql.SQL(template.replace("?", "%s")).format(**names)
 
         self._pg.ddl = [
-            compose(t) for t in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX)
+            compose(t)
+            for t in (
+                _sql.CREATE_TABLE,
+                _sql.CREATE_OWNER_INDEX,
+                _sql.CREATE_EXPIRES_INDEX,
+                _sql.CREATE_REVOKED,
+            )
         ] + [  # a table made by an earlier version gets the columns added since
             psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
                 table=names["table"], column=psql.Identifier(column)
@@ -103,6 +112,9 @@ class PostgresFlowStore(BaseFlowStore):
                 _sql.FAIL,
                 _sql.EXPIRE_ALL,
                 _sql.PURGE_ALL,
+                _sql.REVOKE,
+                _sql.IS_REVOKED,
+                _sql.PURGE_REVOKED,
             )
         }
         self._q_lock: sql.SQL = psql.SQL("SELECT pg_advisory_xact_lock(%s)")
@@ -180,9 +192,28 @@ class PostgresFlowStore(BaseFlowStore):
             cursor = await conn.execute(q[_sql.EXPIRE_ALL], (now, now))
             marked = max(cursor.rowcount, 0)
             await conn.execute(q[_sql.PURGE_ALL], (purge_before,))
+            await conn.execute(q[_sql.PURGE_REVOKED], (now,))
             return marked
 
         return await self._pg.run("expire", op)
+
+    async def _revoke(self, key: str, since: float, until: float, now: float) -> None:
+        q = self._q
+
+        async def op(conn: AsyncConnection[Any]) -> None:
+            await conn.execute(q[_sql.PURGE_REVOKED], (now,))
+            await conn.execute(q[_sql.REVOKE], (key, since, until))
+
+        await self._pg.run("revoke", op)
+
+    async def _revoked(self, session_key: str, owner_row: str, created: float, now: float) -> bool:
+        query = self._q[_sql.IS_REVOKED]
+
+        async def op(conn: AsyncConnection[Any]) -> bool:
+            cursor = await conn.execute(query, (now, session_key, owner_row, created))
+            return await cursor.fetchone() is not None
+
+        return await self._pg.run("revoked", op)
 
     async def close(self) -> None:
         """Close the connection. Later calls raise :class:`FlowStoreUnavailable`."""

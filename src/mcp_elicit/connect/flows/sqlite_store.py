@@ -1,8 +1,9 @@
 """A :class:`FlowStore` in an SQLite file (one host; any number of processes on that file).
 
 * One table, ``mcp_elicit_flows`` (fixed name, no SQL is built from input; use another file for
-  another store), in WAL mode; ``":memory:"`` gives a private store for tests. A table made by an
-  earlier version gets the newer columns on first use (``PRAGMA table_info``, ``ADD COLUMN``).
+  another store), and ``mcp_elicit_flows_revoked`` for the pages' sign-outs, in WAL mode;
+  ``":memory:"`` gives a private store for tests. A table made by an earlier version gets the
+  newer columns on first use (``PRAGMA table_info``, ``ADD COLUMN``).
 * Every operation runs on a worker thread (:func:`asyncio.to_thread`) with one connection guarded
   by a lock, so waiting for another process's write lock never blocks the event loop. Flow traffic
   is a handful of statements per user interaction; simplicity wins over the last microsecond.
@@ -36,6 +37,7 @@ _NAMES: Final = {
     "table": _TABLE,
     "owner_index": f"{_TABLE}_owner_idx",
     "expires_index": f"{_TABLE}_expires_idx",
+    "revoked": f"{_TABLE}_revoked",
 }
 _T = TypeVar("_T")
 
@@ -97,6 +99,9 @@ class SQLiteFlowStore(BaseFlowStore):
                 _sql.FAIL,
                 _sql.EXPIRE_ALL,
                 _sql.PURGE_ALL,
+                _sql.REVOKE,
+                _sql.IS_REVOKED,
+                _sql.PURGE_REVOKED,
             )
         }
 
@@ -121,7 +126,12 @@ class SQLiteFlowStore(BaseFlowStore):
             if not memory:
                 conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
-            for template in (_sql.CREATE_TABLE, _sql.CREATE_OWNER_INDEX, _sql.CREATE_EXPIRES_INDEX):
+            for template in (
+                _sql.CREATE_TABLE,
+                _sql.CREATE_OWNER_INDEX,
+                _sql.CREATE_EXPIRES_INDEX,
+                _sql.CREATE_REVOKED,
+            ):
                 conn.execute(_sql_for(template))
             _add_missing_columns(conn)
 
@@ -211,7 +221,25 @@ class SQLiteFlowStore(BaseFlowStore):
         def op(conn: sqlite3.Connection) -> int:
             marked = conn.execute(q[_sql.EXPIRE_ALL], (now, now)).rowcount
             conn.execute(q[_sql.PURGE_ALL], (purge_before,))
+            conn.execute(q[_sql.PURGE_REVOKED], (now,))
             return max(marked, 0)
+
+        return await self._run(op)
+
+    async def _revoke(self, key: str, since: float, until: float, now: float) -> None:
+        q = self._statements
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(q[_sql.PURGE_REVOKED], (now,))
+            conn.execute(q[_sql.REVOKE], (key, since, until))
+
+        await self._run(op)
+
+    async def _revoked(self, session_key: str, owner_row: str, created: float, now: float) -> bool:
+        sql = self._statements[_sql.IS_REVOKED]
+
+        def op(conn: sqlite3.Connection) -> bool:
+            return conn.execute(sql, (now, session_key, owner_row, created)).fetchone() is not None
 
         return await self._run(op)
 

@@ -13,7 +13,9 @@ Records are keyed by the SHA-256 of their id; the id itself is not stored (see
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
@@ -43,7 +45,12 @@ from .model import (
     refusal,
 )
 
-__all__ = ["BaseFlowStore", "FlowStore"]
+__all__ = ["MAX_SESSION_LIFETIME", "BaseFlowStore", "FlowStore", "SessionRevocations"]
+
+MAX_SESSION_LIFETIME = 86400.0
+"""The longest a pages session can last (``ConnectPages(session_ttl=...)`` allows at most this):
+a sign-out everywhere is kept this long, after which every session it voids has expired."""
+_MAX_SESSION_ID = 128
 
 _log = logging.getLogger("mcp_elicit.connect.flows")
 
@@ -107,6 +114,27 @@ class FlowStore(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class SessionRevocations(Protocol):
+    """Sign-outs that the pages' sessions (sealed cookies) must honour, on every instance.
+
+    Both built-in flow stores provide this; the pages check it on every request that reads a
+    session. A custom :class:`FlowStore` without it leaves sessions valid until they expire."""
+
+    async def revoke_session(self, session_id: str, until: float) -> None:
+        """Void the session ``session_id`` (a copy of its cookie included) until ``until``, its
+        expiry."""
+        ...
+
+    async def revoke_sessions_of(self, owner: str | Principal) -> None:
+        """Void every session of ``owner`` created up to now (sign out everywhere)."""
+        ...
+
+    async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
+        """Whether the session ``session_id`` of ``owner``, created at ``created``, was voided."""
+        ...
+
+
 class BaseFlowStore:
     """Validation, id generation and error shaping; a backend supplies the statements."""
 
@@ -154,6 +182,13 @@ class BaseFlowStore:
         raise NotImplementedError
 
     async def _expire(self, now: float) -> int:
+        raise NotImplementedError
+
+    async def _revoke(self, key: str, since: float, until: float, now: float) -> None:
+        """Upsert a revocation row (see ``_sql.REVOKE``), purging rows past their end."""
+        raise NotImplementedError
+
+    async def _revoked(self, session_key: str, owner_row: str, created: float, now: float) -> bool:
         raise NotImplementedError
 
     # -------------------------------------------------------------- the API
@@ -261,6 +296,29 @@ class BaseFlowStore:
     async def expire_old(self, now: float | None = None) -> int:
         return await self._expire(self._clock() if now is None else float(now))
 
+    # -------------------------------------------------------------- session revocations
+
+    async def revoke_session(self, session_id: str, until: float) -> None:
+        key = _session_key(session_id)
+        if isinstance(until, bool) or not isinstance(until, int | float) or not math.isfinite(until):
+            raise ValueError("until must be a finite time in seconds")
+        now = self._clock()
+        await self._revoke(key, now, float(until), now)
+        _log.info("a pages session was signed out (its cookie is void everywhere)")
+
+    async def revoke_sessions_of(self, owner: str | Principal) -> None:
+        owner_str = owner_key(owner)
+        now = self._clock()
+        await self._revoke(_owner_row(owner_str), now, now + MAX_SESSION_LIFETIME, now)
+        _log.warning("every pages session of %r was signed out", owner_str)
+
+    async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
+        if isinstance(created, bool) or not isinstance(created, int | float) or not math.isfinite(created):
+            raise ValueError("created must be a finite time in seconds")
+        return await self._revoked(
+            _session_key(session_id), _owner_row(owner_key(owner)), float(created), self._clock()
+        )
+
     async def _transition(
         self,
         action: str,
@@ -284,6 +342,17 @@ class BaseFlowStore:
         else:
             _log.info("flow %s: %s refused (%r)", flow_fingerprint(valid), action, error)
         raise error
+
+
+def _session_key(session_id: str) -> str:
+    # Hashed: the table holds no value that appears in a cookie.
+    if not isinstance(session_id, str) or not 0 < len(session_id) <= _MAX_SESSION_ID:
+        raise ValueError(f"a session id must be a non-empty str of at most {_MAX_SESSION_ID} characters")
+    return "session:" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _owner_row(owner: str) -> str:
+    return "owner:" + owner
 
 
 def _security_event(flow_id: str, action: str, owner: str, caller: str) -> None:

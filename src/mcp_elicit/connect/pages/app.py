@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from mcp_elicit.connect.flows import FlowStore, FlowStoreUnavailable, is_flow_id
+from mcp_elicit.connect.flows import FlowStore, FlowStoreUnavailable, SessionRevocations, is_flow_id
 from mcp_elicit.connect.flows.urls import check_base_url
+from mcp_elicit.connect.identity.principal import Principal
 from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.provider import OAuthProvider
@@ -166,6 +167,13 @@ class ConnectPages:
     def __repr__(self) -> str:
         return f"ConnectPages(base_url={self.base_url!r}, providers={sorted(self._ctx.providers)!r})"
 
+    async def sign_out_everywhere(self, principal: str | Principal) -> None:
+        """Void every pages session of ``principal`` created until now, on every instance that
+        shares the flow store (an account closed or compromised, a lost device). Raises
+        ``TypeError`` for a flow store that keeps no sign-outs (see
+        :class:`~mcp_elicit.connect.flows.SessionRevocations`)."""
+        await sign_out_everywhere(self._ctx.flows, principal)
+
     # ------------------------------------------------------------------------------ ASGI
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -276,6 +284,13 @@ class ConnectPages:
             response = html_response(page, (b"allow", allowed.encode("ascii")))
             return lambda: _sync(response)
         return None
+
+
+async def sign_out_everywhere(flows: FlowStore, principal: str | Principal) -> None:
+    """:meth:`ConnectPages.sign_out_everywhere` on ``flows`` (the kit calls it too)."""
+    if not isinstance(flows, SessionRevocations):
+        raise TypeError(f"{flows!r} keeps no sign-outs: it does not implement SessionRevocations")
+    await flows.revoke_sessions_of(principal)
 
 
 class _MethodNotAllowed(Exception):

@@ -48,7 +48,7 @@ def state_page(ctx: PagesContext, status: str) -> Response:
 
 async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
     path = ctx.paths.flow_path("connect", flow_id)
-    session = ctx.sessions.read(request)
+    session = await ctx.session(request)
     if session is None:
         return await ctx.signed_out_page("connect", flow_id, "connect an account")
     owned = await ctx.owned_flow(session, flow_id, "connect", "view")
@@ -112,7 +112,7 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
 
     # The identity is checked again here, at the end of the flow (SEP-1036): the browser may have
     # signed out and in as someone else while at the provider.
-    session = ctx.sessions.read(request)
+    session = await ctx.session(request)
     if session is None or session.principal.key != owner:
         log.warning(
             "SECURITY: callback of provider %r refused: flow owner %r, signed in as %r",

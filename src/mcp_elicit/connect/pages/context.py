@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
-from mcp_elicit.connect.flows import FlowNotFound, FlowStore, PendingFlow
+from mcp_elicit.connect.flows import FlowNotFound, FlowStore, PendingFlow, SessionRevocations
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
 from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.pending import PendingAuthorization
@@ -82,6 +82,32 @@ class PagesContext:
 
     def logout_token(self, session: Session) -> str:
         return csrf_token(session, "logout")
+
+    # -------------------------------------------------------------------- sessions
+
+    async def session(self, request: Request) -> Session | None:
+        """The browser's session, or ``None``: no cookie, a bad or expired one, or one signed out
+        (this session, or every session of its principal) in the flow store. A store that
+        cannot answer raises :class:`FlowStoreUnavailable` (the 503 page): fail closed."""
+        session = self.sessions.read(request)
+        if session is None:
+            return None
+        flows = self.flows
+        if isinstance(flows, SessionRevocations) and await flows.session_revoked(
+            session.session_id, session.principal, session.created
+        ):
+            log.warning(
+                "a signed-out session of %r was presented (an old or copied cookie); treated as signed out",
+                session.principal.key,
+            )
+            return None
+        return session
+
+    async def end_session(self, session: Session) -> None:
+        """Void ``session`` in the flow store (any copy of its cookie too) until it expires."""
+        flows = self.flows
+        if isinstance(flows, SessionRevocations):
+            await flows.revoke_session(session.session_id, session.expires)
 
     async def signed_out_page(self, kind: str, flow_id: str, purpose: str) -> Response:
         """A visitor without a session: "Sign in" for a live flow of this kind, else the one 404.

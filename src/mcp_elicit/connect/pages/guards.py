@@ -27,7 +27,7 @@ async def checked_post(
         log.warning("POST %s refused: cross-origin (Origin %r)", route, request.headers.get("origin"))
         raise BadRequest(403, "This form was not sent from this site. Nothing was changed.")
     form = await request.form(receive)
-    session = ctx.sessions.read(request)
+    session = await ctx.session(request)
     if session is None:
         raise BadRequest(403, "You are not signed in (or your session expired). Open the link again.")
     if not valid_csrf_token(session, route, flow_id, form.get("csrf")):

@@ -83,9 +83,11 @@ async def logout(ctx: PagesContext, request: Request, receive: Receive) -> Respo
         raise BadRequest(403, "This form was not sent from this site.")
     form = await request.form(receive)
     next_path = ctx.paths.checked_next(form.get("next"))
-    session = ctx.sessions.read(request)
+    session = await ctx.session(request)
     if session is not None and not valid_csrf_token(session, "logout", "", form.get("csrf")):
         raise BadRequest(403, "This form has expired. Reload the page and try again.")
+    if session is not None:
+        await ctx.end_session(session)
     clear = ctx.sessions.clear_cookie()
     if next_path is None:
         return ctx.page(views.message(ctx.chrome, 200, "Signed out", "You are signed out."), clear)

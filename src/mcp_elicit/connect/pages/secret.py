@@ -47,7 +47,7 @@ def _form(ctx: PagesContext, session: Session, flow: PendingFlow, problem: str |
 
 
 async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
-    session = ctx.sessions.read(request)
+    session = await ctx.session(request)
     if session is None:
         return await ctx.signed_out_page("secret", flow_id, "enter this information")
     owned = await ctx.owned_flow(session, flow_id, "secret", "view")

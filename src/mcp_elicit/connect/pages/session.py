@@ -1,10 +1,12 @@
 """The browser session: who signed in on the pages, in one sealed cookie.
 
 The cookie holds the principal key (``"issuer|subject"`` from the ID token of the same
-authorization server that issues the MCP access tokens), a display name and email, a per-session
-CSRF secret, and its creation and expiry times. It is sealed (AES-GCM, see :mod:`.sealing`), so
-the browser can neither read nor forge it; it lasts ``session_ttl`` seconds and cannot be revoked
-server-side before that, except by signing out in that browser. Nothing else is kept server-side.
+authorization server that issues the MCP access tokens), a display name and email, a random
+session id, a per-session CSRF secret, and its creation and expiry times. It is sealed (AES-GCM,
+see :mod:`.sealing`), so the browser can neither read nor forge it; it lasts ``session_ttl``
+seconds. Signing out voids the session id in the flow store (a copied cookie dies with it), and
+``sign_out_everywhere`` voids every session of a principal; the pages check both on every request
+(:meth:`PagesContext.session <mcp_elicit.connect.pages.context.PagesContext.session>`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from .templates import Identity
 __all__ = ["Session", "SessionCookies"]
 
 _CSRF_SECRET_BYTES = 32
+_SESSION_ID_BYTES = 16
+_SESSION_ID_LENGTH = 22  # base64url of 16 bytes, unpadded
+_COOKIE_VERSION = 2  # 2: the session id (a version 1 cookie reads as signed out)
 _MAX_LABEL = 200
 
 
@@ -38,6 +43,7 @@ class Session:
     csrf_secret: bytes = field(repr=False)
     created: float
     expires: float
+    session_id: str = field(repr=False)
 
     @property
     def identity(self) -> Identity:
@@ -79,11 +85,13 @@ class SessionCookies:
             csrf_secret=os.urandom(_CSRF_SECRET_BYTES),
             created=now,
             expires=now + self._ttl,
+            session_id=base64.urlsafe_b64encode(os.urandom(_SESSION_ID_BYTES)).rstrip(b"=").decode("ascii"),
         )
 
     def set_cookie(self, session: Session) -> tuple[bytes, bytes]:
         payload = {
-            "v": 1,
+            "v": _COOKIE_VERSION,
+            "s": session.session_id,
             "p": session.principal.key,
             "n": session.name,
             "e": session.email,
@@ -101,18 +109,27 @@ class SessionCookies:
         """The session this browser presents, or ``None`` (absent, tampered, expired, malformed)."""
         for value in request.cookies(self.name):
             payload = self._sealer.open(self.name, value)
-            if payload is None or payload.get("v") != 1:
+            if payload is None or payload.get("v") != _COOKIE_VERSION:
                 continue
             try:
                 principal = Principal.from_key(payload["p"])
                 secret = base64.urlsafe_b64decode(payload["c"])
                 created = float(payload["iat"])
                 expires = float(payload["exp"])
+                session_id = payload["s"]
             except (KeyError, TypeError, ValueError):
                 continue
             if len(secret) != _CSRF_SECRET_BYTES:
                 continue
+            if not isinstance(session_id, str) or len(session_id) != _SESSION_ID_LENGTH:
+                continue
             return Session(
-                principal, _label(payload.get("n")), _label(payload.get("e")), secret, created, expires
+                principal,
+                _label(payload.get("n")),
+                _label(payload.get("e")),
+                secret,
+                created,
+                expires,
+                session_id,
             )
         return None
