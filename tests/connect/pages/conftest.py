@@ -14,28 +14,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pages_support import FakeClock, Harness, build_app, reserve_port, serve_on
+from pages_support import Harness, running_pages
 from tests.oidc_provider import OidcProvider
-
-from mcp_elicit.connect.flows import SQLiteFlowStore
-from mcp_elicit.connect.vault import Vault
-from mcp_elicit.state import KeyRing
 
 
 @pytest.fixture
 async def pages(tmp_path: Path, idp: OidcProvider, third_party: OidcProvider) -> AsyncIterator[Harness]:
-    keys = KeyRing.from_secrets([KeyRing.generate_secret()])
-    clock = FakeClock()
-    flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
-    vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
-    sock, port = reserve_port()
-    base = f"http://127.0.0.1:{port}"
-    app = build_app(base, idp, third_party, flows, vault, keys, clock)
-    async with serve_on(app, sock):
-        yield Harness(base, app, flows, vault, keys, idp, third_party, clock)
-    await vault.close()
-    await flows.close()
-    sock.close()
+    async with running_pages(tmp_path, idp, third_party) as harness:
+        yield harness
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from html import unescape
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -151,6 +152,28 @@ def build_app(
         clock=clock,
         **options,
     )
+
+
+@asynccontextmanager
+async def running_pages(
+    tmp_path: Path, idp: OidcProvider, third_party: OidcProvider, **options: Any
+) -> AsyncIterator[Harness]:
+    """The pages on uvicorn (127.0.0.1), with an SQLite flow store and vault in ``tmp_path``;
+    ``options`` go to :class:`ConnectPages`."""
+    keys = KeyRing.from_secrets([KeyRing.generate_secret()])
+    clock = FakeClock()
+    flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
+    vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
+    sock, port = reserve_port()
+    base = f"http://127.0.0.1:{port}"
+    app = build_app(base, idp, third_party, flows, vault, keys, clock, **options)
+    try:
+        async with serve_on(app, sock):
+            yield Harness(base, app, flows, vault, keys, idp, third_party, clock)
+    finally:
+        await vault.close()
+        await flows.close()
+        sock.close()
 
 
 @asynccontextmanager

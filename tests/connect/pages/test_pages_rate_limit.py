@@ -12,15 +12,12 @@ import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pages_support import SECURITY_HEADERS, FakeClock, Harness, build_app, reserve_port, serve_on
+from pages_support import SECURITY_HEADERS, Harness, running_pages
 from tests.helpers import FakeClock as SteppingClock
 from tests.oidc_provider import OidcProvider
 
-from mcp_elicit.connect.flows import SQLiteFlowStore
 from mcp_elicit.connect.pages import PageRateLimit
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimiter
-from mcp_elicit.connect.vault import Vault
-from mcp_elicit.state import KeyRing
 
 UNKNOWN = f"/connect/{'B' * 43}"  # a well-formed id that no flow has: the 404 of a guess
 
@@ -168,35 +165,16 @@ def test_any_sequence_keeps_budgets_in_range_and_waits_positive(
 # ------------------------------------------------------------------------------ the pages
 
 
-async def running_pages(
-    tmp_path: Path, idp: OidcProvider, third_party: OidcProvider, rate_limit: PageRateLimit | None
-) -> AsyncIterator[Harness]:
-    keys = KeyRing.from_secrets([KeyRing.generate_secret()])
-    clock = FakeClock()
-    flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
-    vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
-    sock, port = reserve_port()
-    base = f"http://127.0.0.1:{port}"
-    app = build_app(base, idp, third_party, flows, vault, keys, clock, rate_limit=rate_limit)
-    try:
-        async with serve_on(app, sock):
-            yield Harness(base, app, flows, vault, keys, idp, third_party, clock)
-    finally:
-        await vault.close()
-        await flows.close()
-        sock.close()
-
-
 @pytest.fixture
 async def strict(tmp_path: Path, idp: OidcProvider, third_party: OidcProvider) -> AsyncIterator[Harness]:
     limits = PageRateLimit(requests_per_minute=60, request_burst=8, failures_per_minute=6, failure_burst=3)
-    async for harness in running_pages(tmp_path, idp, third_party, limits):
+    async with running_pages(tmp_path, idp, third_party, rate_limit=limits) as harness:
         yield harness
 
 
 @pytest.fixture
 async def unlimited(tmp_path: Path, idp: OidcProvider, third_party: OidcProvider) -> AsyncIterator[Harness]:
-    async for harness in running_pages(tmp_path, idp, third_party, None):
+    async with running_pages(tmp_path, idp, third_party, rate_limit=None) as harness:
         yield harness
 
 
