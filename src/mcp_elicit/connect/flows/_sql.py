@@ -91,3 +91,21 @@ IS_REVOKED: Final = (
     "AND (revoked_key = ? OR (revoked_key = ? AND since >= ?)) LIMIT 1"
 )
 PURGE_REVOKED: Final = "DELETE FROM {revoked} WHERE until < ?"
+
+# What a backend creates on first use, in order, and every statement it prepares.
+SCHEMA: Final = (CREATE_TABLE, CREATE_OWNER_INDEX, CREATE_EXPIRES_INDEX, CREATE_REVOKED)
+STATEMENTS: Final = (
+    INSERT,
+    SELECT,
+    EXPIRE_OWNER,
+    PURGE_OWNER,
+    COUNT_OPEN,
+    BEGIN,
+    COMPLETE,
+    FAIL,
+    EXPIRE_ALL,
+    PURGE_ALL,
+    REVOKE,
+    IS_REVOKED,
+    PURGE_REVOKED,
+)

@@ -85,38 +85,14 @@ class PostgresFlowStore(BaseFlowStore):
         def compose(template: str) -> sql.Composed:
             return psql.SQL(template.replace("?", "%s")).format(**names)
 
-        self._pg.ddl = [
-            compose(t)
-            for t in (
-                _sql.CREATE_TABLE,
-                _sql.CREATE_OWNER_INDEX,
-                _sql.CREATE_EXPIRES_INDEX,
-                _sql.CREATE_REVOKED,
-            )
-        ] + [  # a table made by an earlier version gets the columns added since
+        # A table made by an earlier version gets the columns added since.
+        self._pg.ddl = [compose(t) for t in _sql.SCHEMA] + [
             psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
                 table=names["table"], column=psql.Identifier(column)
             )
             for column in _sql.ADDED_COLUMNS
         ]
-        self._q: dict[str, sql.Composed] = {
-            template: compose(template)
-            for template in (
-                _sql.INSERT,
-                _sql.SELECT,
-                _sql.EXPIRE_OWNER,
-                _sql.PURGE_OWNER,
-                _sql.COUNT_OPEN,
-                _sql.BEGIN,
-                _sql.COMPLETE,
-                _sql.FAIL,
-                _sql.EXPIRE_ALL,
-                _sql.PURGE_ALL,
-                _sql.REVOKE,
-                _sql.IS_REVOKED,
-                _sql.PURGE_REVOKED,
-            )
-        }
+        self._q: dict[str, sql.Composed] = {template: compose(template) for template in _sql.STATEMENTS}
         self._q_lock: sql.SQL = psql.SQL("SELECT pg_advisory_xact_lock(%s)")
 
     @property

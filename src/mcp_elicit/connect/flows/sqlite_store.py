@@ -86,24 +86,7 @@ class SQLiteFlowStore(BaseFlowStore):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
-        self._statements = {
-            template: _sql_for(template)
-            for template in (
-                _sql.INSERT,
-                _sql.SELECT,
-                _sql.EXPIRE_OWNER,
-                _sql.PURGE_OWNER,
-                _sql.COUNT_OPEN,
-                _sql.BEGIN,
-                _sql.COMPLETE,
-                _sql.FAIL,
-                _sql.EXPIRE_ALL,
-                _sql.PURGE_ALL,
-                _sql.REVOKE,
-                _sql.IS_REVOKED,
-                _sql.PURGE_REVOKED,
-            )
-        }
+        self._statements = {template: _sql_for(template) for template in _sql.STATEMENTS}
 
     @property
     def path(self) -> str:
@@ -126,12 +109,7 @@ class SQLiteFlowStore(BaseFlowStore):
             if not memory:
                 conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
-            for template in (
-                _sql.CREATE_TABLE,
-                _sql.CREATE_OWNER_INDEX,
-                _sql.CREATE_EXPIRES_INDEX,
-                _sql.CREATE_REVOKED,
-            ):
+            for template in _sql.SCHEMA:
                 conn.execute(_sql_for(template))
             _add_missing_columns(conn)
 
