@@ -37,25 +37,14 @@ def _requester(ctx: PagesContext, client: str | None) -> views.Requester:
     return views.Requester(client=client, server_name=ctx.chrome.server_name)
 
 
-def state_page(ctx: PagesContext, status: str) -> Response:
-    """What the owner sees for a flow that is not pending any more."""
-    if status == "in_progress":
-        return ctx.page(views.in_use(ctx.chrome))
-    if status == "expired":
-        return ctx.not_found()
-    return ctx.page(views.already_used(ctx.chrome))
-
-
 async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
     path = ctx.paths.flow_path("connect", flow_id)
     session = await ctx.session(request)
     if session is None:
         return await ctx.signed_out_page("connect", flow_id, "connect an account")
-    owned = await ctx.owned_flow(session, flow_id, "connect", "view")
+    owned = await ctx.pending_flow(session, flow_id, "connect", "view")
     if isinstance(owned, Response):
         return owned
-    if owned.status != "pending":
-        return state_page(ctx, owned.status)
     provider = ctx.providers.get(owned.provider)
     if provider is None:
         log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
@@ -89,7 +78,7 @@ async def connect_post(ctx: PagesContext, request: Request, receive: Receive, fl
     except FlowNotFound:
         return ctx.not_found()
     except FlowStateConflict as exc:
-        return state_page(ctx, exc.status)
+        return ctx.state_page(exc.status)
     url, pending = oauth.begin()
     cookie = ctx.seal_transaction("tx", pending, flow=flow_id, owner=flow.owner)
     log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)

@@ -151,6 +151,23 @@ class PagesContext:
             )
         return flow
 
+    async def pending_flow(
+        self, session: Session, flow_id: str, kind: str, action: str
+    ) -> PendingFlow | Response:
+        """:meth:`owned_flow`, and still ``pending``: else the page for its state."""
+        owned = await self.owned_flow(session, flow_id, kind, action)
+        if isinstance(owned, Response) or owned.status == "pending":
+            return owned
+        return self.state_page(owned.status)
+
+    def state_page(self, status: str) -> Response:
+        """What the owner sees for a flow that is not pending any more."""
+        if status == "in_progress":
+            return self.page(views.in_use(self.chrome))
+        if status == "expired":
+            return self.not_found()
+        return self.page(views.already_used(self.chrome))
+
     # -------------------------------------------------------------------- transaction cookies
 
     def seal_transaction(self, kind: str, pending: PendingAuthorization, **data: Any) -> Header:

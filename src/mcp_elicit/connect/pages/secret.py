@@ -17,7 +17,6 @@ from typing import Final
 from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict, PendingFlow
 
 from . import views
-from .connect import state_page
 from .context import PagesContext, log
 from .csrf import csrf_token
 from .guards import checked_post
@@ -50,21 +49,17 @@ async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Resp
     session = await ctx.session(request)
     if session is None:
         return await ctx.signed_out_page("secret", flow_id, "enter this information")
-    owned = await ctx.owned_flow(session, flow_id, "secret", "view")
+    owned = await ctx.pending_flow(session, flow_id, "secret", "view")
     if isinstance(owned, Response):
         return owned
-    if owned.status != "pending":
-        return state_page(ctx, owned.status)
     return _form(ctx, session, owned)
 
 
 async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:
     session, form = await checked_post(ctx, request, receive, "secret", flow_id)
-    owned = await ctx.owned_flow(session, flow_id, "secret", "save")
+    owned = await ctx.pending_flow(session, flow_id, "secret", "save")
     if isinstance(owned, Response):
         return owned
-    if owned.status != "pending":
-        return state_page(ctx, owned.status)
     value = form.get("value", "").strip()
     if not value:
         return _form(ctx, session, owned, "Enter a value.")
@@ -77,7 +72,7 @@ async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flo
     except FlowNotFound:
         return ctx.not_found()
     except FlowStateConflict as exc:
-        return state_page(ctx, exc.status)
+        return ctx.state_page(exc.status)
     try:
         await ctx.vault.put_secret(flow.owner, flow.provider, value)
     except Exception:
