@@ -244,3 +244,18 @@ class ThreadedServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()
+
+
+async def until_server_hung_up(pg: Any, within: float = 5.0) -> None:
+    """Wait until the server's end of a store's idle PostgreSQL connection (``pg``, its
+    ``PgConnection``) is seen closed by the client, after ``pg_terminate_backend``: how soon that
+    arrives depends on the machine's load, so a fixed sleep makes the tests that follow flaky."""
+    from mcp_elicit._pg import has_unread_data
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        conn = pg._conn
+        if conn is None or has_unread_data(conn):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the terminated PostgreSQL connection still looks open after {within} s")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from state_support import StoreSpec
+from tests.helpers import until_server_hung_up
 from tests.store_support import drop_pg_table
 
 from mcp_elicit.state import PostgresSingleUseStore, StateStoreUnavailable
@@ -91,7 +92,7 @@ async def test_connection_terminated_while_idle_is_replaced(pg_dsn: str, pg_tabl
         pid = store._pg._conn.info.backend_pid  # type: ignore[union-attr]
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        await asyncio.sleep(0.2)
+        await until_server_hung_up(store._pg)
         assert await store.consume("after", FAR) is True
         assert store._pg._conn.info.backend_pid != pid  # type: ignore[union-attr]
         assert await store.consume("before", FAR) is False

@@ -31,9 +31,9 @@ import math
 import time
 from collections.abc import Callable
 from hmac import compare_digest
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit._pg import PgConnection, index_name, table_parts
 
 from .errors import StateStoreUnavailable
@@ -67,7 +67,7 @@ def _as_bytes(value: object) -> bytes | None:
     raise TypeError(f"unexpected bytea value of type {type(value).__name__}")
 
 
-class PostgresSingleUseStore:
+class PostgresSingleUseStore(ClosesOnExit):
     """Single-use token ids in a PostgreSQL table, atomic across processes and hosts.
 
     ``dsn`` is a libpq connection string or URI (it is never included in error messages).
@@ -236,14 +236,3 @@ class PostgresSingleUseStore:
     async def close(self) -> None:
         """Close the connection. Later calls raise :class:`StateStoreUnavailable`."""
         await self._pg.close()
-
-    async def __aenter__(self) -> PostgresSingleUseStore:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()

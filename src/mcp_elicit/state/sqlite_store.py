@@ -40,9 +40,9 @@ import threading
 import time
 from collections.abc import Callable
 from hmac import compare_digest
-from types import TracebackType
 from typing import Final, TypeVar
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit._sqlite import is_busy, prepare_retrying
 
 from .errors import StateStoreUnavailable
@@ -118,7 +118,7 @@ def _commit_on(conn: sqlite3.Connection, token_id: str, digest: str, response: b
     return None if row is None or row[0] is None else bytes(row[0])
 
 
-class SQLiteSingleUseStore:
+class SQLiteSingleUseStore(ClosesOnExit):
     """Single-use token ids in an SQLite file. Safe across asyncio tasks, threads and processes.
 
     ``busy_timeout``: seconds to wait for another writer before giving up with
@@ -362,14 +362,3 @@ class SQLiteSingleUseStore:
     async def close(self) -> None:
         """Close both connections. Later calls raise :class:`StateStoreUnavailable`."""
         await asyncio.to_thread(self._close_sync)
-
-    async def __aenter__(self) -> SQLiteSingleUseStore:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()

@@ -16,6 +16,7 @@ import pytest
 from flows_support import ALICE, BOB, NOW, FakeClock, StoreSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers import until_server_hung_up
 
 from mcp_elicit.connect.flows import (
     FLOW_NOT_FOUND_MESSAGE,
@@ -431,7 +432,7 @@ async def test_postgres_reconnects_after_the_backend_is_terminated(
             (f"%{stores.table}%",),
         ).fetchall()
     assert killed == [(True,)]
-    await asyncio.sleep(0.1)
+    await until_server_hung_up(store._pg)  # type: ignore[attr-defined]
     assert (await store.get(flow.id)).status == "pending"  # the dead connection was replaced
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import stat
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from tests.helpers import until_server_hung_up
 from vault_support import OWNER, VaultSpec, drop_pg_tables, new_ring, unique_prefix
 
 from mcp_elicit.connect.vault import Vault, VaultUnavailable
@@ -67,7 +67,7 @@ async def test_postgres_comes_back_after_the_connection_is_killed(pg_dsn: str) -
             ).fetchone()
         assert killed is not None
         assert killed[0] == 1  # the vault's idle connection
-        await asyncio.sleep(0.1)
+        await until_server_hung_up(vault._db._pg)  # type: ignore[attr-defined]
         assert (await vault.get_secret(OWNER, "k")).value == "v"  # type: ignore[union-attr]
     finally:
         await vault.close()

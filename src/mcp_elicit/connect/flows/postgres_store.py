@@ -25,9 +25,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit._pg import PgConnection, index_name, table_parts
 
 from . import _sql
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresFlowStore"]
 
 
-class PostgresFlowStore(BaseFlowStore):
+class PostgresFlowStore(BaseFlowStore, ClosesOnExit):
     """Pending flows in a PostgreSQL table, atomic across processes and hosts.
 
     ``dsn``: a libpq connection string or URI (never included in messages). ``timeout``: bound on
@@ -194,14 +194,3 @@ class PostgresFlowStore(BaseFlowStore):
     async def close(self) -> None:
         """Close the connection. Later calls raise :class:`FlowStoreUnavailable`."""
         await self._pg.close()
-
-    async def __aenter__(self) -> PostgresFlowStore:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()

@@ -20,9 +20,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Final, TypeVar
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit._sqlite import prepare_retrying
 
 from . import _sql
@@ -60,7 +60,7 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
                 raise
 
 
-class SQLiteFlowStore(BaseFlowStore):
+class SQLiteFlowStore(BaseFlowStore, ClosesOnExit):
     """Pending flows in an SQLite file. Safe across asyncio tasks, threads and processes.
 
     ``max_pending_per_user``: open flows allowed per owner (default 3). ``ttl``: default flow
@@ -232,14 +232,3 @@ class SQLiteFlowStore(BaseFlowStore):
                     self._conn = None
 
         await asyncio.to_thread(shut)
-
-    async def __aenter__(self) -> SQLiteFlowStore:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()

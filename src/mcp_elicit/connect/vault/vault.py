@@ -33,11 +33,11 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from types import TracebackType
 from typing import Any, Final, Literal
 
 import orjson
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit.state import KeyRing
 from mcp_elicit.state.keys import ENV_VAR as STATE_KEYS_ENV
 
@@ -147,7 +147,7 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-class Vault:
+class Vault(ClosesOnExit):
     """Third-party tokens and secrets, AES-256-GCM encrypted per record, bound to their owner.
 
     Create one with :meth:`sqlite` or :meth:`postgres`; it connects on first use and creates its
@@ -893,14 +893,3 @@ class Vault:
             for task in stuck:
                 task.cancel()
         await self._db.close()
-
-    async def __aenter__(self) -> Vault:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
