@@ -176,28 +176,6 @@ async def running_pages(
         sock.close()
 
 
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[int]:
-    """uvicorn on 127.0.0.1 (a free port) in this event loop; yields the port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        for _ in range(500):
-            if server.started:
-                break
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-        yield port
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
 def reserve_port() -> tuple[socket.socket, int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
