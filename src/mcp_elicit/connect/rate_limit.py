@@ -97,8 +97,9 @@ class PageRateLimiter:
                 self._buckets.popitem(last=False)
             return bucket
         self._buckets.move_to_end(client)
-        elapsed = max(0.0, now - bucket.updated)  # a clock that steps back refills nothing
-        bucket.updated = now
+        # A clock that steps back refills nothing, now or when it catches up again.
+        elapsed = max(0.0, now - bucket.updated)
+        bucket.updated = max(bucket.updated, now)
         bucket.requests = min(float(limits.request_burst), bucket.requests + elapsed * self._request_rate)
         bucket.failures = min(float(limits.failure_burst), bucket.failures + elapsed * self._failure_rate)
         return bucket

@@ -82,6 +82,10 @@ def test_a_clock_that_steps_back_refills_nothing() -> None:
     buckets.admit("a")
     clock.advance(-3600)
     assert buckets.admit("a") == 1
+    clock.advance(3600)  # back where it was: still no time has passed for the bucket
+    assert buckets.admit("a") == 1
+    clock.advance(1)
+    assert buckets.admit("a") is None
 
 
 def test_memory_is_bounded_by_max_clients() -> None:
