@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_elicit.connect.flows import FlowStore, check_base_url
+from mcp_elicit.connect.flows import FlowStore, check_base_url, sign_out_everywhere
 from mcp_elicit.connect.identity import (
     DevelopmentIdentity,
     Principal,
@@ -179,8 +179,6 @@ class ConnectKit:
         :class:`~mcp_elicit.connect.identity.principal.Principal`) created until now, on every
         instance sharing the flow store: after an account is closed or a device lost. Their MCP
         access tokens are the authorization server's to revoke."""
-        from mcp_elicit.connect.pages.app import sign_out_everywhere
-
         await sign_out_everywhere(self.flows, principal)
 
     def __repr__(self) -> str:

@@ -12,11 +12,10 @@ from kit_sites import VAULT_KEY, SiteFactory
 from kit_support import call_body, post_mcp, text_of
 
 from mcp_elicit import Context, Server
-from mcp_elicit.connect.flows import SessionRevocations
+from mcp_elicit.connect.flows import SessionRevocations, sign_out_everywhere
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectApp, ConnectKit
 from mcp_elicit.connect.pages import DevelopmentLogin, PageRateLimit
-from mcp_elicit.connect.pages.app import sign_out_everywhere
 from mcp_elicit.connect.vault import Vault
 
 

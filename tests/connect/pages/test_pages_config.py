@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.connect.flows import SQLiteFlowStore
+from mcp_elicit.connect.flows import MAX_SESSION_LIFETIME, SQLiteFlowStore
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.pages import ConnectPages, OidcLogin
 from mcp_elicit.connect.vault import Vault
@@ -31,7 +31,7 @@ def login() -> OidcLogin:
     )
 
 
-def make(tmp_path: Path, base_url: str, development: bool = False) -> ConnectPages:
+def make(tmp_path: Path, base_url: str, development: bool = False, **options: Any) -> ConnectPages:
     keys = KeyRing.from_secrets([KeyRing.generate_secret()])
     return ConnectPages(
         base_url=base_url,
@@ -42,6 +42,7 @@ def make(tmp_path: Path, base_url: str, development: bool = False) -> ConnectPag
         keys=keys,
         server_name="S",
         development=development,
+        **options,
     )
 
 
@@ -113,6 +114,15 @@ async def test_production_cookies_are_host_prefixed_and_secure(tmp_path: Path) -
     assert (await call(app, "/done"))[0] == 404  # outside the base path
     # Mounted with the prefix already stripped (root_path = the base path) works the same.
     assert (await call(app, "/done", root_path="/mcp-pages"))[0] == 200
+
+
+@pytest.mark.parametrize("ttl", [59, 86401, float("nan"), True, "3600"])
+def test_session_ttl_is_bounded_by_the_longest_session_a_sign_out_covers(tmp_path: Path, ttl: object) -> None:
+    # Sign-outs are kept MAX_SESSION_LIFETIME seconds: a longer session would outlive its sign-out.
+    assert MAX_SESSION_LIFETIME == 86400
+    with pytest.raises(ValueError, match="session_ttl must be between 60 and 86400 seconds"):
+        make(tmp_path, "https://mcp.example.com", session_ttl=ttl)
+    assert make(tmp_path, "https://mcp.example.com", session_ttl=86400).base_url == "https://mcp.example.com"
 
 
 def test_oidc_login_needs_an_openid_provider() -> None:

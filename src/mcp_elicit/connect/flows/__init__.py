@@ -43,7 +43,7 @@ from .model import (
     new_flow_id,
 )
 from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry
-from .store import MAX_SESSION_LIFETIME, FlowStore, SessionRevocations
+from .store import MAX_SESSION_LIFETIME, FlowStore, SessionRevocations, sign_out_everywhere
 from .urls import check_base_url, flow_url
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ __all__ = [
     "flow_url",
     "is_flow_id",
     "new_flow_id",
+    "sign_out_everywhere",
 ]
 
 

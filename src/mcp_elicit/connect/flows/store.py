@@ -45,7 +45,7 @@ from .model import (
     refusal,
 )
 
-__all__ = ["MAX_SESSION_LIFETIME", "BaseFlowStore", "FlowStore", "SessionRevocations"]
+__all__ = ["MAX_SESSION_LIFETIME", "BaseFlowStore", "FlowStore", "SessionRevocations", "sign_out_everywhere"]
 
 MAX_SESSION_LIFETIME = 86400.0
 """The longest a pages session can last (``ConnectPages(session_ttl=...)`` allows at most this):
@@ -133,6 +133,14 @@ class SessionRevocations(Protocol):
     async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
         """Whether the session ``session_id`` of ``owner``, created at ``created``, was voided."""
         ...
+
+
+async def sign_out_everywhere(flows: FlowStore, principal: str | Principal) -> None:
+    """Void every pages session of ``principal`` created until now, in ``flows``; ``TypeError``
+    for a flow store that keeps no sign-outs."""
+    if not isinstance(flows, SessionRevocations):
+        raise TypeError(f"{flows!r} keeps no sign-outs: it does not implement SessionRevocations")
+    await flows.revoke_sessions_of(principal)
 
 
 class BaseFlowStore:

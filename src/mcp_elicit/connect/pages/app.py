@@ -12,7 +12,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from mcp_elicit.connect.flows import FlowStore, FlowStoreUnavailable, SessionRevocations, is_flow_id
+from mcp_elicit.connect.flows import (
+    MAX_SESSION_LIFETIME,
+    FlowStore,
+    FlowStoreUnavailable,
+    is_flow_id,
+    sign_out_everywhere,
+)
 from mcp_elicit.connect.flows.urls import check_base_url
 from mcp_elicit.connect.identity.principal import Principal
 from mcp_elicit.connect.identity.urls import is_loopback_host
@@ -109,9 +115,9 @@ class ConnectPages:
         if (
             isinstance(session_ttl, bool)
             or not isinstance(session_ttl, int | float)
-            or not 60 <= session_ttl <= 86400
+            or not 60 <= session_ttl <= MAX_SESSION_LIFETIME
         ):
-            raise ValueError("session_ttl must be between 60 and 86400 seconds")
+            raise ValueError(f"session_ttl must be between 60 and {MAX_SESSION_LIFETIME:.0f} seconds")
         for provider_id, provider in providers.items():
             if not isinstance(provider, OAuthProvider) or provider.id != provider_id:
                 raise ValueError(f"providers[{provider_id!r}] must be an OAuthProvider with that id")
@@ -284,13 +290,6 @@ class ConnectPages:
             response = html_response(page, (b"allow", allowed.encode("ascii")))
             return lambda: _sync(response)
         return None
-
-
-async def sign_out_everywhere(flows: FlowStore, principal: str | Principal) -> None:
-    """:meth:`ConnectPages.sign_out_everywhere` on ``flows`` (the kit calls it too)."""
-    if not isinstance(flows, SessionRevocations):
-        raise TypeError(f"{flows!r} keeps no sign-outs: it does not implement SessionRevocations")
-    await flows.revoke_sessions_of(principal)
 
 
 class _MethodNotAllowed(Exception):

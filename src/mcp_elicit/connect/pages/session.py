@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ class SessionCookies:
             csrf_secret=os.urandom(_CSRF_SECRET_BYTES),
             created=now,
             expires=now + self._ttl,
-            session_id=base64.urlsafe_b64encode(os.urandom(_SESSION_ID_BYTES)).rstrip(b"=").decode("ascii"),
+            session_id=secrets.token_urlsafe(_SESSION_ID_BYTES),
         )
 
     def set_cookie(self, session: Session) -> tuple[bytes, bytes]:
