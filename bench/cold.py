@@ -14,7 +14,7 @@ runs agree within about 2%, against 10-30% for the HTTP bench.
 
 It measures the apps only: uvicorn's own cost per flow (the same for every server) comes on top
 in the server bench, so the HTTP ratio bare/ours is higher than the app ratio printed here.
-Not part of the test suite.
+A measurement, not a timed test (tests/bench only checks that the tool works).
 """
 
 from __future__ import annotations
@@ -53,18 +53,13 @@ HEADERS = [
 
 
 def load_app(name: str) -> App:
-    """The ASGI app a bench server serves, built as its script builds it."""
+    """The ASGI app a bench server serves (its ``asgi_app()``)."""
     spec = importlib.util.spec_from_file_location(f"bench_server_{name}", SERVERS[name])
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    app = module.app
-    if name == "ours":
-        return app.asgi()  # type: ignore[no-any-return]
-    if name == "sdk":
-        return app.streamable_http_app(stateless_http=True, json_response=True)  # type: ignore[no-any-return]
-    return app  # type: ignore[no-any-return]
+    return module.asgi_app()  # type: ignore[no-any-return]
 
 
 async def start_lifespan(app: App) -> Callable[[], Awaitable[None]]:

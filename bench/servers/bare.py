@@ -104,13 +104,18 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": out})
 
 
+def asgi_app() -> Any:
+    """What this server serves over HTTP (also timed in-process by ``bench/cold.py``)."""
+    return app
+
+
 def main() -> None:
     if len(sys.argv) != 2 or sys.argv[1] == "stdio":
         sys.exit("usage: bare.py PORT   (HTTP only)")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _uvicorn import serve
 
-    serve(app, int(sys.argv[1]))
+    serve(asgi_app(), int(sys.argv[1]))
 
 
 if __name__ == "__main__":

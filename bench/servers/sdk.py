@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from pydantic import BaseModel
@@ -39,6 +39,11 @@ async def create_ticket(title: str, answer: Annotated[Confirm, Resolve(ask_confi
     return "Not created"
 
 
+def asgi_app() -> Any:
+    """What this server serves over HTTP (also timed in-process by ``bench/cold.py``)."""
+    return app.streamable_http_app(stateless_http=True, json_response=True)
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: sdk.py PORT|stdio")
@@ -48,7 +53,7 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _uvicorn import serve
 
-    serve(app.streamable_http_app(stateless_http=True, json_response=True), int(sys.argv[1]))
+    serve(asgi_app(), int(sys.argv[1]))
 
 
 if __name__ == "__main__":
