@@ -32,7 +32,7 @@ import orjson
 import uvloop
 
 import loadclient as lc
-from run import LABELS, SERVERS
+from run import LABELS, SERVERS, server_names
 
 Message = MutableMapping[str, Any]
 App = Callable[
@@ -187,10 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "--flush-mb", type=float, default=4.0, help="bytes written before each request, MiB (0: warm)"
     )
     args = ap.parse_args(argv)
-    names = [n.strip() for n in args.servers.split(",") if n.strip()]
-    unknown = [n for n in names if n not in SERVERS]
-    if unknown or not names:
-        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
+    names = server_names(ap, args.servers)
     if args.flows < BLOCKS or args.flush_mb < 0:
         ap.error(f"--flows must be at least {BLOCKS} and --flush-mb at least 0")
     per_block = uvloop.run(measure(names, args.flows, int(args.flush_mb * (1 << 20))))

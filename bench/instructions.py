@@ -27,7 +27,17 @@ import time
 from pathlib import Path
 
 import loadclient as lc
-from run import HOST, LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, free_port, stop_process, tail
+from run import (
+    HOST,
+    LABELS,
+    SERVERS,
+    TARGET_HTTP_VS_BARE,
+    byte_compile_ours,
+    free_port,
+    server_names,
+    stop_process,
+    tail,
+)
 
 START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
 DUMP_TIMEOUT = 60.0
@@ -101,10 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--users", type=int, default=16, help="concurrent users (default 16)")
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the servers")
     args = ap.parse_args(argv)
-    names = [n.strip() for n in args.servers.split(",") if n.strip()]
-    unknown = [n for n in names if n not in SERVERS]
-    if unknown or not names:
-        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
+    names = server_names(ap, args.servers)
     if args.flows < 50:
         ap.error("--flows must be at least 50")
     missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]

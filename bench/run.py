@@ -63,6 +63,15 @@ CLIENT_CPU_SATURATED = 0.9
 # --------------------------------------------------------------------------- processes
 
 
+def server_names(ap: argparse.ArgumentParser, text: str) -> list[str]:
+    """The servers named in a ``--servers`` value (comma-separated); ``ap.error`` on unknown ones."""
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [n for n in names if n not in SERVERS]
+    if unknown or not names:
+        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
+    return names
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
@@ -731,11 +740,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.cold_runs = args.cold_runs if args.cold_runs is not None else (5 if quick else 7)
     args.rounds = args.rounds if args.rounds is not None else (1 if quick else 3)
     args.stdio_rounds = args.stdio_rounds if args.stdio_rounds is not None else (3 if quick else 5)
-    names = [s.strip() for s in args.servers.split(",") if s.strip()]
-    bad = [n for n in names if n not in SERVERS]
-    if bad or not names:
-        ap.error(f"unknown server(s) {bad}; choose from {list(SERVERS)}")
-    args.server_list = names
+    args.server_list = server_names(ap, args.servers)
     args.skip_parts = {s.strip() for s in args.skip.split(",") if s.strip()}
     if args.users < 1 or args.duration <= 0 or args.warmup < 0 or args.rounds < 1 or args.cold_runs < 1:
         ap.error("users, duration, rounds and cold-runs must be positive")
