@@ -14,7 +14,7 @@ import argparse
 import asyncio
 from dataclasses import dataclass
 
-from mcp_elicit import Context, InputRequired, Server
+from mcp_elicit import Context, InputRequired, McpError, Server
 
 app = Server("mcp-elicit-conformance", version="0.1.0", instructions="Conformance fixtures for mcp-elicit.")
 
@@ -67,7 +67,13 @@ async def test_input_required_result_request_state(ctx: Context) -> str | InputR
     """Low-level style: returns its own InputRequired and reads its state back."""
     confirm = ctx.input_responses.get("confirm")
     if ctx.request_state == "awaiting-confirm" and isinstance(confirm, dict):
-        return f"state-ok: confirmed={confirm.get('content', {}).get('ok')}"
+        # Raw answers: this style checks them itself (ctx.elicit would validate them).
+        action, content = confirm.get("action"), confirm.get("content")
+        if action == "accept" and isinstance(content, dict) and isinstance(content.get("ok"), bool):
+            return f"state-ok: confirmed={content['ok']}"
+        if action in ("decline", "cancel"):
+            return f"state-ok: the person chose {action}"
+        raise McpError(-32602, "Invalid params: answer 'confirm' with accept {ok: bool}, decline or cancel")
     return InputRequired(
         input_requests={
             "confirm": {

@@ -42,7 +42,6 @@ from mcp_elicit.client.errors import (
 )
 from mcp_elicit.client.flow import AskInputs, Backoff, Complete, Flow
 from mcp_elicit.client.messages import Response, ServerNotification, encode_request, server_error
-from mcp_elicit.client.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.client.progress import Progress, ProgressCallback
 from mcp_elicit.client.providers import RootsProvider, Sampler, StaticRoots
 from mcp_elicit.client.questions import Answerer, ServerIdentity
@@ -56,6 +55,7 @@ from mcp_elicit.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
+from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:

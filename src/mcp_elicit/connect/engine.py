@@ -68,7 +68,7 @@ from mcp_elicit.connect.vault import (
 )
 from mcp_elicit.server.errors import ToolError
 from mcp_elicit.wire.capabilities import required_for_elicitation
-from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, missing_capability
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
 
 if TYPE_CHECKING:
     from mcp_elicit.connect.kit import ConnectKit
@@ -205,7 +205,7 @@ async def _obtain(
         if found is not None:
             return found
         if not ctx.can_elicit("url"):  # before creating a flow the client could never open
-            raise missing_capability(
+            raise ctx._missing(
                 required_for_elicitation("url"),
                 f"This request needs to send the user to a URL ({_what(request)}), but its "
                 "clientCapabilities do not declare elicitation.url",

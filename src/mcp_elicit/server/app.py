@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.schema import SchemaError
-from mcp_elicit.server.context import Context, Notify
-from mcp_elicit.server.errors import ReplayMismatch, ToolError
-from mcp_elicit.server.flow import FlowRecord, MalformedFlow, Round
+from mcp_elicit.server.context import Context, Notify, vet_elicitation
+from mcp_elicit.server.errors import ReplayMismatch, ToolError, TooManyInvalidAnswers
+from mcp_elicit.server.flow import MAX_ANSWER_NESTING, FlowRecord, MalformedFlow, Round, nested_deeper_than
 from mcp_elicit.server.lowlevel import InputRequired
 from mcp_elicit.server.registry import Handler, Prompt, Resource, Tool, first_paragraph
 from mcp_elicit.server.replay import Completed, run_round
@@ -39,7 +39,13 @@ from mcp_elicit.state.keys import ENV_VAR as KEYS_ENV_VAR
 from mcp_elicit.state.seal import Claimed
 from mcp_elicit.state.single_use import RedeliveryStore
 from mcp_elicit.wire import codec, mrtr
-from mcp_elicit.wire.capabilities import ClientCapabilities
+from mcp_elicit.wire.capabilities import (
+    ClientCapabilities,
+    merge_required,
+    required_for_elicitation,
+    required_for_sampling,
+    sampling_needs,
+)
 from mcp_elicit.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -50,7 +56,14 @@ from mcp_elicit.wire.errors import (
     missing_capability,
 )
 from mcp_elicit.wire.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, Request
-from mcp_elicit.wire.meta import RequestMeta, check_version, parse_request_meta, server_info_meta
+from mcp_elicit.wire.meta import (
+    RequestMeta,
+    check_version,
+    initialize_refused,
+    parse_request_meta,
+    server_info_meta,
+)
+from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
@@ -131,6 +144,9 @@ class Server:
             )
         self.single_use_redelivery = single_use_redelivery
         self._tools: dict[str, Tool] = {}
+        # Tools with arguments mirrored in Mcp-Param-* headers (x-mcp-header): the HTTP
+        # transport checks those headers against the body.
+        self.param_headers: dict[str, HeaderMap] = {}
         self._prompts: dict[str, Prompt] = {}
         self._resources: list[Resource] = []
         self._result_meta = server_info_meta(name, version, title)
@@ -151,7 +167,7 @@ class Server:
             tool_name = name or fn.__name__
             if tool_name in self._tools:
                 raise ValueError(f"a tool named {tool_name!r} is already registered")
-            self._tools[tool_name] = Tool(
+            tool = Tool(
                 tool_name,
                 fn,
                 analyse(fn, Context),
@@ -159,6 +175,14 @@ class Server:
                 description or first_paragraph(fn),
                 annotations,
             )
+            try:
+                mapping = header_map(tool.signature.input_schema)
+            except InvalidHeaderAnnotation as exc:
+                # Clients must drop such a tool: refuse it here, where the author can fix it.
+                raise ValueError(f"tool {tool_name!r}: {exc}") from None
+            self._tools[tool_name] = tool
+            if mapping:
+                self.param_headers[tool_name] = mapping
             return fn
 
         return register
@@ -237,6 +261,8 @@ class Server:
         """Handle one request and return its result (with ``resultType`` and ``_meta``), or
         raise :class:`McpError`."""
         if meta is None:
+            if request.method == "initialize":
+                raise initialize_refused(request.params)
             meta = parse_request_meta(request.params)
         if meta.protocol_version not in SUPPORTED_VERSIONS:  # check_version(meta), inlined
             check_version(meta)
@@ -265,6 +291,8 @@ class Server:
             )
         elif method == "resources/read" and self._resources:
             result = await self._read_resource(_Call(request, meta, principal, notify))
+        elif method == "initialize":
+            raise initialize_refused(request.params)
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
@@ -370,6 +398,9 @@ class Server:
             return await self._round(call, entry, target, arguments, kwargs)
         except (McpError, ReplayMismatch):
             raise
+        except TooManyInvalidAnswers as exc:
+            # The client kept sending answers that fail validation: its request is at fault.
+            raise invalid_params(str(exc)) from None
         except ToolError as exc:
             raise McpError(INTERNAL_ERROR, str(exc)) from None
         except Exception:
@@ -433,7 +464,7 @@ class Server:
         if isinstance(outcome, Completed):
             lowlevel: InputRequired = outcome.value
             requests = lowlevel.input_requests
-            _gate(requests, call.meta.capabilities)
+            _gate(lowlevel, call.meta.capabilities)
             payload = rnd.next_payload(lowlevel.state)
         else:
             requests = outcome.requests
@@ -445,7 +476,7 @@ class Server:
         except TypeError:
             # Raw answers (sampling, roots) are kept in the state as sent; JSON nested too deeply
             # to be encoded again is the request's fault, not the handler's.
-            if _nested_deeper_than(responses, MAX_ANSWER_NESTING):
+            if nested_deeper_than(responses, MAX_ANSWER_NESTING):
                 raise invalid_params(
                     f"inputResponses must be JSON data nested at most {MAX_ANSWER_NESTING} levels deep"
                 ) from None
@@ -608,24 +639,6 @@ def _make_sealer(
 
 
 STORE_UNAVAILABLE_DATA = {"reason": "state_store_unavailable", "retryable": True}
-MAX_ANSWER_NESTING = 200  # answers are kept in the sealed state; its encoder stops at 254 levels
-
-
-def _nested_deeper_than(value: Any, limit: int) -> bool:
-    """Whether JSON data nests arrays/objects more than ``limit`` levels (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth >= limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _store_unavailable(exc: StateStoreUnavailable) -> McpError:
@@ -674,28 +687,41 @@ def _arguments(request: Request) -> dict[str, Any]:
     return arguments
 
 
-_NON_ELICIT_CAPABILITY = {mrtr.SAMPLE: "sampling", mrtr.LIST_ROOTS: "roots"}
-
-
-def _gate(requests: dict[str, dict[str, Any]], caps: ClientCapabilities) -> None:
-    """Refuse to send an input request this request's client capabilities do not declare."""
-    for key, entry in requests.items():
+def _gate(lowlevel: InputRequired, caps: ClientCapabilities) -> None:
+    """Refuse to send an input request this request's client capabilities do not declare, with
+    one -32021 naming everything missing; and check the elicitations a low-level handler wrote
+    the way ``ctx.elicit`` and ``ctx.elicit_url`` check theirs."""
+    required: dict[str, Any] = {}
+    missing: list[str] = []
+    for key, entry in lowlevel.input_requests.items():
         method = entry.get("method") if isinstance(entry, dict) else None
+        params = entry.get("params") if isinstance(entry, dict) else None
+        if not isinstance(params, dict):
+            params = {}
         if method == mrtr.ELICIT:
-            params = entry.get("params")
-            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            mode = params.get("mode", "form")
             if mode not in ("form", "url"):
                 raise internal_error(f"input request {key!r} has an unknown elicitation mode {mode!r}")
-            declared = mode in caps.elicitation_modes()
-            required: dict[str, Any] = {"elicitation": {mode: {}}}
-            what = f"{mode}-mode elicitation"
+            if mode in caps.elicitation_modes():
+                vet_elicitation(key, mode, params, lowlevel.allow_secrets)
+                continue
+            need, what = required_for_elicitation(mode), f"{mode}-mode elicitation"
         elif method == mrtr.SAMPLE:
-            declared, required, what = caps.can_sample(), {"sampling": {}}, "sampling"
+            tools, context = sampling_needs(params)
+            if caps.can_sample(tools=tools, context=context):
+                continue
+            need = required_for_sampling(tools, context)
+            what = "sampling" + (" with tools" if tools else "") + (" with context" if context else "")
         elif method == mrtr.LIST_ROOTS:
-            declared, required, what = caps.can_list_roots(), {"roots": {}}, "roots"
+            if caps.can_list_roots():
+                continue
+            need, what = {"roots": {}}, "roots"
         else:
             raise internal_error(f"input request {key!r} has an unsupported method {method!r}")
-        if not declared:
-            raise missing_capability(
-                required, f"This request needs {what}, which its clientCapabilities do not declare"
-            )
+        merge_required(required, need)
+        if what not in missing:
+            missing.append(what)
+    if missing:
+        raise missing_capability(
+            required, f"This request needs {', '.join(missing)}, which its clientCapabilities do not declare"
+        )

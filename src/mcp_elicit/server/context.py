@@ -16,14 +16,21 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 # The form machinery (schema compiler, validator, lint) loads at the first form, not at start-up:
 # a stdio server answers its first requests sooner.
-from mcp_elicit.schema.errors import AnswerInvalid
+from mcp_elicit.schema.errors import AnswerInvalid, SchemaError
 from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage, elicit_answer
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
-from mcp_elicit.server.flow import FreshAnswer, RecordedAnswer, Round, question_digest
+from mcp_elicit.server.flow import (
+    MAX_ANSWER_NESTING,
+    FreshAnswer,
+    RecordedAnswer,
+    Round,
+    nested_deeper_than,
+    question_digest,
+)
 from mcp_elicit.server.replay import RetryLater
 from mcp_elicit.wire import codec, mrtr
-from mcp_elicit.wire.capabilities import required_for_elicitation
-from mcp_elicit.wire.errors import invalid_params, missing_capability
+from mcp_elicit.wire.capabilities import required_for_elicitation, required_for_sampling, sampling_needs
+from mcp_elicit.wire.errors import McpError, internal_error, invalid_params
 from mcp_elicit.wire.meta import RequestMeta
 
 if TYPE_CHECKING:
@@ -102,8 +109,10 @@ class Context:
     def can_elicit(self, mode: str = "form") -> bool:
         return mode in self.meta.capabilities.modes
 
-    def can_sample(self) -> bool:
-        return self.meta.capabilities.can_sample()
+    def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
+        """Whether this request's client takes sampling requests (offering the model ``tools``,
+        asking it to include ``context``, when those are True)."""
+        return self.meta.capabilities.can_sample(tools=tools, context=context)
 
     def can_list_roots(self) -> bool:
         return self.meta.capabilities.can_list_roots()
@@ -141,7 +150,7 @@ class Context:
         the server's ``max_answer_attempts``.
         """
         if "form" not in self.meta.capabilities.modes:  # self.can_elicit("form"), inlined
-            raise missing_capability(
+            raise self._missing(
                 required_for_elicitation("form"),
                 "This request needs to ask the user for input (form elicitation), but its "
                 "clientCapabilities do not declare elicitation.form",
@@ -189,7 +198,7 @@ class Context:
         your own record of the out-of-band step before relying on it.
         """
         if not self.can_elicit("url"):
-            raise missing_capability(
+            raise self._missing(
                 required_for_elicitation("url"),
                 "This request needs to send the user to a URL (URL-mode elicitation), but its "
                 "clientCapabilities do not declare elicitation.url",
@@ -261,7 +270,7 @@ class Context:
     async def _send_url(self, key: str, message: str, url: str) -> NoReturn:
         """The connect kit's step: end the round with the URL question ``key``."""
         if not self.can_elicit("url"):
-            raise missing_capability(
+            raise self._missing(
                 required_for_elicitation("url"),
                 "This request needs to send the user to a URL (URL-mode elicitation), but its "
                 "clientCapabilities do not declare elicitation.url",
@@ -280,28 +289,35 @@ class Context:
         key: str | None = None,
         **extra: Any,
     ) -> SampledMessage:
-        """Ask the client's model for a completion."""
-        if not self.can_sample():
-            raise missing_capability(
-                {"sampling": {}},
-                "This request needs the client's model (sampling), but its clientCapabilities "
-                "do not declare sampling",
-            )
+        """Ask the client's model for a completion.
+
+        ``extra`` goes into the request as it is (``tools``, ``toolChoice``, ``includeContext``,
+        ``temperature``...); offering tools needs the client's ``sampling.tools`` capability and
+        an ``includeContext`` other than ``"none"`` its ``sampling.context``.
+        """
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
+        tools, context = sampling_needs(params)
+        if not self.can_sample(tools=tools, context=context):
+            raise self._missing(required_for_sampling(tools, context), _sampling_missing(tools, context))
         return await self._ask("sample", params, mrtr.sample(params), key, "a sampling request", _sampled)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """Ask the client for its roots (the folders it lets servers work in)."""
         if not self.can_list_roots():
-            raise missing_capability(
+            raise self._missing(
                 {"roots": {}},
                 "This request needs the client's roots, but its clientCapabilities do not declare roots",
             )
         return await self._ask("roots", None, mrtr.list_roots(), key, "a roots request", _roots)
+
+    def _missing(self, required: dict[str, Any], detail: str) -> McpError:
+        """The -32021 error for a capability this request lacks (it also names what other
+        branches of this round lack)."""
+        return self._round.missing_capability(required, detail)
 
     async def _ask(
         self,
@@ -324,6 +340,12 @@ class Context:
             return await _wait_forever()
         answer = read(wire_key, found.value)
         if isinstance(found, FreshAnswer):
+            # Kept in the sealed state as sent: bound its nesting here, with a clear error.
+            if nested_deeper_than(found.value, MAX_ANSWER_NESTING):
+                raise invalid_params(
+                    f"inputResponses[{wire_key!r}] must be JSON data nested at most "
+                    f"{MAX_ANSWER_NESTING} levels deep"
+                )
             rnd.record_answer(wire_key, digest, found.value)
         return answer
 
@@ -468,6 +490,30 @@ def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
     return spec
 
 
+def vet_elicitation(key: str, mode: str, params: Mapping[str, Any], allow_secrets: tuple[str, ...]) -> None:
+    """Check an elicitation a low-level handler wrote itself, as ``ctx.elicit`` (the schema
+    subset, no secret fields, a warning for links) and ``ctx.elicit_url`` (a URL safe to send)
+    check theirs. A failure is a defect in the handler: -32603 saying what is wrong."""
+    message = params.get("message")
+    if not isinstance(message, str):
+        raise internal_error(f"input request {key!r} has no message (a string)")
+    if mode == "url":
+        url = params.get("url")
+        try:
+            _check_url(url if isinstance(url, str) else "")
+        except ValueError as exc:
+            raise internal_error(f"input request {key!r}: {exc}") from None
+        return
+    schema = params.get("requestedSchema")
+    if not isinstance(schema, dict):
+        raise internal_error(f"input request {key!r} has no requestedSchema (an object)")
+    try:
+        spec = _form_spec(schema, allow_secrets)
+    except SchemaError as exc:
+        raise internal_error(f"input request {key!r}: {exc}") from None
+    _warn_about_links(message, spec)
+
+
 def _check_url(url: str) -> None:
     from mcp_elicit.server.urls import check_elicitation_url  # ipaddress and urllib: on first use
 
@@ -478,6 +524,14 @@ async def _wait_forever() -> NoReturn:
     """Block this branch until the engine ends the round (it cancels the handler)."""
     await asyncio.get_running_loop().create_future()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _sampling_missing(tools: bool, context: bool) -> str:
+    needed = ["sampling"] + ["sampling.tools"] * tools + ["sampling.context"] * context
+    return (
+        "This request needs the client's model (sampling), but its clientCapabilities do not "
+        f"declare all of {', '.join(needed)}"
+    )
 
 
 def _takes_argument(fn: Callable[..., Any]) -> bool:

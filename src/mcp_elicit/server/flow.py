@@ -20,8 +20,30 @@ from typing import Any
 import orjson
 
 from mcp_elicit.server.errors import ReplayMismatch
+from mcp_elicit.wire.capabilities import merge_required
+from mcp_elicit.wire.errors import McpError, missing_capability
 
 PAYLOAD_VERSION = 2  # 2: question digests cut to 128 bits
+
+
+MAX_ANSWER_NESTING = 200  # answers are kept in the sealed state; its encoder stops at 254 levels
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON data nests arrays/objects more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 class MalformedFlow(Exception):
@@ -120,10 +142,39 @@ class RecordedAnswer:
     value: Any
 
 
+class _MissingCapabilities:
+    """The client capabilities the branches of one round found missing, so that the -32021 error
+    that ends the round names all of them (the spec: ``requiredCapabilities`` lists the missing
+    capabilities), not only the first branch's."""
+
+    __slots__ = ("details", "errors", "required")
+
+    def __init__(self) -> None:
+        self.required: dict[str, Any] = {}
+        self.details: list[str] = []
+        self.errors: list[McpError] = []
+
+    def add(self, required: dict[str, Any], detail: str) -> McpError:
+        merge_required(self.required, required)
+        if detail not in self.details:
+            self.details.append(detail)
+        message = "; ".join(self.details)
+        # Every branch's error shares the one growing requiredCapabilities object; the messages
+        # of the errors raised earlier are brought up to date too, since whichever propagates
+        # first (asyncio.gather, TaskGroup) is the one the client sees.
+        error = missing_capability(self.required, message)
+        for earlier in self.errors:
+            earlier.message = message
+            earlier.args = (message,)
+        self.errors.append(error)
+        return error
+
+
 class Round:
     """The bookkeeping of one execution of a handler, shared by its Context and the engine."""
 
     __slots__ = (
+        "_missing",
         "_occurrences",
         "_running_steps",
         "_used",
@@ -148,6 +199,7 @@ class Round:
         self._occurrences: dict[str, int] = {}
         self._used: set[str] = set()
         self._running_steps: set[str] = set()
+        self._missing: _MissingCapabilities | None = None
         # Set by the replay engine: called on news (a question asked, a step finished, an
         # answer consumed) so that it can tell when the handler has asked all it will ask.
         self.on_news: Callable[[], None] | None = None
@@ -155,6 +207,13 @@ class Round:
     def notify(self) -> None:
         if self.on_news is not None:
             self.on_news()
+
+    def missing_capability(self, required: dict[str, Any], detail: str) -> McpError:
+        """The -32021 error to raise for a capability this request's client did not declare,
+        naming also what other branches of this round found missing."""
+        if self._missing is None:
+            self._missing = _MissingCapabilities()
+        return self._missing.add(required, detail)
 
     # -- questions -------------------------------------------------------------------------
     def key_for(self, kind: str, digest: str, key: str | None) -> str:

@@ -2,8 +2,10 @@
 
 Return :class:`InputRequired` from a tool, prompt or resource handler; on the retry read
 ``ctx.input_responses`` (this round's raw answers) and ``ctx.request_state`` (the ``state`` you
-returned, unsealed). The engine still seals the state and still refuses to send an input request
-the client did not declare a capability for.
+returned, unsealed). The engine still seals the state, still refuses to send an input request
+the client did not declare a capability for, and checks your elicitations as ``ctx.elicit`` and
+``ctx.elicit_url`` check theirs: a form must stay inside the schema subset and must not ask for
+secrets (``allow_secrets`` names fields that only look like secrets), a URL must be safe to send.
 """
 
 from __future__ import annotations
@@ -16,3 +18,4 @@ from typing import Any
 class InputRequired:
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str | None = None
+    allow_secrets: tuple[str, ...] = ()

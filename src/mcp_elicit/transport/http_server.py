@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from mcp_elicit.transport.answer import answer
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
-from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, header_mismatch
 from mcp_elicit.wire.http import check_request_headers, status_for_error
 from mcp_elicit.wire.jsonrpc import (
     InvalidMessage,
@@ -28,7 +28,8 @@ from mcp_elicit.wire.jsonrpc import (
     encode_notification,
     parse_message,
 )
-from mcp_elicit.wire.meta import parse_request_meta
+from mcp_elicit.wire.meta import initialize_refused, parse_request_meta
+from mcp_elicit.wire.param_headers import check_param_headers
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -136,6 +137,7 @@ class HttpApp:
             )
             return
         headers: dict[str, str] = {}
+        duplicate: str | None = None
         read_all = self.authenticate is not None  # the hook sees every header
         for raw_name, raw_value in scope["headers"]:
             # ASGI servers give header names in lower case. The first value of a header wins.
@@ -145,11 +147,8 @@ class HttpApp:
                     continue
                 name = raw_name.decode("latin-1")
             if name in headers:
-                if name.startswith("mcp-"):
-                    await _error(
-                        send, 400, None, McpError(-32020, f"Header mismatch: the {name} header appears twice")
-                    )
-                    return
+                if name.startswith("mcp-") and duplicate is None:
+                    duplicate = name  # refused once the body (and so the request id) is read
                 continue
             headers[name] = raw_value.decode("latin-1")
 
@@ -216,8 +215,17 @@ class HttpApp:
             await send({"type": _BODY, "body": b""})
             return
         try:
+            if message.method == "initialize":
+                raise initialize_refused(message.params)
             meta = parse_request_meta(message.params)
+            if duplicate is not None:
+                raise header_mismatch(f"the {duplicate} header appears twice")
             check_request_headers(headers, message)
+            if self.server.param_headers and message.method == "tools/call":
+                tool = message.params.get("name")
+                mapping = self.server.param_headers.get(tool) if isinstance(tool, str) else None
+                if mapping:
+                    check_param_headers(headers, mapping, message.params.get("arguments"))
         except McpError as exc:
             await _error(send, status_for_error(exc.code), message.id, exc)
             return

@@ -6,6 +6,7 @@ mode must say ``{"elicitation": {"url": {}}}``. A URL-only client does not suppo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -72,3 +73,34 @@ def client_capabilities(raw: dict[str, Any]) -> ClientCapabilities:
 def required_for_elicitation(mode: ElicitMode) -> dict[str, Any]:
     """The ``requiredCapabilities`` object of a -32021 error for this elicitation mode."""
     return {"elicitation": {mode: {}}}
+
+
+def sampling_needs(params: Mapping[str, Any]) -> tuple[bool, bool]:
+    """What a ``sampling/createMessage`` with these ``params`` needs beyond ``sampling``: whether
+    it offers the model tools (``sampling.tools``) and whether it asks the client to include
+    context (``sampling.context``, for an ``includeContext`` other than ``"none"``)."""
+    tools = "tools" in params or "toolChoice" in params
+    context = params.get("includeContext", "none")
+    return tools, context is not None and context != "none"
+
+
+def required_for_sampling(tools: bool = False, context: bool = False) -> dict[str, Any]:
+    """The ``requiredCapabilities`` object of a -32021 error for a sampling request."""
+    sampling: dict[str, Any] = {}
+    if tools:
+        sampling["tools"] = {}
+    if context:
+        sampling["context"] = {}
+    return {"sampling": sampling}
+
+
+def merge_required(into: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """Add the capabilities of ``more`` to ``into`` (both ``requiredCapabilities`` objects), so
+    that one -32021 error can name everything a request was missing; returns ``into``."""
+    for name, value in more.items():
+        present = into.get(name)
+        if isinstance(present, dict) and isinstance(value, Mapping):
+            merge_required(present, value)
+        elif name not in into:
+            into[name] = dict(value) if isinstance(value, Mapping) else value
+    return into

@@ -83,6 +83,19 @@ def decode_header_value(value: str, header: str) -> str:
         ) from None
 
 
+def read_header_value(raw: str, header: str) -> str:
+    """A received Mcp-* header value, decoded: a plain value must be visible ASCII (anything else
+    travels in the ``=?base64?...?=`` form); -32020 otherwise."""
+    if raw.startswith(SENTINEL_PREFIX):
+        return decode_header_value(raw, header)
+    if not (raw.isascii() and raw.isprintable()):
+        raise header_mismatch(
+            f"the {header} header holds characters other than visible ASCII; send such values "
+            "as =?base64?<base64 of UTF-8>?="
+        )
+    return raw
+
+
 def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
     """Check MCP-Protocol-Version, Mcp-Method and Mcp-Name against the body (-32020 otherwise).
 
@@ -102,7 +115,7 @@ def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
         if not isinstance(target, str):
             return  # the dispatcher reports the missing name/uri as -32602
         name = headers.get("mcp-name")
-        if name != target or name.startswith(SENTINEL_PREFIX):
+        if name != target or not name.isascii() or name.startswith(SENTINEL_PREFIX):
             _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
 
 
@@ -110,7 +123,9 @@ def _expect(headers: Mapping[str, str], name: str, display: str, body_value: obj
     raw = headers.get(name)
     if raw is None:
         raise header_mismatch(f"the {display} header is required on this request")
-    value = decode_header_value(raw, display) if decode else raw
+    value = read_header_value(raw, display) if decode else raw
+    if not decode and not (value.isascii() and value.isprintable()):
+        raise header_mismatch(f"the {display} header holds characters other than visible ASCII")
     if value != body_value:
         raise header_mismatch(
             f"{display} header value {value!r} does not match the body value {body_value!r}"

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_elicit.wire.capabilities import ClientCapabilities, client_capabilities
-from mcp_elicit.wire.errors import McpError, invalid_params, unsupported_version
+from mcp_elicit.wire.errors import (
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    invalid_params,
+    unsupported_version,
+)
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -90,6 +96,34 @@ def check_version(meta: RequestMeta, supported: tuple[str, ...] = SUPPORTED_VERS
         raise unsupported_version(meta.protocol_version, list(supported))
 
 
+def initialize_refused(params: dict[str, Any]) -> McpError:
+    """The answer to ``initialize``, which 2026-07-28 removed; it names the versions this server
+    speaks (the spec asks that of a server that speaks only the new ones: an older client cannot
+    learn them any other way).
+
+    From a 2026-07-28 client (``_meta`` carries a protocol version) it is an unknown method,
+    -32601. From an older client it is -32022, with the version it asked for.
+    """
+    versions = ", ".join(SUPPORTED_VERSIONS)
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
+        return McpError(
+            METHOD_NOT_FOUND,
+            f"Method not found: 'initialize' (MCP {versions} has no initialize handshake)",
+            {"supported": list(SUPPORTED_VERSIONS)},
+        )
+    requested = params.get("protocolVersion")
+    return McpError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version: this server speaks MCP {versions} only, which has no "
+        "initialize handshake (send server/discover, and _meta on every request)",
+        {
+            "supported": list(SUPPORTED_VERSIONS),
+            "requested": requested if isinstance(requested, str) else None,
+        },
+    )
+
+
 def server_info_meta(name: str, version: str, title: str | None = None) -> dict[str, Any]:
     info: dict[str, Any] = {"name": name, "version": version}
     if title:
@@ -105,6 +139,7 @@ __all__ = [
     "McpError",
     "RequestMeta",
     "check_version",
+    "initialize_refused",
     "parse_request_meta",
     "server_info_meta",
 ]

@@ -4,7 +4,8 @@ A tool's ``inputSchema`` property may carry ``x-mcp-header: "<Name>"``; on HTTP,
 mirrors that argument as ``Mcp-Param-<Name>`` (booleans as ``true``/``false``, other scalars as
 text, base64-sentinel form where needed). Annotations count only on integer, string or boolean
 properties reached through ``properties`` alone; a tool with an invalid one is unusable (the
-spec has clients drop it).
+spec has clients drop it). A server that reads the body checks each header against the argument
+(:func:`check_param_headers`): an intermediary may have acted on the header.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_elicit.wire.http import encode_header_value
+from mcp_elicit.wire.errors import header_mismatch
+from mcp_elicit.wire.http import encode_header_value, read_header_value
 
 HeaderMap = dict[tuple[str, ...], str]
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TYPES = frozenset({"string", "integer", "boolean"})
 _MAX_DEPTH = 32
+_INTEGER = re.compile(r"-?[0-9]{1,40}")
+_NUMBER = re.compile(r"-?[0-9]{1,40}(\.[0-9]{1,40})?([eE][+-]?[0-9]{1,4})?")
 
 
 class InvalidHeaderAnnotation(ValueError):
@@ -58,12 +62,17 @@ def _walk(schema: object, path: tuple[str, ...], found: HeaderMap, seen: set[str
             _walk(sub, (*path, name), found, seen)
 
 
+def _argument(arguments: object, path: tuple[str, ...]) -> Any:
+    value: Any = arguments
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
 def param_headers(mapping: HeaderMap, arguments: Mapping[str, Any]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for path, token in mapping.items():
-        value: Any = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, Mapping) else None
+        value = _argument(arguments, path)
         if isinstance(value, bool):
             text = "true" if value else "false"
         elif isinstance(value, (str, int, float)):
@@ -72,3 +81,35 @@ def param_headers(mapping: HeaderMap, arguments: Mapping[str, Any]) -> dict[str,
             continue  # absent or not a scalar: no header
         headers[f"Mcp-Param-{token}"] = encode_header_value(text)
     return headers
+
+
+def check_param_headers(headers: Mapping[str, str], mapping: HeaderMap, arguments: object) -> None:
+    """Check a ``tools/call``'s ``Mcp-Param-*`` headers (lower-case names in ``headers``) against
+    its arguments; -32020 when one is missing or differs. An argument that is absent, null or not
+    a scalar needs no header. Numbers compare by value (``42`` and ``42.0`` agree)."""
+    for path, token in mapping.items():
+        value = _argument(arguments, path)
+        if value is None or not isinstance(value, (str, int, float)):
+            continue
+        display = f"Mcp-Param-{token}"
+        where = ".".join(path)
+        raw = headers.get("mcp-param-" + token.lower())
+        if raw is None:
+            raise header_mismatch(f"the {display} header is required: the argument {where!r} is in the body")
+        text = read_header_value(raw, display)
+        if not _same_value(text, value):
+            raise header_mismatch(
+                f"{display} header value {text!r} does not match the argument {where!r} ({value!r})"
+            )
+
+
+def _same_value(text: str, value: str | int | float) -> bool:
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")
+    if isinstance(value, str):
+        return text == value
+    if _NUMBER.fullmatch(text) is None:
+        return False
+    if isinstance(value, int) and _INTEGER.fullmatch(text) is not None:
+        return int(text) == value  # exact, however large
+    return float(text) == value

@@ -1,0 +1,151 @@
+"""Streamable HTTP header rules end to end (real uvicorn process on 127.0.0.1): ``Mcp-Param-*``
+headers checked against the arguments, raw non-ASCII header values, a duplicated ``Mcp-*``
+header answered with the request's id, and a legacy ``initialize`` told which versions we speak."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit.wire.http import encode_header_value
+from tests.e2e.conftest import HttpServer
+from tests.e2e.test_http import body, headers_for
+
+
+@pytest.fixture
+async def client() -> Any:
+    async with httpx.AsyncClient(timeout=10) as c:
+        yield c
+
+
+async def call_run_query(
+    client: httpx.AsyncClient, url: str, arguments: dict[str, Any], **param_headers: str | bytes
+) -> httpx.Response:
+    message = body("tools/call", {"name": "run_query", "arguments": arguments})
+    headers: dict[str, str | bytes] = {**headers_for(message), **param_headers}
+    return await client.post(url, content=json.dumps(message), headers=headers)
+
+
+async def test_param_headers_that_match_the_arguments_pass(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    response = await call_run_query(
+        client,
+        http_server.url,
+        {"region": "us-west1", "query": "SELECT 1", "limit": 5},
+        **{"mcp-param-region": "us-west1", "mcp-param-limit": "5"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["content"][0]["text"] == "ran SELECT 1 in us-west1 (limit 5)"
+
+
+async def test_param_headers_base64_and_numbers_by_value(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    # A value that is not plain ASCII travels base64-encoded; 5.0 and 5 are the same integer.
+    response = await call_run_query(
+        client,
+        http_server.url,
+        {"region": "Zürich", "query": "q", "limit": 5.0},
+        **{"mcp-param-region": encode_header_value("Zürich"), "mcp-param-limit": "5"},
+    )
+    assert response.status_code == 200, response.text
+
+
+async def test_an_absent_argument_needs_no_header(http_server: HttpServer, client: httpx.AsyncClient) -> None:
+    response = await call_run_query(
+        client, http_server.url, {"region": "eu", "query": "q"}, **{"mcp-param-region": "eu"}
+    )
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers", "needle"),
+    [
+        ({"region": "us-west1", "query": "q"}, {}, "Mcp-Param-Region header is required"),
+        (
+            {"region": "us-west1", "query": "q"},
+            {"mcp-param-region": "eu-central1"},
+            "Mcp-Param-Region header value 'eu-central1' does not match",
+        ),
+        ({"region": "us-west1", "query": "q"}, {"mcp-param-region": "=?base64?***?="}, "not valid base64"),
+        (
+            {"region": "eu", "query": "q", "limit": 5},
+            {"mcp-param-region": "eu", "mcp-param-limit": "6"},
+            "Mcp-Param-Limit header value '6'",
+        ),
+        (
+            {"region": "eu", "query": "q", "limit": 5},
+            {"mcp-param-region": "eu", "mcp-param-limit": "5abc"},
+            "Mcp-Param-Limit",
+        ),
+        (
+            {"region": "Zürich", "query": "q"},
+            {"mcp-param-region": "Zürich".encode("latin-1")},
+            "other than visible ASCII",
+        ),
+    ],
+)
+async def test_param_headers_that_disagree_are_refused(
+    http_server: HttpServer,
+    client: httpx.AsyncClient,
+    arguments: dict[str, Any],
+    headers: dict[str, str | bytes],
+    needle: str,
+) -> None:
+    response = await call_run_query(client, http_server.url, arguments, **headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32020
+    assert needle in error["message"]
+
+
+async def test_a_raw_non_ascii_mcp_name_is_refused(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    # Decoded as latin-1 the raw bytes would equal the tool's name; only the base64 form counts.
+    message = body("tools/call", {"name": "grüßen", "arguments": {}})
+    headers: dict[str, str | bytes] = {**headers_for(message), "mcp-name": "grüßen".encode("latin-1")}
+    response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32020
+    assert "=?base64?" in error["message"]
+
+
+async def test_a_duplicated_mcp_header_is_refused_with_the_request_id(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/call", {"name": "greet", "arguments": {}})
+    headers = [*headers_for(message).items(), ("mcp-name", "greet")]
+    response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["id"] == message["id"]
+    assert answer["error"]["code"] == -32020
+    assert "appears twice" in answer["error"]["message"]
+
+
+async def test_a_legacy_initialize_learns_the_supported_versions(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"},
+        },
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+    assert "2026-07-28" in error["message"]

@@ -1,0 +1,99 @@
+"""The server's check of ``Mcp-Param-*`` headers against a ``tools/call``'s arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.wire.errors import HEADER_MISMATCH, McpError
+from mcp_elicit.wire.http import encode_header_value, read_header_value
+from mcp_elicit.wire.param_headers import check_param_headers, header_map, param_headers
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        "limit": {"type": "integer", "x-mcp-header": "Limit"},
+        "options": {"type": "object", "properties": {"tier": {"type": "string", "x-mcp-header": "Tier"}}},
+    },
+}
+MAPPING = header_map(SCHEMA)
+
+
+def lower(headers: dict[str, str]) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "region": st.text(max_size=30),
+            "dry": st.booleans(),
+            "limit": st.integers(min_value=-(2**63), max_value=2**63 - 1),
+            "options": st.fixed_dictionaries({}, optional={"tier": st.text(max_size=10)}),
+        },
+    )
+)
+def test_what_our_client_sends_is_what_the_server_accepts(arguments: dict[str, Any]) -> None:
+    check_param_headers(lower(param_headers(MAPPING, arguments)), MAPPING, arguments)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers", "needle"),
+    [
+        ({"region": "eu"}, {}, "Mcp-Param-Region header is required"),
+        ({"dry": True}, {"mcp-param-dry-run": "True"}, "does not match"),
+        ({"limit": 7}, {"mcp-param-limit": "07x"}, "does not match"),
+        ({"limit": 7}, {"mcp-param-limit": "8"}, "does not match"),
+        ({"options": {"tier": "gold"}}, {"mcp-param-tier": "silver"}, "'options.tier'"),
+        ({"region": "é"}, {"mcp-param-region": "é"}, "visible ASCII"),
+        ({"region": "x"}, {"mcp-param-region": "=?base64?!!?="}, "base64"),
+    ],
+)
+def test_disagreements_are_header_mismatch(
+    arguments: dict[str, Any], headers: dict[str, str], needle: str
+) -> None:
+    with pytest.raises(McpError) as info:
+        check_param_headers(headers, MAPPING, arguments)
+    assert info.value.code == HEADER_MISMATCH
+    assert needle in info.value.message
+
+
+def test_numbers_compare_by_value_and_nulls_need_no_header() -> None:
+    check_param_headers({"mcp-param-limit": "42"}, MAPPING, {"limit": 42.0})
+    check_param_headers({"mcp-param-limit": "42.0"}, MAPPING, {"limit": 42})
+    check_param_headers({}, MAPPING, {"region": None, "options": None})
+
+
+@given(
+    headers=st.dictionaries(
+        st.sampled_from(["mcp-param-region", "mcp-param-dry-run", "mcp-param-limit", "mcp-param-tier"]),
+        st.text(max_size=60) | st.text(max_size=20).map(encode_header_value),
+    ),
+    arguments=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=10,
+    ),
+)
+def test_any_input_gives_pass_or_header_mismatch(headers: dict[str, str], arguments: Any) -> None:
+    code = None
+    try:
+        check_param_headers(headers, MAPPING, arguments)
+    except McpError as exc:
+        code = exc.code
+    assert code in (None, HEADER_MISMATCH)
+
+
+@given(st.text(max_size=60))
+def test_read_header_value_gives_text_or_header_mismatch(raw: str) -> None:
+    try:
+        value: str | int = read_header_value(raw, "Mcp-Name")
+    except McpError as exc:
+        value = exc.code
+    assert value in (HEADER_MISMATCH, raw) or raw.startswith("=?base64?")
