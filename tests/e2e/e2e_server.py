@@ -3,8 +3,9 @@
     python tests/e2e/e2e_server.py --stdio
     python tests/e2e/e2e_server.py --port 8123 [--marker-dir DIR]
 
-HTTP requests may carry ``Authorization: Bearer <name>``; this test-only hook turns it into the
-principal ``test|<name>`` so that state binding to a user can be checked end to end.
+HTTP requests may carry ``Authorization: Bearer <name>[@<client>]``; this test-only hook turns it
+into the principal ``test|<name>`` (and the client) so that state binding to a user and to a
+client can be checked end to end.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import Field
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp_elicit import Context, Server
+from mcp_elicit.transport.http_server import Caller
 from tests.shared_tools import add_shared_tools
 
 MARKERS = Path(".")
@@ -49,9 +51,13 @@ async def run_query(
     return f"ran {query} in {region} (limit {limit})"
 
 
-async def bearer(headers: Mapping[str, str]) -> str | None:
+async def bearer(headers: Mapping[str, str]) -> str | Caller | None:
+    """``Bearer <user>`` or ``Bearer <user>@<client>`` (a token issued to that OAuth client)."""
     value = headers.get("authorization", "")
-    return f"test|{value[7:]}" if value.startswith("Bearer ") else None
+    if not value.startswith("Bearer "):
+        return None
+    user, _, client = value[7:].partition("@")
+    return Caller(f"test|{user}", client) if client else f"test|{user}"
 
 
 def main() -> None:

@@ -268,6 +268,27 @@ async def test_state_is_bound_to_the_user(http_server: HttpServer, client: httpx
     assert list(ok.json()["result"]["inputRequests"]) == ["last"]
 
 
+async def test_state_is_bound_to_the_client_the_token_was_issued_to(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    call = body("tools/call", {"name": "greet", "arguments": {}})
+    first = await post(client, http_server.url, call, authorization="Bearer alice@app-a")
+    state = first.json()["result"]["requestState"]
+    answer = {"first": {"action": "accept", "content": {"name": "A"}}}
+
+    def retry() -> dict[str, Any]:
+        params = {"name": "greet", "arguments": {}, "requestState": state, "inputResponses": answer}
+        return body("tools/call", params)
+
+    for other in ("Bearer alice@app-b", "Bearer alice"):
+        refused = await post(client, http_server.url, retry(), authorization=other)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == "Invalid or expired requestState"
+    ok = await post(client, http_server.url, retry(), authorization="Bearer alice@app-a")
+    assert ok.status_code == 200
+    assert list(ok.json()["result"]["inputRequests"]) == ["last"]
+
+
 async def test_progress_streams_as_sse_when_asked(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     message = body("tools/call", {"name": "progress", "arguments": {}})
     message["params"]["_meta"]["progressToken"] = "p1"

@@ -84,6 +84,9 @@ class _Call:
     meta: RequestMeta
     principal: str | None
     notify: Notify | None
+    # What requestState is bound to: the principal and, when the token names one, the client
+    # (the spec: servers MUST bind elicitation requests to the client and the user).
+    bound: str | None
 
 
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
@@ -257,9 +260,14 @@ class Server:
         meta: RequestMeta | None = None,
         principal: str | None = None,
         notify: Notify | None = None,
+        client: str | None = None,
     ) -> dict[str, Any]:
         """Handle one request and return its result (with ``resultType`` and ``_meta``), or
-        raise :class:`McpError`."""
+        raise :class:`McpError`.
+
+        ``principal`` (the user) and ``client`` (the OAuth client the token was issued to) come
+        from a validated token, never from the request; ``requestState`` is bound to both.
+        """
         if meta is None:
             if request.method == "initialize":
                 raise initialize_refused(request.params)
@@ -267,8 +275,9 @@ class Server:
         if meta.protocol_version not in SUPPORTED_VERSIONS:  # check_version(meta), inlined
             check_version(meta)
         method = request.method
+        bound = principal if client is None or principal is None else f"{principal}\x00{client}"
         if method == "tools/call" and self._tools:
-            result = await self._call_tool(_Call(request, meta, principal, notify))
+            result = await self._call_tool(_Call(request, meta, principal, notify, bound))
         elif method == "server/discover":
             result = self._discover()
         elif method == "tools/list" and self._tools:
@@ -278,7 +287,7 @@ class Server:
             self._check_cursor(request)
             result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
         elif method == "prompts/get" and self._prompts:
-            result = await self._get_prompt(_Call(request, meta, principal, notify))
+            result = await self._get_prompt(_Call(request, meta, principal, notify, bound))
         elif method == "resources/list" and self._resources:
             self._check_cursor(request)
             result = self._cacheable(
@@ -290,7 +299,7 @@ class Server:
                 {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
             )
         elif method == "resources/read" and self._resources:
-            result = await self._read_resource(_Call(request, meta, principal, notify))
+            result = await self._read_resource(_Call(request, meta, principal, notify, bound))
         elif method == "initialize":
             raise initialize_refused(request.params)
         else:
@@ -430,7 +439,7 @@ class Server:
         if token is None:
             record = FlowRecord()
         else:
-            binding = self._checked_binding(request.method, target, arguments, call.principal)
+            binding = self._checked_binding(request.method, target, arguments, call.bound)
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
@@ -470,7 +479,7 @@ class Server:
             requests = outcome.requests
             payload = rnd.next_payload(record.user_state)
         if binding is None:
-            binding = self._checked_binding(request.method, target, arguments, call.principal)
+            binding = self._checked_binding(request.method, target, arguments, call.bound)
         try:
             state = self.sealer.seal(payload, binding)
         except TypeError:

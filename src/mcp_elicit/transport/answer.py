@@ -23,10 +23,11 @@ async def answer(
     meta: RequestMeta | None = None,
     principal: str | None = None,
     notify: Notify | None = None,
+    client: str | None = None,
 ) -> tuple[McpError | None, bytes]:
     """Dispatch ``request``; return the error (if any) and the encoded JSON-RPC response."""
     try:
-        result = await server.dispatch(request, meta=meta, principal=principal, notify=notify)
+        result = await server.dispatch(request, meta=meta, principal=principal, notify=notify, client=client)
         return None, encode_result(request.id, result)
     except McpError as exc:
         return exc, encode_error(request.id, exc)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -51,9 +52,18 @@ class Unauthorized(Exception):
         self.message = message
 
 
-# Given the request headers (lower-case names), return the authenticated principal, None for an
-# anonymous request, or raise Unauthorized.
-Authenticate = Callable[[Mapping[str, str]], Awaitable[str | None]]
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who an ``authenticate`` hook found calling: the user (``principal``) and the OAuth client
+    the token was issued to (its ``client_id`` or ``azp``), both from a validated token."""
+
+    principal: str
+    client: str | None = None
+
+
+# Given the request headers (lower-case names), return the authenticated principal (or a Caller,
+# which also names the client), None for an anonymous request, or raise Unauthorized.
+Authenticate = Callable[[Mapping[str, str]], Awaitable[str | Caller | None]]
 
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 _CONTENT_TYPE_JSON = (b"content-type", b"application/json")
@@ -229,10 +239,14 @@ class HttpApp:
         except McpError as exc:
             await _error(send, status_for_error(exc.code), message.id, exc)
             return
-        principal = None
+        principal = client = None
         if self.authenticate is not None:
             try:
-                principal = await self.authenticate(headers)
+                caller = await self.authenticate(headers)
+                if isinstance(caller, Caller):
+                    principal, client = caller.principal, caller.client
+                else:
+                    principal = caller
             except Unauthorized as exc:
                 error = McpError(INVALID_REQUEST, exc.message)
                 await _json(
@@ -263,7 +277,7 @@ class HttpApp:
         in_flight.handling(entry)
         try:
             failure, payload = await answer(
-                self.server, message, meta=meta, principal=principal, notify=notify
+                self.server, message, meta=meta, principal=principal, notify=notify, client=client
             )
         except asyncio.CancelledError:
             if entry.disconnected and entry.task.uncancel() == 0:
