@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # conformance.sh: run the official MCP conformance harness (@modelcontextprotocol/conformance,
 # pinned in scripts/node.sh) against OUR implementation, one `--scenario` run per scenario at
-# `--spec-version 2026-07-28`, and report PASS/FAIL per scenario. See docs: conformance.md §1.3, §2.
+# `--spec-version 2026-07-28`, and report PASS/FAIL per scenario. The scenarios are listed below.
 #
 # Usage:
 #   scripts/conformance.sh server   start `python examples/conformance_server.py --port PORT`, wait
@@ -38,8 +38,9 @@
 set -euo pipefail
 
 # --------------------------------------------------------------------------------------------
-# What we run. conformance.md §2.2 (all 14 input-required-result-* scenarios) + server-stateless,
-# and §2.4 for the client side. All at the 2026-07-28 wire.
+# What we run. Server side: all 14 input-required-result-* scenarios of the harness, plus
+# server-stateless. Client side: retries that echo requestState, and the per-request _meta and
+# MCP-Protocol-Version header. All at the 2026-07-28 wire.
 SPEC_VERSION="2026-07-28"
 
 SERVER_SCENARIOS=(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from vault_support import OTHER, OWNER, VaultSpec, new_ring
@@ -10,6 +11,7 @@ from vault_support import OTHER, OWNER, VaultSpec, new_ring
 from mcp_elicit.connect.vault import VAULT_KEK_INFO, Vault, VaultCorrupt, VaultKeys
 from mcp_elicit.connect.vault.crypto import RecordContext
 from mcp_elicit.state import KeyRing, RequestBinding, StateSealer, args_digest
+from mcp_elicit.state.key_file import KeyFile
 
 
 def test_ring_derive_keeps_kids_and_order_and_separates_labels() -> None:
@@ -64,6 +66,7 @@ async def test_secrets_are_accepted_as_keys(vaults: VaultSpec) -> None:
 
 async def test_keys_from_the_environment(vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = KeyRing.generate_secret()
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS_FILE", raising=False)
     monkeypatch.setenv("MCP_ELICIT_VAULT_KEYS", secret)
     vault = vaults.make(None)  # type: ignore[arg-type]
     assert vault.key_ids == KeyRing.from_secrets([secret]).kids
@@ -72,11 +75,79 @@ async def test_keys_from_the_environment(vaults: VaultSpec, monkeypatch: pytest.
     assert vaults.make(None).key_ids == vault.key_ids  # type: ignore[arg-type]
 
 
+async def test_the_state_key_file_keys_the_vault_across_a_restart(
+    vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A deployment keyed only by MCP_ELICIT_STATE_KEYS_FILE keeps its secrets across restarts."""
+    first, second = KeyRing.generate_secret(), KeyRing.generate_secret()
+    key_file = tmp_path / "state-keys"
+    key_file.write_text(f"# state keys\n{first}\n\n{second}\n")
+    key_file.chmod(0o600)
+    monkeypatch.delenv("MCP_ELICIT_VAULT_KEYS", raising=False)
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(key_file))
+
+    before = vaults.make(None)  # type: ignore[arg-type]
+    assert before.key_ids == KeyRing.from_secrets([first, second]).kids
+    stored = await before.put_secret(OWNER, "api-key", "s1")
+    await before.close()
+
+    after = vaults.make(None)  # type: ignore[arg-type]  # the process restarted: a new vault
+    secret = await after.get_secret(OWNER, "api-key")
+    assert secret is not None
+    assert (secret.value, secret.id, secret.key_id) == ("s1", stored.id, stored.key_id)
+    # The vault keys are the ones the server's sealer gets from the same file.
+    assert after.key_ids == KeyFile.from_env().ring.kids  # type: ignore[union-attr]
+
+
+async def test_vault_keys_come_before_the_state_key_file(
+    vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "state-keys"
+    key_file.write_text(KeyRing.generate_secret() + "\n")
+    key_file.chmod(0o600)
+    vault_secret = KeyRing.generate_secret()
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(key_file))
+    monkeypatch.setenv("MCP_ELICIT_VAULT_KEYS", vault_secret)
+    assert vaults.make(None).key_ids == KeyRing.from_secrets([vault_secret]).kids  # type: ignore[arg-type]
+
+
+async def test_state_keys_and_a_state_key_file_together_are_refused(
+    vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """As the server refuses them: the two would disagree about the keys."""
+    key_file = tmp_path / "state-keys"
+    key_file.write_text(KeyRing.generate_secret() + "\n")
+    key_file.chmod(0o600)
+    monkeypatch.delenv("MCP_ELICIT_VAULT_KEYS", raising=False)
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(key_file))
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS", KeyRing.generate_secret())
+    with pytest.raises(ValueError, match="keep one of the two"):
+        vaults.make(None)  # type: ignore[arg-type]
+
+
+async def test_a_bad_state_key_file_fails_at_start_up(
+    vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "state-keys"
+    key_file.write_text("# no keys yet\n")
+    key_file.chmod(0o600)
+    monkeypatch.delenv("MCP_ELICIT_VAULT_KEYS", raising=False)
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(key_file))
+    with pytest.raises(ValueError, match="MCP_ELICIT_STATE_KEYS_FILE"):
+        vaults.make(None)  # type: ignore[arg-type]
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError):
+        vaults.make(None)  # type: ignore[arg-type]
+
+
 async def test_no_keys_means_an_ephemeral_key_and_a_warning(
     vaults: VaultSpec, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.delenv("MCP_ELICIT_VAULT_KEYS", raising=False)
     monkeypatch.delenv("MCP_ELICIT_STATE_KEYS", raising=False)
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS_FILE", raising=False)
     with caplog.at_level("WARNING", logger="mcp_elicit.connect.vault"):
         one = vaults.make(None)  # type: ignore[arg-type]
     assert "ephemeral" in caplog.text

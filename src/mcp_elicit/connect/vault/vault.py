@@ -39,6 +39,8 @@ import orjson
 
 from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit.state import KeyRing
+from mcp_elicit.state.key_file import ENV_FILE_VAR as STATE_KEYS_FILE_ENV
+from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import ENV_VAR as STATE_KEYS_ENV
 
 from ._db import Database, Row
@@ -89,6 +91,17 @@ def _resolve_ring(keys: KeysArg) -> KeyRing:
     ring = KeyRing.from_env(VAULT_KEYS_ENV)
     if ring is not None:
         return ring
+    # The state keys, in the server's order: the key file first, then the variable.
+    if os.environ.get(STATE_KEYS_FILE_ENV, "").strip():
+        if os.environ.get(STATE_KEYS_ENV, "").strip():
+            raise ValueError(f"both {STATE_KEYS_ENV} and {STATE_KEYS_FILE_ENV} are set: keep one of the two")
+        key_file = KeyFile.from_env()
+        if key_file is not None:
+            _log.info(
+                "vault keys derived from %s, read once at start-up (a separate HKDF subkey per key)",
+                STATE_KEYS_FILE_ENV,
+            )
+            return key_file.ring
     ring = KeyRing.from_env(STATE_KEYS_ENV)
     if ring is not None:
         _log.info("vault keys derived from %s (a separate HKDF subkey per key)", STATE_KEYS_ENV)
@@ -152,9 +165,10 @@ class Vault(ClosesOnExit):
 
     Create one with :meth:`sqlite` or :meth:`postgres`; it connects on first use and creates its
     tables then. ``keys``: a :class:`~mcp_elicit.state.KeyRing` or a sequence of secrets (the first
-    wraps new records, every key opens), default ``MCP_ELICIT_VAULT_KEYS``, then
-    ``MCP_ELICIT_STATE_KEYS`` (safe: the vault derives its own subkeys), else an ephemeral key with a
-    warning. ``timeout`` bounds every database operation; ``refresh_timeout`` bounds each refresher
+    wraps new records, every key opens), default ``MCP_ELICIT_VAULT_KEYS``, then the state keys
+    (safe: the vault derives its own subkeys) from the file named by ``MCP_ELICIT_STATE_KEYS_FILE``
+    (read once, when the vault is made) or from ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key
+    with a warning. ``timeout`` bounds every database operation; ``refresh_timeout`` bounds each refresher
     and revoker call. A vault belongs to one event loop. Use ``async with`` or :meth:`close`.
     """
 
