@@ -378,6 +378,18 @@ def test_bound_message_is_exact() -> None:
             "select at least 2 choices (got 1)",
         ),
         ({"type": "string", "default": "x" * (MAX_TEXT + 1)}, "longer than"),
+        # Past the range an answer may hold: the encoder could not send it, or not exactly.
+        ({"type": "integer", "default": 1e20}, "cannot be sent exactly as JSON"),
+        ({"type": "integer", "default": 2**53}, "must be between -9007199254740991 and 9007199254740991"),
+        ({"type": "number", "default": -(2**64)}, "must be between -9007199254740991"),
+        ({"type": "integer", "maximum": 2**53 - 1, "default": 9.1e15}, "must be at most 9007199254740991"),
+        # A default is pre-filled into the client's input line: the same rules as enum values.
+        ({"type": "string", "default": "pay\u202eusd"}, "U+202E"),
+        ({"type": "string", "default": "a\u2066b"}, "U+2066"),
+        ({"type": "string", "default": "zero\u200bwidth"}, "U+200B"),
+        ({"type": "string", "default": "\x1b]52;c;eA==\x07"}, "U+001B"),
+        ({"type": "string", "default": "line\nbreak"}, "U+000A"),
+        ({"type": "string", "default": "bom\ufeff"}, "U+FEFF"),
     ],
 )
 def test_bad_default(prop: dict[str, object], words: str) -> None:
@@ -528,3 +540,11 @@ def test_unsafe_integers_are_refused() -> None:
     assert f"between -{limit} and {limit}" in problem.reason
     assert only(form({"type": "string", "maxLength": 2**64})).pointer == "/properties/a/maxLength"
     assert only(form({"type": "number", "default": 10**5000})).pointer == "/properties/a/default"
+
+
+def test_largest_safe_defaults_and_text_defaults_are_inside() -> None:
+    limit = 2**53 - 1
+    for kind in ("integer", "number"):
+        for default in (limit, -limit, float(2**52), 1e300 if kind == "number" else 0):
+            assert check_schema(form({"type": kind, "default": default})) == [], (kind, default)
+    assert check_schema(form({"type": "string", "default": "Zürich 😀 العربية"})) == []

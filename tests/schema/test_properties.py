@@ -2,6 +2,7 @@
 
 import copy
 import math
+import unicodedata
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +19,7 @@ from mcp_elicit.schema import (
     validate_answer,
 )
 from mcp_elicit.schema.formats import CHECKS
+from mcp_elicit.wire import codec
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -348,3 +350,57 @@ def test_format_checks_never_raise(text: str) -> None:
     for check in CHECKS.values():
         result = check(text)
         assert result is None or result.startswith("must")
+
+
+# --- the JSON-safe range of whole numbers ----------------------------------------------------
+
+SAFE_INT = 2**53 - 1
+# Around the edges that matter: the safe range, 64 bits, and far beyond.
+edge_integers = st.one_of(
+    st.integers(),
+    st.integers(SAFE_INT - 3, SAFE_INT + 3),
+    st.integers(-SAFE_INT - 3, -SAFE_INT + 3),
+    st.sampled_from([2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**400]),
+)
+
+
+@SETTINGS
+@given(st.sampled_from(["number", "integer"]), edge_integers | st.floats())
+def test_accepted_numbers_are_safe_and_encodable(kind: str, value: Any) -> None:
+    """A number the validator accepts is exactly one JSON can carry; nothing else gets through."""
+    schema = {"type": "object", "properties": {"n": {"type": kind}}}
+    try:
+        result = validate_answer(schema, {"n": value})
+    except AnswerInvalid as exc:
+        message = exc.errors["n"]
+        whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer() and kind == "integer")
+        if whole and abs(int(value)) > SAFE_INT:
+            assert message.startswith(f"must be between -{SAFE_INT} and {SAFE_INT}: ")
+        return
+    n = result["n"]
+    if isinstance(n, int):
+        assert -SAFE_INT <= n <= SAFE_INT
+    assert math.isfinite(n)
+    assert codec.loads(codec.dumps(result)) == result  # the encoder never refuses it
+
+
+@SETTINGS
+@given(st.sampled_from(["number", "integer"]), edge_integers)
+def test_integer_defaults_are_inside_exactly_in_the_safe_range(kind: str, default: int) -> None:
+    problems = check_schema({"type": "object", "properties": {"n": {"type": kind, "default": default}}})
+    assert (problems == []) == (-SAFE_INT <= default <= SAFE_INT)
+    if problems:
+        assert [p.pointer for p in problems] == ["/properties/n/default"]
+
+
+@SETTINGS
+@given(st.text(max_size=12))
+def test_text_defaults_follow_the_rules_of_enum_values(default: str) -> None:
+    """Controls, bidi and zero-width characters are refused in a default, as in enum values."""
+    problems = check_schema({"type": "object", "properties": {"s": {"type": "string", "default": default}}})
+    bad = next((ch for ch in default if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")), None)
+    if bad is None:
+        assert problems == []
+    else:
+        assert [p.pointer for p in problems] == ["/properties/s/default"]
+        assert f"U+{ord(bad):04X}" in problems[0].reason

@@ -243,10 +243,26 @@ def test_integral_float_is_an_integer() -> None:
     assert type(result["age"]) is int
 
 
-def test_number_accepts_ints_and_huge_values() -> None:
+def test_number_accepts_ints_and_huge_floats() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "number"}, "i": {"type": "integer"}}}
-    assert validate_answer(schema, {"n": 3, "i": 10**40}) == {"n": 3, "i": 10**40}
-    assert validate_answer(schema, {"i": 1e20}) == {"i": 10**20}
+    limit = 2**53 - 1
+    assert validate_answer(schema, {"n": 3, "i": limit}) == {"n": 3, "i": limit}
+    assert validate_answer(schema, {"n": 1e300, "i": -limit}) == {"n": 1e300, "i": -limit}
+    assert validate_answer(schema, {"i": 9.0e15}) == {"i": 9 * 10**15}
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**53), 2**64, -(2**63) - 1, 10**40, 1e20])
+@pytest.mark.parametrize("field", ["n", "i"])
+def test_whole_numbers_past_the_json_safe_range_are_refused(field: str, value: float) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number"}, "i": {"type": "integer"}}}
+    if field == "n" and isinstance(value, float):
+        assert validate_answer(schema, {field: value}) == {field: value}  # a float stays a float
+        return
+    with pytest.raises(AnswerInvalid) as caught:
+        validate_answer(schema, {field: value})
+    message = caught.value.errors[field]
+    assert message.startswith("must be between -9007199254740991 and 9007199254740991: ")
+    assert "cannot be sent exactly as JSON" in message
 
 
 def test_length_counts_code_points() -> None:

@@ -10,16 +10,35 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.cli import EXIT_DECLINED, EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR
 from mcp_elicit.cli.recording import Recording
 from mcp_elicit.client.text import clean
 
+if TYPE_CHECKING:
+    from mcp_elicit.client import MissingCapabilityError
+
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> int:
     print(f"mcp-elicit: {clean(message, single_line=True, max_length=2000)}", file=sys.stderr)
     return code
+
+
+class _BadTarget(Exception):
+    """TARGET is neither a usable URL nor a command line (a usage error, exit 2)."""
+
+
+def _connect(target: str, answerer: Any, headers: dict[str, str]) -> Any:
+    """``Client.connect`` for TARGET; a URL or command line it cannot use is a
+    :class:`_BadTarget` with the reason, not a ValueError traceback."""
+    from mcp_elicit.client import Client
+
+    options: dict[str, Any] = {"headers": headers} if headers else {}
+    try:
+        return Client.connect(target, answerer=answerer, stderr="capture", **options)
+    except ValueError as exc:  # the URL's parts, shell quoting, or an empty command line
+        raise _BadTarget(f"TARGET {target!r} is not a server URL or command line: {exc}") from None
 
 
 def parse_headers(values: list[str]) -> dict[str, str]:
@@ -83,7 +102,8 @@ def run_call(
     except AnswererError as exc:
         return _fail(str(exc))
     recording = Recording(answerer) if answerer is not None else None
-    return _run(_call(target, tool, arguments, recording, timeout, extra))
+    modes = recording.modes if recording is not None else frozenset()
+    return _run(_call(target, tool, arguments, recording, timeout, extra), modes, answers is not None)
 
 
 async def _call(
@@ -94,17 +114,16 @@ async def _call(
     limit: float,
     headers: dict[str, str],
 ) -> int:
-    from mcp_elicit.client import Client
-
     async with asyncio.timeout(limit):
-        options: dict[str, Any] = {"headers": headers} if headers else {}
-        async with Client.connect(target, answerer=recording, stderr="capture", **options) as client:
+        async with _connect(target, recording, headers) as client:
             result = await client.call_tool(tool, arguments)
     text = result.text
     if result.is_error:
         return _fail(f"the tool reported an error: {text or '(no text)'}", EXIT_TOOL_ERROR)
     if text:
-        print(text)
+        # The server wrote this text: escape sequences (clipboard writes, window titles,
+        # links, cursor moves) and bidi controls go; newlines and tabs stay readable.
+        print(clean(text))
     if recording is not None and recording.refused:
         action, message = recording.refused[0]
         done = "declined" if action == "decline" else "cancelled"
@@ -121,10 +140,7 @@ def run_tools(target: str, *, headers: list[str] | None = None) -> int:
 
 
 async def _tools(target: str, headers: dict[str, str]) -> int:
-    from mcp_elicit.client import Client
-
-    options: dict[str, Any] = {"headers": headers} if headers else {}
-    async with asyncio.timeout(60), Client.connect(target, stderr="capture", **options) as client:
+    async with asyncio.timeout(60), _connect(target, None, headers) as client:
         tools = await client.list_tools()
     for tool in tools:
         name = clean(str(tool.get("name", "?")), single_line=True, max_length=200)
@@ -133,14 +149,54 @@ async def _tools(target: str, headers: dict[str, str]) -> int:
     return EXIT_OK
 
 
-def _run(work: Any) -> int:
+def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool) -> str:
+    """-32021 explained for this run: what the server wanted, whether this client declared
+    it, and what (if anything) the person can do about it."""
+    wanted = exc.missing
+    said = f"the server says the call needs {', '.join(wanted) or 'a capability it did not name'}"
+    said += f" ({exc.message})"
+    elicitation = [n for n in wanted if n.split(".")[0] == "elicitation"]
+    declared = [n for n in elicitation if _declares(n, modes)]
+    undeclared = [n for n in elicitation if n not in declared]
+    other = [n for n in wanted if n not in elicitation]
+    if declared and not undeclared and not other:
+        return (
+            f"{said}, but this client declared {', '.join(declared)} on the request: the server "
+            "did not take the declaration into account"
+        )
+    hints: list[str] = []
+    if not modes and (undeclared or not wanted):
+        hints.append(
+            "this client declared no elicitation, as it has no terminal and no --answers: run in a "
+            "terminal to answer, or pass --answers FILE"
+        )
+    elif undeclared:
+        how = "an --answers file" if from_file else "this terminal"
+        hints.append(f"this client did not declare {', '.join(undeclared)}: {how} cannot answer it")
+    if other:
+        hints.append(f"mcp-elicit call does not provide {', '.join(other)}")
+    if not hints:
+        hints.append(f"this client declared elicitation ({', '.join(sorted(modes))})")
+    return f"{said}; {'; '.join(hints)}"
+
+
+def _declares(name: str, modes: frozenset[str]) -> bool:
+    """Whether declaring ``modes`` covers the dotted capability ``name`` ("elicitation" alone
+    means form mode, as on the wire)."""
+    _, _, mode = name.partition(".")
+    return (mode or "form") in modes
+
+
+def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False) -> int:
     from mcp_elicit.client import ClientError, MissingCapabilityError
     from mcp_elicit.client.answerers import AnswererError
 
     try:
         code: int = asyncio.run(work)
+    except _BadTarget as exc:
+        return _fail(str(exc))
     except MissingCapabilityError as exc:
-        return _fail(f"{exc}; run in a terminal to answer, or pass --answers FILE")
+        return _fail(_missing(exc, modes, from_file))
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except TimeoutError:

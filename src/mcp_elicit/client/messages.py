@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_elicit.client.errors import MalformedMessageError, McpClientError, MissingCapabilityError
+from mcp_elicit.client.errors import LocalError, MalformedMessageError, McpClientError, MissingCapabilityError
 from mcp_elicit.wire import codec
 from mcp_elicit.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_elicit.wire.jsonrpc import RequestId
@@ -41,7 +41,12 @@ Incoming = Response | ServerNotification | ServerRequest
 
 
 def encode_request(request_id: RequestId, method: str, params: dict[str, Any]) -> bytes:
-    return codec.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    """The request as JSON; :class:`LocalError` when a value has no JSON form (an integer past
+    64 bits in a tool's arguments, say), so the caller gets a client error, not a TypeError."""
+    try:
+        return codec.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
+        raise LocalError(f"the {method} request cannot be encoded as JSON: {exc}") from None
 
 
 def encode_notification(method: str, params: dict[str, Any]) -> bytes:

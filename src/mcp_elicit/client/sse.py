@@ -7,41 +7,51 @@ of CRLF / LF / CR as line ends, comments (``:``, keep-alives) ignored. ``event``
 
 from __future__ import annotations
 
+import re
+
 from mcp_elicit.client.errors import MalformedMessageError
 
 
 class SseDecoder:
-    __slots__ = ("_buffer", "_data", "_data_size", "_max_event_bytes")
+    __slots__ = ("_buffer", "_data", "_data_size", "_max_event_bytes", "_scanned")
 
     def __init__(self, max_event_bytes: int) -> None:
-        self._buffer = b""
+        self._buffer = bytearray()
+        # How much of the buffer is known to hold no line end: a long line arriving in small
+        # chunks is scanned once, not once per chunk (which made decoding it quadratic).
+        self._scanned = 0
         self._data: list[bytes] = []
         self._data_size = 0
         self._max_event_bytes = max_event_bytes
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event completed by ``chunk``."""
-        buffer = self._buffer + chunk
+        buffer = self._buffer
+        buffer += chunk  # in place: the partial line is not copied again
         events: list[bytes] = []
         start = 0
+        scan = self._scanned
         length = len(buffer)
-        while start < length:
-            end = _line_end(buffer, start)
+        while True:
+            end = _line_end(buffer, scan)
             if end < 0:
+                scan = length
                 break
-            line = buffer[start:end]
             # A CR at the very end may be the first half of a CRLF: wait for the next chunk.
-            if buffer[end : end + 1] == b"\r":
+            if buffer[end] == _CR:
                 if end + 1 == length:
+                    scan = end
                     break
-                start = end + 2 if buffer[end + 1 : end + 2] == b"\n" else end + 1
+                following = end + 2 if buffer[end + 1] == _LF else end + 1
             else:
-                start = end + 1
-            event = self._line(line)
+                following = end + 1
+            event = self._line(bytes(buffer[start:end]))
+            start = scan = following
             if event is not None:
                 events.append(event)
-        self._buffer = buffer[start:]
-        if len(self._buffer) > self._max_event_bytes:
+        del buffer[:start]
+        self._scanned = scan - start
+        if len(buffer) > self._max_event_bytes:
             raise MalformedMessageError(f"an SSE line is over the limit of {self._max_event_bytes} bytes")
         return events
 
@@ -68,7 +78,13 @@ class SseDecoder:
         return None
 
 
-def _line_end(buffer: bytes, start: int) -> int:
-    lf = buffer.find(b"\n", start)
-    cr = buffer.find(b"\r", start, lf if lf >= 0 else len(buffer))
-    return cr if cr >= 0 else lf
+_CR = 0x0D
+_LF = 0x0A
+# Either line end, found in one pass: two find() calls would rescan the rest of the buffer for
+# an LF at every CR of a stream that ends its lines with CR alone.
+_EOL = re.compile(rb"[\r\n]")
+
+
+def _line_end(buffer: bytearray, start: int) -> int:
+    found = _EOL.search(buffer, start)
+    return -1 if found is None else found.start()

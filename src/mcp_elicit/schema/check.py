@@ -32,7 +32,7 @@ from typing import Any, Final
 from .errors import SchemaProblem
 from .formats import FORMATS
 from .limits import MAX_NAME, MAX_OPTIONS, MAX_PROBLEMS, MAX_PROPERTIES, MAX_TEXT
-from .rules import CompiledForm, FieldRule, Kind, check_value
+from .rules import MAX_SAFE_INTEGER, CompiledForm, FieldRule, Kind, check_value
 from .text import bad_name_char, bad_text_char, describe, pointer, quote, short, show_number
 
 __all__ = ["check_schema", "compile_schema"]
@@ -113,8 +113,8 @@ class _Problems:
 
 
 # Whole numbers beyond this lose precision in JavaScript clients and do not fit the
-# 64-bit integers of common JSON encoders.
-_SAFE_INT = 2**53 - 1
+# 64-bit integers of common JSON encoders (answers and defaults are held to it too).
+_SAFE_INT = MAX_SAFE_INTEGER
 
 
 def _is_number(value: object) -> bool:
@@ -428,6 +428,12 @@ def _property(p: _Problems, name: str, prop: object, required: bool) -> FieldRul
         default = prop["default"]
         if isinstance(default, str) and len(default) > MAX_TEXT:
             p.add((*base, "default"), f"default is longer than {MAX_TEXT} characters")
+            return None
+        # A client pre-fills the default into its input line: a bidi override or an escape
+        # there would reach the terminal, so defaults follow the rules of enum values.
+        bad = bad_name_char(default) if isinstance(default, str) else None
+        if bad is not None:
+            p.add((*base, "default"), f"default contains the invisible or control character U+{ord(bad):04X}")
             return None
         if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
             p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")

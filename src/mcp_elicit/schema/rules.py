@@ -14,11 +14,16 @@ from typing import Any, Literal, NamedTuple
 from .formats import CHECKS
 from .text import describe, quote, show_number
 
-__all__ = ["CompiledForm", "FieldRule", "Kind", "check_value"]
+__all__ = ["MAX_SAFE_INTEGER", "CompiledForm", "FieldRule", "Kind", "check_value"]
 
 Kind = Literal["string", "number", "integer", "boolean", "select", "multiselect"]
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+#: The largest whole number an answer or a default may hold, either sign. Beyond it JSON
+#: numbers lose precision in JavaScript clients, and past 64 bits the JSON encoder cannot
+#: write them at all: such a value would pass the check and then fail when it is sent.
+MAX_SAFE_INTEGER = 2**53 - 1
 
 # How many choices an error message lists before it says "and N more".
 _LISTED = 10
@@ -113,6 +118,11 @@ def _check_number(rule: FieldRule, value: object) -> tuple[Any, str | None]:
         return None, f"must be at least {show_number(rule.minimum)} (got {show_number(value)})"
     if rule.maximum is not None and value > rule.maximum:
         return None, f"must be at most {show_number(rule.maximum)} (got {show_number(value)})"
+    if isinstance(value, int) and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return None, (
+            f"must be between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}: larger whole numbers "
+            f"cannot be sent exactly as JSON (got {show_number(value)})"
+        )
     return value, None
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_elicit.client.answerers.fields import OMIT, FormNotShown, form_fields, show_value
+from mcp_elicit.wire import codec
 
 
 def one(prop: dict[str, Any], required: bool = True) -> Any:
@@ -105,3 +108,53 @@ def test_prefill_prefers_previous_then_default() -> None:
 def test_schema_outside_the_subset() -> None:
     with pytest.raises(FormNotShown):
         form_fields({"type": "object", "properties": {"x": {"type": "string", "pattern": ".*"}}})
+
+
+# -- numbers the JSON encoder could not send --------------------------------------------------
+SAFE_INT = 2**53 - 1
+
+
+@pytest.mark.parametrize("kind", ["integer", "number"])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("9" * 5000, "is too long for a number (5000 characters; at most 100)"),  # past int()'s limit
+        ("-" + "1" * 4301, "is too long for a number (4302 characters; at most 100)"),
+        ("1" * 101, "is too long for a number (101 characters; at most 100)"),
+        (str(2**64), f"must be between -{SAFE_INT} and {SAFE_INT}: larger whole numbers cannot be sent"),
+        (str(-(2**63) - 1), f"must be between -{SAFE_INT} and {SAFE_INT}: larger whole numbers"),
+        (str(SAFE_INT + 1), f"must be between -{SAFE_INT} and {SAFE_INT}"),
+    ],
+)
+def test_numbers_out_of_range_or_too_long_are_refused_while_typing(kind: str, text: str, error: str) -> None:
+    value, problem = one({"type": kind}).parse_text(text)
+    assert value is None
+    assert problem is not None
+    assert problem.startswith(error)
+
+
+@pytest.mark.parametrize("text", [str(SAFE_INT), str(-SAFE_INT), "0" * 99 + "7"])
+def test_the_edges_of_the_safe_range_are_accepted(text: str) -> None:
+    assert one({"type": "integer"}).parse_text(text) == (int(text), None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["integer", "number"]),
+    st.one_of(
+        st.text(alphabet="0123456789+-.eE ", max_size=120),
+        st.integers().map(str),
+        st.integers(min_value=0, max_value=6000).map(lambda n: "9" * n),
+        st.text(max_size=30),
+    ),
+)
+def test_parse_text_never_raises_and_what_it_accepts_can_be_sent(kind: str, text: str) -> None:
+    value, problem = one({"type": kind}, required=False).parse_text(text)
+    if problem is not None:
+        assert value is None
+        return
+    if value is OMIT:
+        return
+    if isinstance(value, int):
+        assert -SAFE_INT <= value <= SAFE_INT
+    assert codec.loads(codec.dumps({"f": value})) == {"f": value}

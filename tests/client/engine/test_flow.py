@@ -19,8 +19,8 @@ from mcp_elicit.client.errors import (
 from mcp_elicit.client.flow import AskInputs, Backoff, Complete, Flow, RetryAfter
 from mcp_elicit.client.inputs import FormInput, RootsInput, SamplingInput, UrlInput, parse_input_requests
 from mcp_elicit.client.messages import Response, ServerNotification, ServerRequest, decode, server_error
-from mcp_elicit.wire.param_headers import InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.client.sse import SseDecoder
+from mcp_elicit.wire.param_headers import InvalidHeaderAnnotation, header_map, param_headers
 
 from .support import Script
 

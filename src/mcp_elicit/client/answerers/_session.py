@@ -32,7 +32,7 @@ from rich.text import Text
 from mcp_elicit.client.answerers import _view as view
 from mcp_elicit.client.answerers._widgets import Cancelled, Option, Terminal, ask_text, choose, choose_many
 from mcp_elicit.client.answerers.fields import OMIT, Field, FormNotShown, form_fields, show_value
-from mcp_elicit.client.questions import Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client.questions import Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class Session:
         try:
             fields = form_fields(question.schema)
         except FormNotShown as exc:
-            return await self._unshowable(exc)
+            return await self._unshowable(question.server, exc)
         secrets = _secret_fields(question)
         if secrets:
             view.secret_warning(console, secrets, fields)
@@ -102,8 +102,9 @@ class Session:
             view.note(
                 console, f"The form has {len(fields)} field{'s' if len(fields) != 1 else ''}. {_KEYS_HINT}"
             )
-            start = await self._menu(
-                [Option("Fill in the form", "f"), Option("Decline — answer no", "d"), Option("Cancel", "c")]
+            start = await self._decide(
+                question.server,
+                [Option("Fill in the form", "f"), Option("Decline — answer no", "d"), Option("Cancel", "c")],
             )
             if start == 1:
                 return self._declined()
@@ -144,7 +145,7 @@ class Session:
                 options.append(("edit", Option("Change a field…", "e")))
             options.append(("decline", Option("Decline — answer no", "d")))
             options.append(("cancel", Option("Cancel", "c")))
-            action = options[await self._menu([o for _, o in options])][0]
+            action = options[await self._decide(question.server, [o for _, o in options])][0]
             if action == "send":
                 assert final is not None
                 view.note(self.console, "Sent.", "bold green")
@@ -174,7 +175,10 @@ class Session:
                 problem = field.parse_text(text)[1]
                 return clean(problem, single_line=True, max_length=300) if problem else None
 
-            text = await ask_text(self.terminal, "  › ", default=field.text_of(current), check=check)
+            # The checker already refuses control and bidi characters in defaults; clean the
+            # pre-filled text anyway, since the input line writes it to the terminal as is.
+            prefilled = clean(field.text_of(current), single_line=True)
+            text = await ask_text(self.terminal, "  › ", default=prefilled, check=check)
             value = field.parse_text(text)[0]
         elif kind == "boolean":
             options = [Option("Yes", "y"), Option("No", "n")]
@@ -227,12 +231,12 @@ class Session:
         )
         return result(indexes)
 
-    async def _unshowable(self, exc: FormNotShown) -> Answer:
+    async def _unshowable(self, server: ServerIdentity, exc: FormNotShown) -> Answer:
         view.note(self.console, "This form cannot be shown; it is not a valid elicitation form:", "bold red")
         for problem in exc.problems:
             view.note(self.console, "• " + problem, "")
         try:
-            picked = await self._menu([Option("Decline — answer no", "d"), Option("Cancel", "c")])
+            picked = await self._decide(server, [Option("Decline — answer no", "d"), Option("Cancel", "c")])
         except Cancelled:
             return Answer("cancel")
         return self._declined() if picked == 0 else Answer("cancel")
@@ -252,15 +256,16 @@ class Session:
             return Answer("decline")
         view.url_block(console, assessment, href, question.server)
         try:
-            return await self._url(assessment, href)
+            return await self._url(question.server, assessment, href)
         except Cancelled:
             view.note(console, "Cancelled: the address was not opened by this client.", "bold")
             return Answer("cancel")
 
-    async def _url(self, assessment: UrlAssessment, href: str) -> Answer:
+    async def _url(self, server: ServerIdentity, assessment: UrlAssessment, href: str) -> Answer:
         console = self.console
         # Enter alone declines: opening takes a deliberate "o".
-        picked = await self._menu(
+        picked = await self._decide(
+            server,
             [Option("Open in browser", "o"), Option("Decline — do not open", "d"), Option("Cancel", "c")],
             default=1,
         )
@@ -270,15 +275,18 @@ class Session:
             raise Cancelled()
         if assessment.verdict == "warn":
             view.note(console, "This address has the warnings listed above. Open it anyway?", "bold yellow")
-            sure = await self._menu([Option("Yes, open it", "y"), Option("No — decline", "n")], default=1)
+            sure = await self._decide(
+                server, [Option("Yes, open it", "y"), Option("No — decline", "n")], default=1
+            )
             if sure == 1:
                 return self._declined()
         result = await self._open(assessment)
         if result is None:
             return Answer("cancel")
         while True:
-            picked = await self._menu(
-                [Option("Done — continue"), Option("Not yet — keep waiting", "w"), Option("Cancel", "c")]
+            picked = await self._decide(
+                server,
+                [Option("Done — continue"), Option("Not yet — keep waiting", "w"), Option("Cancel", "c")],
             )
             if picked == 0:
                 return Answer("accept")
@@ -318,6 +326,11 @@ class Session:
         return result
 
     # -- helpers --------------------------------------------------------------------------------
+    async def _decide(self, server: ServerIdentity, options: list[Option], *, default: int = 0) -> int:
+        """A choice that answers the server: who is asking is printed right above it."""
+        view.asker(self.console, server)
+        return await self._menu(options, default=default)
+
     async def _menu(self, options: list[Option], *, default: int = 0, echo: bool = True) -> int:
         picked = await choose(self.terminal, options, default=default)
         if echo:

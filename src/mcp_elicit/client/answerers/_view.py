@@ -32,11 +32,15 @@ if TYPE_CHECKING:
     from mcp_elicit.client.urls import UrlAssessment
 
 __all__ = [
+    "DESCRIPTION_LINES",
+    "MESSAGE_LINES",
+    "asker",
     "defang",
     "echo",
     "field_block",
     "form_errors",
     "header",
+    "message",
     "note",
     "review",
     "secret_warning",
@@ -45,6 +49,10 @@ __all__ = [
 ]
 
 _INDENT = "  "
+#: The most lines shown of a message and of a field's description (after blank runs are
+#: collapsed): a server cannot fill the screen and scroll its identity out of sight.
+MESSAGE_LINES = 30
+DESCRIPTION_LINES = 12
 _PART_STYLES = {
     "scheme": "dim",
     "userinfo": "bold red",
@@ -76,6 +84,20 @@ def _server_line(server: ServerIdentity) -> Text:
     return line
 
 
+def asker(console: Console, server: ServerIdentity) -> None:
+    """Who is asking, on one line, printed right above every choice that answers the server:
+    however much text the server sent, its identity is on screen when the person decides."""
+    name = clean(server.name, single_line=True, max_length=NAME_MAX)
+    title = clean(server.title, single_line=True, max_length=NAME_MAX) if server.title else ""
+    line = Text(_INDENT + "Answering: ", style="bold")
+    line.append(f"“{title or name}”", style="bold")
+    if title and title != name:
+        line.append(f" (name “{name}”)")
+    line.append(" reached via ", style="dim")
+    line.append(clean(server.reached_via, single_line=True, max_length=VALUE_MAX))
+    console.print(line)
+
+
 def header(console: Console, server: ServerIdentity, what: str) -> None:
     """Who asks, and how this client reached them (ours, not the server's words)."""
     console.print()
@@ -87,17 +109,39 @@ def header(console: Console, server: ServerIdentity, what: str) -> None:
     console.print(via)
 
 
+def _lines(text: str, limit: int) -> tuple[list[str], int]:
+    """``text``'s lines with runs of blank lines collapsed to one, at most ``limit`` of them;
+    and how many lines were left out."""
+    lines: list[str] = []
+    blank = False
+    for line in text.split("\n"):
+        if not line.strip():
+            if blank:
+                continue  # blank lines would push the header off screen without showing anything
+            blank = True
+            line = ""
+        else:
+            blank = False
+        lines.append(line.rstrip())
+    return lines[:limit], max(0, len(lines) - limit)
+
+
 def message(console: Console, text: str) -> None:
-    """The server's message, as plain text (never a link, never markup)."""
+    """The server's message, as plain text (never a link, never markup), blank lines
+    collapsed and at most :data:`MESSAGE_LINES` lines."""
     shown = clean(text, max_length=MESSAGE_MAX).strip()
     console.print(Text(_INDENT + "Message from the server:", style="bold"))
     if not shown:
         console.print(Text(_INDENT * 2 + "(no message)", style="dim"))
         return
-    body = Text(shown)
+    lines, hidden = _lines(shown, MESSAGE_LINES)
     # Indent every line of the message, so the server cannot imitate this UI's own lines.
-    for line in body.split("\n"):
-        console.print(Text(_INDENT * 2) + line)
+    for line in lines:
+        console.print(Text(_INDENT * 2 + line))
+    if hidden:
+        console.print(
+            Text(_INDENT * 2 + f"… {hidden} more line{'s' if hidden != 1 else ''} not shown", style="dim")
+        )
     if len(text) > MESSAGE_MAX:
         console.print(Text(_INDENT * 2 + f"(shortened: the message has {len(text)} characters)", style="dim"))
 
@@ -151,8 +195,13 @@ def field_block(console: Console, field: Field, number: int, total: int, error: 
     console.print(head)
     pad = _INDENT + " " * len(f"[{number}/{total}] ")
     if field.description:
-        for line in Text(field.description).split("\n"):
-            console.print(Text(pad) + line)
+        lines, hidden = _lines(field.description, DESCRIPTION_LINES)
+        for line in lines:
+            console.print(Text(pad + line))
+        if hidden:
+            console.print(
+                Text(pad + f"… {hidden} more line{'s' if hidden != 1 else ''} not shown", style="dim")
+            )
     console.print(Text(pad + " · ".join(field.constraints()), style="dim"))
     if error:
         console.print(Text(pad + "✗ " + clean(error, single_line=True, max_length=VALUE_MAX), style="red"))

@@ -23,6 +23,7 @@ __all__ = [
     "LABEL_MAX",
     "MESSAGE_MAX",
     "NAME_MAX",
+    "NUMBER_TEXT_MAX",
     "OMIT",
     "TITLE_MAX",
     "VALUE_MAX",
@@ -49,6 +50,9 @@ _FORMAT_HINTS: Final = {
 }
 # A JSON-style number, with an optional leading "+"; no "1_000", no "0x10", no "nan".
 _NUMBER: Final = re.compile(r"[+-]?(?:0|[0-9]+)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# Longer typed numbers are refused before int() or float() reads them: no number a form can
+# hold needs more characters, and int() raises past Python's digit limit (4300).
+NUMBER_TEXT_MAX: Final = 100
 
 
 class _Omit:
@@ -148,6 +152,11 @@ class Field:
             stripped = text.strip()
             if stripped == "":
                 return self.check(OMIT)
+            if len(stripped) > NUMBER_TEXT_MAX:
+                return (
+                    None,
+                    f"is too long for a number ({len(stripped)} characters; at most {NUMBER_TEXT_MAX})",
+                )
             if _NUMBER.fullmatch(stripped) is None:
                 wanted = "a whole number" if kind == "integer" else "a number"
                 return None, f"must be {wanted}, such as {'42' if kind == 'integer' else '4.2'}"

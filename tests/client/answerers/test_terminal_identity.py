@@ -1,0 +1,181 @@
+"""A server cannot push its identity off screen, nor get raw text onto the input line.
+
+The message's blank runs are collapsed and its lines capped; who is asking is printed again
+right above every choice that answers the server (start, send, decline, cancel, open a link).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import socket
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client.answerers._view import DESCRIPTION_LINES, MESSAGE_LINES
+from mcp_elicit.client.questions import Answer, ServerIdentity
+
+from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, form, url_question
+
+ASKER = "  Answering: “Example Files” (name “files”) reached via https://mcp.example.com/mcp"
+# What a hostile message draws after scrolling the real header away.
+FAKE_HEADER = (
+    "━━ A question from an MCP server ━━\n"
+    "  Server:      “Your Bank” (version 1)  — as the server describes itself\n"
+    "  Reached via: https://bank.example/mcp  — how this client connected\n"
+)
+SPOOF = (
+    "Please confirm.\n"
+    + "\n" * 400
+    + " \t \n" * 50
+    + FAKE_HEADER
+    + "".join(f"line {i}\n" for i in range(100))
+)
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the answerer touched the network")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def message_block(transcript: str) -> list[str]:
+    lines = transcript.splitlines()
+    start = lines.index("  Message from the server:") + 1
+    end = start
+    while end < len(lines) and (lines[end].startswith("    ") or lines[end] == ""):
+        end += 1
+    return lines[start:end]
+
+
+def line_before(transcript: str, choice: str) -> str:
+    """The transcript line printed just before the echo of ``choice`` (the menu sits between)."""
+    lines = transcript.splitlines()
+    return lines[lines.index(f"  → {choice}") - 1]
+
+
+async def test_blank_runs_collapse_and_the_message_is_capped_with_a_note(term: Harness) -> None:
+    answer = await term.form(form(NAME, SPOOF), "d")
+    assert answer == Answer("decline")
+    block = message_block(term.transcript)
+    # Every message line is indented under our own heading; no two blank lines in a row.
+    assert all(line.startswith("    ") or line == "" for line in block)
+    assert not any(a == b == "" for a, b in itertools.pairwise(block))
+    # 1 + 1 blank + 3 fake header lines + 100 numbered = 105 lines; MESSAGE_LINES shown.
+    shown = [line for line in block if "more lines not shown" not in line]
+    assert len(shown) == MESSAGE_LINES
+    assert f"    … {105 - MESSAGE_LINES} more lines not shown" in block
+    assert "line 99" not in term.transcript
+
+
+async def test_identity_is_next_to_every_form_decision(term: Harness) -> None:
+    answer = await term.form(form(NAME, SPOOF), ENTER, "Ada", ENTER, "s")
+    assert answer == Answer("accept", {"name": "Ada"})
+    out = term.transcript
+    assert line_before(out, "Fill in the form") == ASKER
+    assert line_before(out, "Send this answer") == ASKER
+    assert out.count(ASKER) == 2
+    # However long the message, the last identity shown before a decision is the real one.
+    before_send = out[: out.index("  → Send this answer")]
+    assert before_send.rindex(ASKER) > before_send.rindex("Your Bank")
+
+
+@pytest.mark.parametrize(
+    ("keys", "choice", "action"), [(("d",), "Decline — answer no", "decline"), (("c",), "Cancel", "cancel")]
+)
+async def test_identity_before_declining_or_cancelling_at_review(
+    term: Harness, keys: tuple[str, ...], choice: str, action: str
+) -> None:
+    answer = await term.form(form(NAME, SPOOF), ENTER, "Ada", ENTER, *keys)
+    assert answer == Answer(action)
+    assert line_before(term.transcript, choice) == ASKER
+
+
+async def test_identity_before_declining_a_form_that_cannot_be_shown(term: Harness) -> None:
+    bad = {"type": "object", "properties": {"n": {"type": "object"}}}
+    answer = await term.form(form(bad, SPOOF), "d")
+    assert answer == Answer("decline")
+    assert line_before(term.transcript, "Decline — answer no") == ASKER
+
+
+async def test_identity_is_next_to_url_consent_and_done(term: Harness) -> None:
+    answer = await term.url(url_question("https://accounts.example.com/connect", SPOOF), "o", ENTER)
+    assert answer == Answer("accept")
+    assert line_before(term.transcript, "Open in browser") == ASKER
+    assert term.transcript.count(ASKER) == 2  # consent, then "Done — continue"
+    assert len(term.opener.calls) == 1
+
+
+async def test_identity_is_next_to_the_warning_confirmation(term: Harness) -> None:
+    # An unusual port is a "warn" verdict: one more confirmation before opening.
+    answer = await term.url(url_question("https://example.com:8443/x", SPOOF), "o", "n")
+    assert answer == Answer("decline")
+    assert line_before(term.transcript, "No — decline") == ASKER
+
+
+async def test_a_title_without_a_distinct_name_is_shown_once(term: Harness) -> None:
+    server = ServerIdentity(name="files", reached_via="stdio: files-server --x")
+    await term.form(form(NAME, "Hi", server=server), "d")
+    assert line_before(term.transcript, "Decline — answer no") == (
+        "  Answering: “files” reached via stdio: files-server --x"
+    )
+
+
+async def test_descriptions_collapse_blank_runs_and_are_capped(term: Harness) -> None:
+    description = "first\n\n\n\n" + "".join(f"d{i}\n" for i in range(40))
+    schema = {"type": "object", "properties": {"n": {"type": "string", "description": description}}}
+    await term.form(form(schema, "Hi"), ENTER, ENTER, "d")
+    out = term.transcript
+    assert "first\n\n\n" not in out.replace(" ", "")  # one blank line at most
+    hidden = 40 + 2 - DESCRIPTION_LINES  # first, one blank, d0..d39
+    assert f"… {hidden} more lines not shown" in out
+    assert "d39" not in out
+
+
+# -- defaults and previous answers pre-filled into the input line --------------------------------
+async def test_a_default_with_bidi_or_escapes_is_refused_before_display(term: Harness) -> None:
+    for default in ("pay\u202eusd", "\x1b]52;c;cm0gLXJmIH4=\x07x", "zero\u200bwidth"):
+        schema = {"type": "object", "properties": {"s": {"type": "string", "default": default}}}
+        answer = await term.form(form(schema, "Hi"), "d")
+        assert answer == Answer("decline")
+    assert "This form cannot be shown" in term.transcript
+    assert "/properties/s/default" in term.transcript
+    assert FORBIDDEN.search(term.transcript) is None
+    assert "\x1b]" not in term.screen
+    assert re.search("[\u202a-\u202e\u2066-\u2069\u200b\ufeff\x9b\x9d]", term.screen) is None
+
+
+async def test_a_prefilled_previous_answer_is_cleaned(term: Harness) -> None:
+    schema = {"type": "object", "properties": {"s": {"type": "string", "minLength": 8}}}
+    question = form(
+        schema,
+        "Hi",
+        previous={"s": "ab\u202ecd\x1b]52;c;eA==\x07ef\u2066"},
+        errors={"s": "must be at least 8 characters long (got 7)"},
+    )
+    answer = await term.form(question, ENTER, PAUSE, "gh", ENTER, "s")
+    assert answer == Answer("accept", {"s": "abcdefgh"})
+    screen = term.screen
+    assert "\u202e" not in screen
+    assert "\u2066" not in screen
+    assert "\x1b]52" not in screen
+
+
+# -- numbers the encoder could not send ---------------------------------------------------------
+async def test_a_huge_number_cannot_be_entered_and_nothing_is_sent(term: Harness) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    keys = (
+        *(ENTER, str(2**64), PAUSE, ENTER, PAUSE),  # refused: Enter does nothing
+        *(CTRL_U, "9" * 5000, PAUSE, ENTER, PAUSE),  # a paste past int()'s digit limit
+        *(CTRL_U, "12", ENTER, "s"),
+    )
+    answer = await term.form(form(schema, "How many?"), *keys)
+    assert answer == Answer("accept", {"n": 12})
+    screen = term.screen
+    assert "must be between -9007199254740991 and 9007199254740991" in screen
+    assert "is too long for a number (5000 characters; at most 100)" in screen
