@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from mcp_elicit.cli.demo import ScriptedWalkThrough
 from mcp_elicit.client import AuthorizationRequiredError, Client
 from mcp_elicit.client.questions import Answer, UrlQuestion
+from mcp_elicit.connect.oauth.revoke import token_revoker
+from mcp_elicit.connect.vault import Connection, RevocationFailed
 from mcp_elicit.demo.site import DemoSite
 from tests.helpers import Flow, accept, only_key, text
 
@@ -134,6 +138,107 @@ async def test_mcp_wants_this_runs_bearer_token(served: DemoSite) -> None:
     assert info.value.status == 401
     assert "Unauthorized: the access token is invalid" in str(info.value)
     assert "invalid_token" in (info.value.www_authenticate or "")
+    # Leaving the header out is refused too: the per-run token is the only way in.
+    with pytest.raises(AuthorizationRequiredError) as missing:
+        async with Client.connect(served.mcp_url) as client:
+            await client.call_tool("file_issue", {"title": "no token"})
+    assert missing.value.status == 401
+    assert "requires a bearer access token" in str(missing.value)
     assert served.base_url.startswith("http://127.0.0.1:")
     assert served.ci_url.startswith("http://127.0.0.1:")
     assert served.ci_url != served.base_url  # the third party is another origin
+
+
+# ------------------------------------------------------------------ reconnecting, revocation
+
+
+async def _ci_refresh(site: DemoSite, refresh_token: str) -> int:
+    """The CI service's answer to a refresh with ``refresh_token`` (200: the grant is live)."""
+    ci = site.kit.provider("ci")
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+    async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+        response = await http.post(
+            f"{site.ci_url}/token", data=form, auth=(ci.client_id, ci.client_secret or "")
+        )
+    return response.status_code
+
+
+async def _ci_builds(site: DemoSite, access_token: str) -> int:
+    async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+        response = await http.get(
+            f"{site.ci_url}/api/builds", headers={"Authorization": f"Bearer {access_token}"}
+        )
+    return response.status_code
+
+
+async def _connected(site: DemoSite) -> Connection:
+    result = await _file(site, _Counting())
+    assert result.text.endswith(CONNECTED)
+    connection = await site.kit.vault.get_connection(site.identity.principal.key, "ci")
+    assert connection is not None
+    assert connection.refresh_token
+    return connection
+
+
+async def test_a_reconnect_revokes_the_old_grant_at_the_ci_service(served: DemoSite) -> None:
+    owner = served.identity.principal.key
+    old = await _connected(served)
+    # The tool's API call was refused, say: the next call connects again over the old row.
+    assert await served.kit.vault.mark_needs_reauthorization(owner, "ci")
+    answerer = _Counting()
+    again = await _file(served, answerer)
+    assert again.text.endswith(CONNECTED)
+    assert len(answerer.urls) == 1
+    new = await served.kit.vault.get_connection(owner, "ci")
+    assert new is not None
+    assert new.id != old.id
+    assert new.refresh_token
+    # The replaced grant is dead at the CI service, not just gone from the vault.
+    assert await _ci_builds(served, old.access_token) == 401
+    assert old.refresh_token
+    assert await _ci_refresh(served, old.refresh_token) == 400
+    assert await _ci_builds(served, new.access_token) == 200
+
+
+async def test_a_connection_awaiting_revocation_is_revoked_before_a_new_link(served: DemoSite) -> None:
+    owner = served.identity.principal.key
+    old = await _connected(served)
+    # A disconnect while the CI service was unreachable: the row is kept, flagged.
+    unreachable = replace(served.kit.provider("ci"), revocation_url="http://127.0.0.1:9/revoke")
+    with pytest.raises(RevocationFailed):
+        await served.kit.vault.disconnect(owner, "ci", token_revoker(unreachable, timeout=5))
+    flagged = await served.kit.vault.get_connection(owner, "ci")
+    assert flagged is not None
+    assert flagged.status == "revocation_failed"
+
+    # The CI service is reachable again: the next call revokes the old grant, then connects.
+    answerer = _Counting()
+    result = await _file(served, answerer)
+    assert result.text.endswith(CONNECTED)
+    assert len(answerer.urls) == 1
+    assert old.refresh_token
+    assert await _ci_refresh(served, old.refresh_token) == 400
+    assert await _ci_builds(served, old.access_token) == 401
+    new = await served.kit.vault.get_connection(owner, "ci")
+    assert new is not None
+    assert new.status == "active"
+
+
+async def test_an_unrevocable_connection_is_a_clear_error_and_no_link(built: DemoSite) -> None:
+    # ``built`` does not serve the CI service: revoking there fails (connection refused).
+    owner = built.identity.principal.key
+    await built.kit.vault.put_connection(owner, "ci", access_token="old-access", refresh_token="old-refresh")
+    with pytest.raises(RevocationFailed):
+        await built.kit.disconnect(owner, "ci")
+    flow = Flow(built.server, "file_issue", {"title": "x"}, principal=owner)
+    key = only_key(await flow.send())
+    confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
+    final = text(await flow.send({confirm_key: accept({"ok": True})}))  # no URL round: no link
+    assert (
+        "CI service not connected: Your earlier Demo CI service (demo only) connection has to be revoked"
+        in (final)
+    )
+    assert "try again later" in final
+    kept = await built.kit.vault.get_connection(owner, "ci")
+    assert kept is not None
+    assert (kept.status, kept.refresh_token) == ("revocation_failed", "old-refresh")

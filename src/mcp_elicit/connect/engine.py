@@ -13,7 +13,10 @@ from the sealed state, the flow store and the vault, in this order:
    explicitly requested scope) a :class:`~mcp_elicit.connect.flows.PendingFlow` is created,
    exactly once per MCP flow (``ctx.once``: its id and URL go into the sealed state, which is
    bound to the principal and survives rounds and instances), and the round ends with a URL-mode
-   elicitation of ``<base>/connect/<id>`` (or ``/secret/<id>``).
+   elicitation of ``<base>/connect/<id>`` (or ``/secret/<id>``). A connection whose earlier
+   grant still awaits revocation (``revocation_failed``: a disconnect could not reach the
+   provider) is revoked first; if that fails again the call ends with a tool error and no link
+   (the page could not store a new grant over it).
 3. **Later rounds**: the URL question's answer is read. ``decline`` / ``cancel`` close the flow
    (``declined`` / ``failed``) and end the call with a tool error. ``accept`` (it only means the
    person agreed to open the URL) leads to the store: :func:`check_for_retry` with the principal
@@ -24,6 +27,15 @@ from the sealed state, the flow store and the vault, in this order:
    shared), then the round ends with input-required again, with the **same URL**. Once a flow
    was seen completed, a ``.done`` step records it: later rounds of the same call (the handler
    asks more questions afterwards) go straight to the vault.
+
+Scopes: ``ctx.connection(provider, scopes=[...])`` asks the provider for those scopes, its
+default ones and those an existing connection was granted (the new grant replaces it, so nothing
+is lost: incremental authorization); the page lists them and the authorize request carries them.
+The provider may grant less (RFC 6749 §3.3): the connection is stored as granted, and the call
+ends with :class:`ScopesNotGranted` (a :class:`ToolError` naming the missing scopes; a handler
+that can do with less catches it, then ``ctx.connection(provider)`` without ``scopes`` returns
+the connection as granted, ``.scopes`` saying what it may do). The next call asking for them
+sends one new link; no call ever loops. Without ``scopes`` any grant is accepted.
 
 Re-issue keying: an answered question replays its recorded answer, so the same URL cannot be
 asked again under the same key. Each re-issue gets the next key of a per-flow sequence
@@ -64,6 +76,7 @@ from mcp_elicit.connect.vault import (
     NeedsReauthorization,
     NotConnected,
     RefreshFailed,
+    RevocationFailed,
     VaultUnavailable,
 )
 from mcp_elicit.server.errors import ToolError
@@ -74,7 +87,13 @@ if TYPE_CHECKING:
     from mcp_elicit.connect.kit import ConnectKit
     from mcp_elicit.server.context import Context
 
-__all__ = ["POLL_INTERVAL", "STORE_UNAVAILABLE_DATA", "obtain_connection", "obtain_secret"]
+__all__ = [
+    "POLL_INTERVAL",
+    "STORE_UNAVAILABLE_DATA",
+    "ScopesNotGranted",
+    "obtain_connection",
+    "obtain_secret",
+]
 
 _log = logging.getLogger("mcp_elicit.connect")
 
@@ -83,6 +102,28 @@ POLL_INTERVAL: Final = 0.2
 STORE_UNAVAILABLE_DATA: Final = {"reason": "connect_store_unavailable", "retryable": True}
 
 T = TypeVar("T")
+
+
+class ScopesNotGranted(ToolError):
+    """``ctx.connection(provider, scopes=[...])``: the user connected, but the provider granted
+    fewer scopes than asked (the user unticked one, an organisation policy...).
+
+    The connection is stored as granted (a later ``ctx.connection(provider)`` without ``scopes``
+    returns it; its ``.scopes`` say what it may do). Uncaught, the call ends with a tool error
+    naming the missing scopes; a handler that can do with less catches it. The next call that
+    asks for the same scopes sends a new link (the user may grant them then): one link per call,
+    never a loop. ``provider``, ``missing`` and ``granted`` say what happened.
+    """
+
+    def __init__(self, provider: str, title: str, missing: tuple[str, ...], granted: tuple[str, ...]) -> None:
+        super().__init__(
+            f"Your {title} account was connected, but {title} did not grant "
+            f"{', '.join(missing)}, which this needs. Run the tool again and allow "
+            f"{'it' if len(missing) == 1 else 'them'} on {title}'s page."
+        )
+        self.provider = provider
+        self.missing = missing
+        self.granted = granted
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +150,10 @@ async def obtain_connection(
     oauth = kit.provider(provider)
     explicit = scopes is not None
     wanted = checked_scopes(oauth.scopes if scopes is None else scopes)
+    # Asked at the provider: the provider's defaults and these, plus what an existing connection
+    # was granted (it is replaced: incremental, so that two tools asking for different scopes do
+    # not take turns revoking each other's).
+    asked = list(dict.fromkeys((*wanted, *oauth.scopes)))
     title = kit.provider_title(provider)
     what = reason.strip().rstrip(".") if reason and reason.strip() else f"continue with {ctx.target}"
     slot = f"connect-{provider}"
@@ -118,24 +163,33 @@ async def obtain_connection(
     request = _Request("connect", provider, title, wanted, slot, message, message)
     refresher = kit.refresher(provider)
 
+    def missing(connection: Connection) -> tuple[str, ...]:
+        # A connection without recorded scopes (the provider never said) is taken as it is.
+        if not explicit or not connection.scopes:
+            return ()
+        return tuple(scope for scope in wanted if scope not in connection.scopes)
+
     async def current() -> Connection | None:
         try:
             connection = await kit.vault.fresh_connection(principal, provider, refresher)
         except NeedsReauthorization:
             _log.info("connection to %s needs re-authorization; starting a URL flow", provider)
             return None
-        except NotConnected:
+        except NotConnected as exc:
+            if exc.status == "revocation_failed":
+                await _retry_revocation(kit, principal, provider, title)
             return None
         except RefreshFailed as exc:
             raise _refresh_failed(exc, title) from None
-        if explicit and connection.scopes and not set(wanted) <= set(connection.scopes):
+        if missing(connection):
             _log.info("connection to %s lacks requested scopes; starting a URL flow", provider)
+            asked.extend(scope for scope in connection.scopes if scope not in asked)
             return None
         return connection
 
     async def after_flow() -> Connection:
         try:
-            return await kit.vault.fresh_connection(principal, provider, refresher)
+            connection = await kit.vault.fresh_connection(principal, provider, refresher)
         except NotConnected:
             raise ToolError(
                 f"Your {title} account was connected, but the connection is no longer available. "
@@ -143,8 +197,18 @@ async def obtain_connection(
             ) from None
         except RefreshFailed as exc:
             raise _refresh_failed(exc, title) from None
+        lacking = missing(connection)
+        if lacking:
+            # Stored as granted (RFC 6749 §3.3 lets the provider grant less); a clear outcome for
+            # this call rather than a link that can only bring the same answer back.
+            _log.info("connection to %s was granted without %s", provider, " ".join(lacking))
+            raise ScopesNotGranted(provider, title, lacking, connection.scopes)
+        return connection
 
-    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow))
+    def flow_scopes() -> tuple[str, ...]:
+        return checked_scopes(asked)
+
+    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow, flow_scopes))
 
 
 async def obtain_secret(
@@ -195,6 +259,7 @@ async def _obtain(
     request: _Request,
     current: Callable[[], Awaitable[T | None]],
     after_flow: Callable[[], Awaitable[T]],
+    flow_scopes: Callable[[], tuple[str, ...]] | None = None,
 ) -> T:
     step = f"mcp_elicit.{request.slot}"
     recorded, value = ctx._step_recorded(step)
@@ -210,8 +275,9 @@ async def _obtain(
                 f"This request needs to send the user to a URL ({_what(request)}), but its "
                 "clientCapabilities do not declare elicitation.url",
             )
+        asked = request if flow_scopes is None else replace(request, scopes=flow_scopes())
         flow_id, url = _recorded_flow(
-            await ctx.once(step, lambda: _create(ctx, kit, principal, request)), request
+            await ctx.once(step, lambda: _create(ctx, kit, principal, asked)), request
         )
 
     # Walk the re-issue sequence: recorded "accept" answers move on to the next key.
@@ -355,6 +421,26 @@ def _client_name(ctx: Context) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
     return None
+
+
+async def _retry_revocation(kit: ConnectKit, principal: str, provider: str, title: str) -> None:
+    """The connection awaits revocation (a disconnect's upstream revocation failed): revoke it
+    now, before a new link is sent. A new grant cannot be stored over it (the old tokens would be
+    lost unrevoked), so a link sent while it stands could only end in an error page."""
+    try:
+        await kit.disconnect(principal, provider)
+    except RevocationFailed as exc:
+        _log.warning(
+            "connection of %s to %s still awaits revocation (%s); no link sent",
+            principal,
+            provider,
+            exc.reason,
+        )
+        raise ToolError(
+            f"Your earlier {title} connection has to be revoked at {title} before a new one can be "
+            f"made, and {title} could not be reached to revoke it. Nothing was changed; try again later."
+        ) from None
+    _log.info("connection of %s to %s revoked on retry; starting a URL flow", principal, provider)
 
 
 def _refresh_failed(exc: RefreshFailed, title: str) -> ToolError:

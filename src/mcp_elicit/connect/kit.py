@@ -362,6 +362,8 @@ class ConnectKit:
             server_name=(server.title or server.name)[:100],
             development=self.development,
             rate_limit=self.page_rate_limit,
+            # The kit's revokers (custom ones included) also revoke a grant a reconnect replaces.
+            revokers={provider_id: self.revoker(provider_id) for provider_id in self._providers},
         )
 
     def _build_metadata(

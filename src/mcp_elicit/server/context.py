@@ -216,9 +216,18 @@ class Context:
         Needs ``Server(connect=ConnectKit(...))`` and an authenticated request. When the user has
         not connected ``provider`` yet (or the provider revoked the grant), this sends them to
         the server's ``/connect/<id>`` page (URL-mode elicitation) and returns once they finished
-        there, on a later round. ``scopes``: what to ask for (default: the provider's); an
-        existing connection granted fewer is connected again. ``reason`` completes "Connect your
-        GitHub account to ..." in the message the user sees (e.g. ``"list your repositories"``).
+        there, on a later round. ``reason`` completes "Connect your GitHub account to ..." in
+        the message the user sees (e.g. ``"list your repositories"``).
+
+        ``scopes``: what this call needs (default: the provider's). The provider is asked for
+        these, its default scopes and any an existing connection holds; the new grant replaces,
+        and revokes, the old one. If fewer are granted, the connection is stored as granted and
+        this raises :class:`~mcp_elicit.connect.engine.ScopesNotGranted` (a ``ToolError`` naming
+        the missing scopes): catch it to go on with less (``ctx.connection(provider)`` without
+        ``scopes`` then returns the connection; ``.scopes`` says what it may do). The next call
+        asking for them sends one new link. An earlier grant still awaiting revocation is revoked
+        first; if that fails, the call ends with a tool error and no link.
+
         Never put the token in a tool result, an error or a log.
         """
         from mcp_elicit.connect.engine import obtain_connection

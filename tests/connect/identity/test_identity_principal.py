@@ -98,3 +98,8 @@ async def test_development_identity_is_labelled(
     )
     with pytest.raises(Unauthorized):
         await two.authenticate({"authorization": "Bearer mallory-token"})
+    # With a token table, no token is no entry: the attack of simply leaving the header out.
+    with pytest.raises(Unauthorized) as missing:
+        await two.authenticate({})
+    assert missing.value.www_authenticate == "Bearer"
+    assert "invalid" not in missing.value.www_authenticate  # RFC 6750 §3.1: no error code

@@ -339,3 +339,52 @@ async def test_questions_after_a_completed_connection(
         responses={form_key: {"action": "accept", "content": {"repo": "alpha"}}},
     )
     assert text_of(done) == f"alpha: {fp('gho_then')}"
+
+
+async def test_a_reduced_grant_ends_the_call_clearly_and_does_not_loop(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=0.3)
+    owner = site.auth.principal("alice")
+    alice = site.caller(http, "alice")
+    first = await alice.call("scoped")
+    key, url, _ = url_request(first)
+    flow_id = flow_id_of(url)
+    assert (await site.flows.get(flow_id)).scopes == ("repo", "gist")
+    # The user unticked "gist" at the provider: the callback stores what was granted.
+    await site.flows.begin(flow_id, owner)
+    await site.vault.put_connection(
+        owner, "github", access_token="gho_narrow", scopes=["repo"], expires_in=3600
+    )
+    await site.flows.complete(flow_id, owner=owner)
+
+    done = await alice.call("scoped", state=first["requestState"], responses={key: ACCEPT})
+    assert done["resultType"] == "complete"  # an outcome, not another link
+    assert done["isError"] is True
+    assert text_of(done) == (
+        "Your GitHub account was connected, but GitHub did not grant gist, which this needs. "
+        "Run the tool again and allow it on GitHub's page."
+    )
+    assert "gho_narrow" not in str(done)
+    # Stored as granted: a tool that needs no particular scope uses it.
+    listed = await alice.call("list_repos")
+    assert listed["structuredContent"]["token_fingerprint"] == fp("gho_narrow")
+    # Calling again gives the user one new chance to grant it (and asks for what is held too).
+    again = await alice.call("scoped")
+    _, url2, _ = url_request(again)
+    assert url2 != url
+    assert (await site.flows.get(flow_id_of(url2))).scopes == ("repo", "gist")
+
+
+async def test_a_scope_upgrade_keeps_asking_for_what_was_granted(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site()
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(
+        owner, "github", access_token="gho_wide", scopes=["repo", "read:user"], expires_in=3600
+    )
+    first = await site.caller(http, "alice").call("scoped")
+    _, url, _ = url_request(first)
+    # The new grant replaces the old one: asking only for the missing scope would lose read:user.
+    assert (await site.flows.get(flow_id_of(url))).scopes == ("repo", "gist", "read:user")

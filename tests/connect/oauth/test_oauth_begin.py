@@ -90,3 +90,13 @@ def test_redirect_uri_must_be_https_or_loopback(uri: str) -> None:
 
 def test_loopback_redirect_is_allowed_for_development() -> None:
     AuthorizationCodeFlow(_provider(), "http://127.0.0.1:8000/oauth/github/callback")
+
+
+def test_a_connect_flows_own_scopes_are_asked_for() -> None:
+    flow = AuthorizationCodeFlow(_provider(), REDIRECT_URI)
+    url, _ = flow.begin(["repo", "gist", "repo"])
+    assert _query(url)["scope"] == ["openid repo gist"]  # openid kept first, no duplicates
+    url, _ = AuthorizationCodeFlow(_provider(openid=False), REDIRECT_URI).begin(["gist"])
+    assert _query(url)["scope"] == ["gist"]
+    with pytest.raises(TypeError):
+        flow.begin("repo gist")  # type: ignore[arg-type]

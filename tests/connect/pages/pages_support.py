@@ -138,6 +138,7 @@ def build_app(
         scopes=("repo",),
         issuer=third_party.issuer,
         iss_parameter_supported=True,
+        revocation_url=third_party.endpoint("revocation"),
         title="GitHub (test)",
     )
     return ConnectPages(

@@ -22,7 +22,7 @@ from typing import Final
 from mcp_elicit.transport.http_server import Unauthorized
 
 from .errors import DevelopmentIdentityRefused, InvalidToken
-from .http import _BEARER_RE, INVALID_TOKEN_PUBLIC
+from .http import _BEARER_RE, INVALID_TOKEN_PUBLIC, MISSING_TOKEN_MESSAGE
 from .principal import DEVELOPMENT_ISSUER, Principal
 
 __all__ = ["DEVELOPMENT_IDENTITY_ENV_VAR", "DevelopmentIdentity"]
@@ -39,8 +39,9 @@ class DevelopmentIdentity:
 
     Without ``tokens``: every token (and, through :meth:`authenticate`, every request, with or
     without a token) is ``subject``. With ``tokens`` (``{"alice-token": "alice", ...}``): a bearer
-    token in that table is its subject, any other token is refused, and a request without a token
-    is ``subject``.
+    token in that table is its subject; any other token, and a request without one, is refused
+    with a 401 (the table is what guards ``/mcp``; :attr:`principal` is then only what
+    ``DevelopmentLogin`` signs browsers in as).
     """
 
     def __init__(
@@ -87,11 +88,15 @@ class DevelopmentIdentity:
         return found
 
     async def authenticate(self, headers: Mapping[str, str]) -> str:
-        """``HttpApp(authenticate=identity.authenticate)``: the principal key, never a 401 for a
-        request without a token; a bearer token not in ``tokens`` gets a 401."""
-        value = headers.get("authorization")
-        if value is None or not self._tokens:
+        """``HttpApp(authenticate=identity.authenticate)``: the principal key. Without ``tokens``
+        every request is :attr:`principal`; with ``tokens`` a request needs one of them: a missing
+        or unknown bearer token gets a 401."""
+        if not self._tokens:
             return self._principal.key
+        value = headers.get("authorization")
+        if value is None:
+            # Fail closed: a configured token table is the only guard of /mcp (RFC 6750 §3.1).
+            raise Unauthorized("Bearer", MISSING_TOKEN_MESSAGE)
         match = _BEARER_RE.fullmatch(value.strip())
         try:
             principal = await self.verify(match.group(1) if match else "")

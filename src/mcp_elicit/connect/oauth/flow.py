@@ -18,9 +18,10 @@ callback and redeems the code. Its checks, in order, each fail-closed with
 6. ``error`` → ``provider-error`` (``declined`` for ``access_denied``); the description is kept
    only cleaned, in ``provider_error``;
 7. ``code`` present, printable ASCII, bounded;
-8. the code is redeemed at ``provider.token_url`` only (never a URL from the callback) with the
+8. the caller's ``before_redeem`` hook, if any (it may refuse: then nothing is redeemed);
+9. the code is redeemed at ``provider.token_url`` only (never a URL from the callback) with the
    code verifier, the identical ``redirect_uri`` and client authentication;
-9. the token response is validated; for OpenID providers the ID token too (:mod:`.id_token`).
+10. the token response is validated; for OpenID providers the ID token too (:mod:`.id_token`).
 
 ``state`` and ``iss`` are checked before ``error`` on purpose: an error response is believed only
 when it belongs to this transaction and this issuer, so a forged ``?error=access_denied`` link cannot
@@ -39,7 +40,7 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from ..identity.jwks import JWKSCache
@@ -157,16 +158,28 @@ class AuthorizationCodeFlow:
 
     @property
     def scope(self) -> tuple[str, ...]:
-        """The scopes requested: the provider's, with ``openid`` first for OpenID providers."""
-        scopes = tuple(dict.fromkeys(self.provider.scopes))
-        if self.provider.openid and "openid" not in scopes:
-            scopes = ("openid", *scopes)
-        return scopes
+        """The scopes requested by default: the provider's, with ``openid`` first for OpenID
+        providers."""
+        return self.requested_scopes()
+
+    def requested_scopes(self, scopes: Iterable[str] | None = None) -> tuple[str, ...]:
+        """What :meth:`begin` asks for: ``scopes`` (default: the provider's), without duplicates,
+        with ``openid`` first for OpenID providers (the ID token checks need it)."""
+        if isinstance(scopes, str):
+            raise TypeError("scopes must be a sequence of scope tokens, not a str")
+        requested = tuple(dict.fromkeys(self.provider.scopes if scopes is None else scopes))
+        if self.provider.openid and "openid" not in requested:
+            requested = ("openid", *requested)
+        return requested
 
     # ------------------------------------------------------------------------------ begin
 
-    def begin(self) -> tuple[str, PendingAuthorization]:
-        """The authorization URL to redirect the browser to, and what to keep until the callback."""
+    def begin(self, scopes: Iterable[str] | None = None) -> tuple[str, PendingAuthorization]:
+        """The authorization URL to redirect the browser to, and what to keep until the callback.
+
+        ``scopes``: what to ask the provider for (a connect flow's own scopes); default the
+        provider's. Give the same ``scopes`` to :meth:`finish`."""
+        requested = self.requested_scopes(scopes)
         from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
         from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
@@ -191,7 +204,7 @@ class AuthorizationCodeFlow:
             provider.client_id,
             "code",
             redirect_uri=self.redirect_uri,
-            scope=list(self.scope) or None,
+            scope=list(requested) or None,
             state=pending.state,
             **extra,
         )
@@ -200,14 +213,27 @@ class AuthorizationCodeFlow:
     # ------------------------------------------------------------------------------ finish
 
     async def finish(
-        self, pending: PendingAuthorization, params: Mapping[str, str], *, provider_in_path: str
+        self,
+        pending: PendingAuthorization,
+        params: Mapping[str, str],
+        *,
+        provider_in_path: str,
+        scopes: Iterable[str] | None = None,
+        before_redeem: Callable[[], Awaitable[None]] | None = None,
     ) -> TokenGrant:
         """Check the callback ``params`` against ``pending`` and redeem the code.
 
+        ``scopes``: what :meth:`begin` asked for (the grant's scopes when the token response
+        omits ``scope``, RFC 6749 §5.1). ``before_redeem``: awaited once every check of the
+        callback passed, just before the code is redeemed; whatever it raises propagates and the
+        code is never redeemed (the pages use it to revoke the grant being replaced, and to refuse
+        a code they could not store).
+
         Raises :class:`AuthorizationFailed` (see the module doc for the order of the checks).
         """
+        requested = self.requested_scopes(scopes)
         try:
-            return await self._finish(pending, params, provider_in_path)
+            return await self._finish(pending, params, provider_in_path, requested, before_redeem)
         except AuthorizationFailed as exc:
             level = logging.WARNING if exc.reason in _SECURITY_EVENTS else logging.INFO
             _log.log(
@@ -220,7 +246,14 @@ class AuthorizationCodeFlow:
             )
             raise
 
-    async def _finish(self, pending: object, params: object, provider_in_path: object) -> TokenGrant:
+    async def _finish(
+        self,
+        pending: object,
+        params: object,
+        provider_in_path: object,
+        requested: tuple[str, ...],
+        before_redeem: Callable[[], Awaitable[None]] | None,
+    ) -> TokenGrant:
         provider = self.provider
         if not isinstance(pending, PendingAuthorization):
             raise AuthorizationFailed("bad-pending", detail="type")
@@ -252,9 +285,13 @@ class AuthorizationCodeFlow:
         if len(code) > _MAX_CODE or not _CODE_RE.fullmatch(code):
             raise AuthorizationFailed("malformed-callback", detail="code")
 
-        return await self._redeem(pending, code)
+        if before_redeem is not None:
+            await before_redeem()
+        return await self._redeem(pending, code, requested)
 
-    async def _redeem(self, pending: PendingAuthorization, code: str) -> TokenGrant:
+    async def _redeem(
+        self, pending: PendingAuthorization, code: str, requested: tuple[str, ...]
+    ) -> TokenGrant:
         try:
             answer = await post_token_request(
                 self.provider,
@@ -291,7 +328,7 @@ class AuthorizationCodeFlow:
             access_token=tokens.access_token,
             refresh_token=tokens.refresh_token,
             expires_in=tokens.expires_in,
-            scopes=tokens.scopes if tokens.scopes is not None else self.scope,
+            scopes=tokens.scopes if tokens.scopes is not None else requested,
             token_type="Bearer",  # noqa: S106 - a token type, not a password
             id_claims=claims,
         )

@@ -25,7 +25,7 @@ from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit, PageRateLimiter
-from mcp_elicit.connect.vault import Vault, VaultUnavailable
+from mcp_elicit.connect.vault import Revoker, Vault, VaultUnavailable
 from mcp_elicit.state.keys import KeyRing
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
@@ -74,7 +74,9 @@ class ConnectPages:
     ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
     sign-in lasts. ``rate_limit``: requests and failed requests (4xx) allowed per client address
     (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`; behind a reverse proxy, let the
-    ASGI server take the address from the proxy), ``None`` for none.
+    ASGI server take the address from the proxy), ``None`` for none. ``revokers``: how each
+    provider's grants are revoked (default: RFC 7009 at its ``revocation_url``); a connection
+    made again over an existing one revokes the earlier grant with it first.
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class ConnectPages:
         session_ttl: float = 3600,
         rate_limit: PageRateLimit | None = DEFAULT_PAGE_RATE_LIMIT,
         clock: Callable[[], float] = time.time,
+        revokers: Mapping[str, Revoker] | None = None,
     ) -> None:
         paths = PagePaths.from_base_url(check_base_url(base_url, development=development))
         parts = urlsplit(paths.base_url)
@@ -121,6 +124,9 @@ class ConnectPages:
         for provider_id, provider in providers.items():
             if not isinstance(provider, OAuthProvider) or provider.id != provider_id:
                 raise ValueError(f"providers[{provider_id!r}] must be an OAuthProvider with that id")
+        for provider_id, revoker in (revokers or {}).items():
+            if provider_id not in providers or not callable(revoker):
+                raise ValueError(f"revokers[{provider_id!r}] must be a callable for a configured provider")
         self.development = development
         self._limiter = None if rate_limit is None else PageRateLimiter(rate_limit, clock)
         policy = CookiePolicy(secure=parts.scheme == "https")  # http happens only in loopback development
@@ -149,6 +155,7 @@ class ConnectPages:
             cookies=policy,
             http=http,
             clock=clock,
+            revokers=dict(revokers or {}),
         )
         # Forms POST to us; "Continue" then redirects to a provider, which form-action governs too.
         self._headers = security_headers(STYLESHEET, [p.authorize_url for p in providers.values()])

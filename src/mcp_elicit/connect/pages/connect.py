@@ -11,15 +11,24 @@
   replayed, expired or another browser → refused, nothing changes); the signed-in user must still
   be the flow's owner; a flow no longer in progress is answered before the code is redeemed (a
   spent code presented again gets the grant revoked); :meth:`AuthorizationCodeFlow.finish` checks
-  the rest (provider in the path, state, ``iss``, PKCE, tokens). Success: the vault stores the
-  connection for the owner, the flow completes, and a 303 to ``/done`` takes the code out of the
-  address bar.
+  the rest (provider in the path, state, ``iss``, PKCE, tokens). Just before the code is redeemed,
+  the owner's existing connection to the provider, if any, is revoked upstream and deleted (a
+  reconnect must not leave the old grant live); if that fails the code is not redeemed, the old
+  connection stays ``revocation_failed`` and the page says so (502). Success: the vault stores
+  the connection for the owner, the flow completes, and a 303 to ``/done`` takes the code out of
+  the address bar. A redeemed grant that cannot be stored (the flow ended meanwhile, the vault
+  refused or is down) is revoked at once, and the page says the connection was not made.
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import Final, Literal
+
 from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
+from mcp_elicit.connect.oauth.grant import TokenGrant
+from mcp_elicit.connect.vault import RevocationFailed, VaultCorrupt, VaultUnavailable
 
 from . import views
 from .context import PagesContext, log
@@ -27,10 +36,13 @@ from .csrf import csrf_token
 from .guards import checked_post
 from .request import Receive, Request
 from .response import Response, redirect
+from .templates import Page
 
 __all__ = ["connect_callback", "connect_page", "connect_post"]
 
 _DETAIL_LIMIT = 200
+_AGAIN: Final = "Go back to your app and try again in a minute."
+_WITHDRAW_TIMEOUT: Final = 30.0  # seconds for revoking a grant that could not be stored
 
 
 def _requester(ctx: PagesContext, client: str | None) -> views.Requester:
@@ -79,7 +91,7 @@ async def connect_post(ctx: PagesContext, request: Request, receive: Receive, fl
         return ctx.not_found()
     except FlowStateConflict as exc:
         return ctx.state_page(exc.status)
-    url, pending = oauth.begin()
+    url, pending = oauth.begin(flow.scopes)  # the flow's scopes, as the confirmation page listed
     cookie = ctx.seal_transaction("tx", pending, flow=flow_id, owner=flow.owner)
     log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)
     return redirect(url, cookie)
@@ -133,22 +145,42 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
         )
 
     provider_name = ctx.providers[provider_id].display_name if provider_id in ctx.providers else provider_id
+
+    async def revoke_earlier() -> None:
+        await _revoke_earlier(ctx, owner, provider_id, before.fingerprint)
+
     try:
-        grant = await oauth.finish(transaction.pending, query, provider_in_path=provider_id)
+        grant = await oauth.finish(
+            transaction.pending,
+            query,
+            provider_in_path=provider_id,
+            scopes=before.scopes,
+            before_redeem=revoke_earlier,
+        )
     except AuthorizationFailed as exc:
         if exc.declined:
             await _fail(ctx, flow_id, owner, None, declined=True)
             return ctx.page(views.declined(ctx.chrome, provider_name), clear)
         await _fail(ctx, flow_id, owner, exc.public_message)
         return ctx.page(views.failed(ctx.chrome, exc.public_message, exc.provider_error), clear)
+    except _NotReplaced as exc:  # the code was not redeemed: nothing new exists upstream
+        await _fail(ctx, flow_id, owner, exc.detail)
+        return ctx.page(exc.page(ctx.chrome, provider_name), clear)
 
+    # From here a grant exists upstream: every way out stores it or revokes it.
     try:
         flow = await ctx.flows.get(flow_id)
     except FlowNotFound:
+        await _withdraw(ctx, owner, provider_id, grant, "its flow is gone")
         return ctx.page(views.not_found(ctx.chrome), clear)
+    except Exception:
+        await _withdraw(ctx, owner, provider_id, grant, "the flow store failed")
+        raise
     if flow.owner != owner or flow.provider != provider_id:
+        await _withdraw(ctx, owner, provider_id, grant, "the flow does not match")
         return ctx.page(views.stale_callback(ctx.chrome), clear)
     if flow.status != "in_progress":
+        await _withdraw(ctx, owner, provider_id, grant, f"the flow is {flow.status}")
         return ctx.page(
             views.not_found(ctx.chrome) if flow.status == "expired" else views.already_used(ctx.chrome), clear
         )
@@ -163,17 +195,97 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
             token_type=grant.token_type,
             provider_account_id=grant.subject,
         )
-    except Exception:
-        # Not stored (vault down, an unrevoked earlier grant...): the flow must not stay "in
-        # progress" with nothing behind it. The error page comes from the app's last resort.
-        await _fail(ctx, flow_id, owner, "The connection could not be stored.")
-        raise
+    except Exception as exc:
+        # Not stored (vault down, an earlier grant flagged unrevoked meanwhile...): a grant we
+        # cannot keep is withdrawn, and the flow must not stay "in progress" with nothing behind it.
+        log.error("flow %s: the new connection could not be stored: %r", flow.fingerprint, exc)
+        withdrawn = await _withdraw(ctx, owner, provider_id, grant, "it could not be stored")
+        await _fail(ctx, flow_id, owner, "The connection could not be stored; try again.")
+        return ctx.page(views.not_stored(ctx.chrome, provider_name, withdrawn=withdrawn), clear)
     try:
         await ctx.flows.complete(flow_id, owner=owner)
     except (FlowNotFound, FlowStateConflict) as exc:
         # Stored for its owner all the same; the client's retry will see the flow's real status.
         log.info("flow %s: connection stored but the flow could not complete (%r)", flow.fingerprint, exc)
     return redirect(ctx.paths.path("/done"), clear)
+
+
+class _NotReplaced(Exception):
+    """The connection an owner already has could not be revoked, so the new code is not
+    redeemed (a new grant could not be stored over the old one, which must not be dropped)."""
+
+    def __init__(self, detail: str, why: Literal["not-revoked", "unreadable", "busy"]) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.why = why
+
+    def page(self, chrome: views.Chrome, provider_name: str) -> Page:
+        if self.why == "unreadable":
+            return views.earlier_unreadable(chrome, provider_name)
+        if self.why == "busy":
+            return views.message(
+                chrome, 503, "Try again later", "The service is busy; nothing was connected.", _AGAIN
+            )
+        return views.earlier_not_revoked(chrome, provider_name)
+
+
+async def _revoke_earlier(ctx: PagesContext, owner: str, provider_id: str, fingerprint: str) -> None:
+    """Revoke (then delete) the owner's existing connection before the code is redeemed.
+
+    Deleting or overwriting a row revokes nothing upstream, so a reconnect must end the old grant
+    itself. Before redemption, because a provider that hands the same grant (or refresh token)
+    back, or revokes all of a user's tokens for this client, would otherwise take the new tokens
+    down with the old. If revocation fails, the old row stays as ``revocation_failed`` (the
+    vault's disconnect rule: retried by the next ``ctx.connection``) and no code is redeemed."""
+    try:
+        replaced = await ctx.vault.disconnect(owner, provider_id, ctx.revoker(provider_id))
+    except RevocationFailed as exc:
+        log.warning(
+            "flow %s: the earlier %r connection of %r could not be revoked (%s); code not redeemed",
+            fingerprint,
+            provider_id,
+            owner,
+            exc.reason,
+        )
+        raise _NotReplaced(
+            "Your earlier connection could not be revoked, so no new one was made.", "not-revoked"
+        ) from None
+    except VaultCorrupt as exc:
+        log.error(
+            "flow %s: the earlier %r connection of %r cannot be read (%s); code not redeemed",
+            fingerprint,
+            provider_id,
+            owner,
+            exc.reason,
+        )
+        raise _NotReplaced(
+            "Your earlier connection cannot be read here, so no new one was made.", "unreadable"
+        ) from None
+    except VaultUnavailable as exc:  # the flow fails now rather than waiting for its expiry
+        log.error("flow %s: the vault is unavailable; code not redeemed: %s", fingerprint, exc)
+        raise _NotReplaced("The connection could not be stored; try again.", "busy") from None
+    if replaced:
+        log.info("flow %s: the earlier %r connection of %r was revoked", fingerprint, provider_id, owner)
+
+
+async def _withdraw(ctx: PagesContext, owner: str, provider_id: str, grant: TokenGrant, why: str) -> bool:
+    """Revoke a grant that will not be stored (``why``), so that no live grant exists upstream
+    without a vault row to revoke it from. ``True`` if revoked (or nothing to call)."""
+    try:
+        async with asyncio.timeout(_WITHDRAW_TIMEOUT):
+            await ctx.revoker(provider_id)(grant.to_connection(owner, provider_id))
+    except Exception as exc:  # the revoker's own failures, a timeout: logged, never the token
+        log.error(
+            "SECURITY: a new %r grant of %r was not stored (%s) and revoking it failed (%s): it "
+            "stays valid at the provider until it expires",
+            provider_id,
+            owner,
+            why,
+            type(exc).__name__,
+        )
+        return False
+    log.warning("a new %r grant of %r was revoked: %s", provider_id, owner, why)
+    return True
 
 
 async def _fail(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
@@ -19,7 +19,7 @@ from mcp_elicit.connect.oauth.errors import AuthorizationFailed
 from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.pending import PendingAuthorization
 from mcp_elicit.connect.oauth.provider import OAuthProvider
-from mcp_elicit.connect.vault import Vault
+from mcp_elicit.connect.vault import Revoker, Vault
 
 from . import views
 from .cookies import CookiePolicy
@@ -68,6 +68,7 @@ class PagesContext:
     cookies: CookiePolicy
     http: httpx.AsyncClient | None = None
     clock: Callable[[], float] = time.time
+    revokers: Mapping[str, Revoker] = field(default_factory=dict)  # by provider id
 
     # -------------------------------------------------------------------- pages
 
@@ -82,6 +83,16 @@ class PagesContext:
 
     def logout_token(self, session: Session) -> str:
         return csrf_token(session, "logout")
+
+    def revoker(self, provider_id: str) -> Revoker:
+        """How ``provider_id``'s grants are revoked: the one given, else RFC 7009 at its
+        ``revocation_url`` (a provider without one is only forgotten locally)."""
+        found = self.revokers.get(provider_id)
+        if found is not None:
+            return found
+        from mcp_elicit.connect.oauth.revoke import token_revoker
+
+        return token_revoker(self.providers[provider_id], http=self.http)
 
     # -------------------------------------------------------------------- sessions
 

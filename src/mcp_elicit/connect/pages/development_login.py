@@ -48,7 +48,7 @@ class DevelopmentLogin:
 
     @property
     def principal(self) -> Principal:
-        """Who the browser signs in as: the identity's principal for requests without a token."""
+        """Who the browser signs in as: the identity's :attr:`~DevelopmentIdentity.principal`."""
         return self.identity.principal
 
     def __repr__(self) -> str:

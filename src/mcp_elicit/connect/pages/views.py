@@ -200,6 +200,43 @@ def failed(chrome: Chrome, public_message: str, provider_error: str | None) -> P
     return message(chrome, 502, "Something went wrong", *texts)
 
 
+def earlier_not_revoked(chrome: Chrome, provider_name: str) -> Page:
+    return message(
+        chrome,
+        502,
+        "Not connected",
+        f"Your earlier {provider_name} connection has to be revoked at {provider_name} before a new "
+        f"one is made, and {provider_name} could not be reached to revoke it.",
+        "Nothing new was stored. Try again later from your app.",
+    )
+
+
+def earlier_unreadable(chrome: Chrome, provider_name: str) -> Page:
+    return message(
+        chrome,
+        500,
+        "Not connected",
+        f"Your earlier {provider_name} connection is stored on {chrome.server_name} in a form it "
+        "cannot read, so it could not be revoked and replaced.",
+        "Nothing new was stored. Tell the people who run this service.",
+    )
+
+
+def not_stored(chrome: Chrome, provider_name: str, *, withdrawn: bool) -> Page:
+    after = (
+        f"The access {provider_name} had just granted was withdrawn again."
+        if withdrawn
+        else f"You may want to remove this service's access in your {provider_name} account settings."
+    )
+    return message(
+        chrome,
+        503,
+        "Not connected",
+        f"Your {provider_name} account could not be saved on {chrome.server_name}. {after}",
+        "Go back to your app and try again in a minute.",
+    )
+
+
 def stale_callback(chrome: Chrome) -> Page:
     return message(
         chrome,
