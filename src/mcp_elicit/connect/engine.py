@@ -412,15 +412,23 @@ def _failure_message(outcome: Failed, request: _Request) -> str:
 
 
 def _client_name(ctx: Context) -> str | None:
-    """The client's self-reported display name (``title``, else ``name``), for the page."""
+    """Who asks, for the page: the client's self-reported display name (``title``, else
+    ``name``), and the OAuth client id from the validated token when there is one, so the page
+    never presents a name the client chose as the whole truth."""
+    name = None
     info = ctx.client_info
-    if not info:
-        return None
-    for field in ("title", "name"):
-        value = info.get(field)
-        if isinstance(value, str) and value.strip():
-            return value
-    return None
+    if info:
+        for field in ("title", "name"):
+            value = info.get(field)
+            if isinstance(value, str) and value.strip():
+                name = value
+                break
+    if ctx.client is None:
+        return name
+    if name is None:
+        return f"with OAuth client {ctx.client}"
+    # The self-reported part is shortened so the stored label (100 characters) keeps the id.
+    return f"{name if len(name) <= 40 else name[:39] + '…'} (OAuth client {ctx.client})"
 
 
 async def _retry_revocation(kit: ConnectKit, principal: str, provider: str, title: str) -> None:

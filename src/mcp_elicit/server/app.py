@@ -32,7 +32,7 @@ from mcp_elicit.state import (
     StateStoreUnavailable,
     args_digest,
 )
-from mcp_elicit.state.binding import MAX_NESTING, request_digest
+from mcp_elicit.state.binding import MAX_NESTING, bound_principal, request_digest
 from mcp_elicit.state.key_file import ENV_FILE_VAR as KEY_FILE_ENV_VAR
 from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import ENV_VAR as KEYS_ENV_VAR
@@ -84,9 +84,7 @@ class _Call:
     meta: RequestMeta
     principal: str | None
     notify: Notify | None
-    # What requestState is bound to: the principal and, when the token names one, the client
-    # (the spec: servers MUST bind elicitation requests to the client and the user).
-    bound: str | None
+    client: str | None  # the OAuth client the principal's token was issued to
 
 
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
@@ -275,9 +273,8 @@ class Server:
         if meta.protocol_version not in SUPPORTED_VERSIONS:  # check_version(meta), inlined
             check_version(meta)
         method = request.method
-        bound = principal if client is None or principal is None else f"{principal}\x00{client}"
         if method == "tools/call" and self._tools:
-            result = await self._call_tool(_Call(request, meta, principal, notify, bound))
+            result = await self._call_tool(_Call(request, meta, principal, notify, client))
         elif method == "server/discover":
             result = self._discover()
         elif method == "tools/list" and self._tools:
@@ -287,7 +284,7 @@ class Server:
             self._check_cursor(request)
             result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
         elif method == "prompts/get" and self._prompts:
-            result = await self._get_prompt(_Call(request, meta, principal, notify, bound))
+            result = await self._get_prompt(_Call(request, meta, principal, notify, client))
         elif method == "resources/list" and self._resources:
             self._check_cursor(request)
             result = self._cacheable(
@@ -299,7 +296,7 @@ class Server:
                 {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
             )
         elif method == "resources/read" and self._resources:
-            result = await self._read_resource(_Call(request, meta, principal, notify, bound))
+            result = await self._read_resource(_Call(request, meta, principal, notify, client))
         elif method == "initialize":
             raise initialize_refused(request.params)
         else:
@@ -439,7 +436,9 @@ class Server:
         if token is None:
             record = FlowRecord()
         else:
-            binding = self._checked_binding(request.method, target, arguments, call.bound)
+            binding = self._checked_binding(
+                request.method, target, arguments, bound_principal(call.principal, call.client)
+            )
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
@@ -459,6 +458,7 @@ class Server:
                 self.max_answer_attempts,
                 call.notify,
                 self.connect,
+                call.client,
             )
         try:
             outcome = await run_round(entry.fn, kwargs, rnd, self.replay_grace)
@@ -479,7 +479,9 @@ class Server:
             requests = outcome.requests
             payload = rnd.next_payload(record.user_state)
         if binding is None:
-            binding = self._checked_binding(request.method, target, arguments, call.bound)
+            binding = self._checked_binding(
+                request.method, target, arguments, bound_principal(call.principal, call.client)
+            )
         try:
             state = self.sealer.seal(payload, binding)
         except TypeError:

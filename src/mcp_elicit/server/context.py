@@ -69,6 +69,7 @@ class Context:
         max_answer_attempts: int,
         notify: Notify | None = None,
         connect: ConnectKit | None = None,
+        client: str | None = None,
     ) -> None:
         self.method = method
         self.target = target
@@ -79,6 +80,9 @@ class Context:
         self._max_attempts = max_answer_attempts
         self._notify = notify
         self._connect = connect
+        # The OAuth client the principal's token was issued to (from a validated token, unlike
+        # client_info); None without authentication or when the token names none.
+        self.client = client
 
     # -- facts about this request ----------------------------------------------------------
     @property

@@ -12,7 +12,7 @@ from typing import Final
 
 import orjson
 
-__all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "request_digest"]
+__all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "bound_principal", "request_digest"]
 
 _sha256 = hashlib.sha256
 _EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
@@ -61,6 +61,15 @@ _set_method = getattr(RequestBinding, "method").__set__  # noqa: B009 - the slot
 _set_target = getattr(RequestBinding, "target").__set__  # noqa: B009
 _set_args_digest = getattr(RequestBinding, "args_digest").__set__  # noqa: B009
 _set_principal = getattr(RequestBinding, "principal").__set__  # noqa: B009
+
+
+def bound_principal(principal: str | None, client: str | None) -> str | None:
+    """The ``RequestBinding.principal`` of a request: the authenticated principal and, when its
+    token names one, the OAuth client it was issued to (the spec: servers MUST bind elicitation
+    requests to the client and the user). ``None`` for an anonymous request."""
+    if client is None or principal is None:
+        return principal
+    return f"{principal}\x00{client}"  # NUL: in neither a principal key nor a client id
 
 
 def _check_binding(method: object, target: object, args_digest: object, principal: object) -> None:

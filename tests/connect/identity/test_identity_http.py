@@ -41,6 +41,12 @@ def make_server() -> Server:
         """Echo the principal the engine was given."""
         return ctx.principal or "anonymous"
 
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        """One question, then who answered it (user and OAuth client)."""
+        answer = await ctx.elicit("Go on?", key="go")
+        return f"{answer.action} by {ctx.principal} via {ctx.client}"
+
     return server
 
 
@@ -163,6 +169,34 @@ async def test_no_token_bad_token_good_token(deployment: Deployment, rsa: Signin
             assert response.status_code == 200, response.text
             result = response.json()["result"]
             assert result["content"][0]["text"] == f"{ISSUER}|alice"
+
+
+async def test_state_is_bound_to_the_client_the_token_was_issued_to(
+    deployment: Deployment, rsa: SigningKey
+) -> None:
+    """The spec: servers MUST bind elicitation requests to the client and the user identity. A
+    token of the same user issued to another OAuth client cannot resume the flow."""
+    url = f"{deployment.base}/mcp"
+
+    def confirm(token: str, **params: Any) -> tuple[str, dict[str, str]]:
+        body, headers = call("confirm")
+        body["params"].update(params)
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {}}
+        return json.dumps(body), {**headers, "authorization": f"Bearer {token}"}
+
+    app_a = rsa.mint(live_claims(deployment.resource, client_id="app-a"))
+    app_b = rsa.mint(live_claims(deployment.resource, client_id="app-b"))
+    async with httpx.AsyncClient(timeout=10) as client:
+        content, headers = confirm(app_a)
+        first = (await client.post(url, content=content, headers=headers)).json()["result"]
+        retry = {"requestState": first["requestState"], "inputResponses": {"go": {"action": "accept"}}}
+        content, headers = confirm(app_b, **retry)
+        refused = await client.post(url, content=content, headers=headers)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == "Invalid or expired requestState"
+        content, headers = confirm(app_a, **retry)
+        done = await client.post(url, content=content, headers=headers)
+        assert done.json()["result"]["content"][0]["text"] == f"accept by {ISSUER}|alice via app-a"
 
 
 async def test_metadata_endpoint(deployment: Deployment) -> None:

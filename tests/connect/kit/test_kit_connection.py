@@ -23,6 +23,7 @@ from kit_support import (
 from mcp_elicit.connect.flows import FlowNotFound, is_flow_id
 from mcp_elicit.server.flow import FlowRecord
 from mcp_elicit.state import RequestBinding, args_digest
+from mcp_elicit.state.binding import bound_principal
 
 ID_RE = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -48,7 +49,8 @@ async def test_not_connected_sends_a_connect_url_without_personal_data(
     flow = await site.flows.get(flow_id)
     assert flow.owner == site.auth.principal("alice")
     assert (flow.kind, flow.provider, flow.scopes, flow.status) == ("connect", "github", ("repo",), "pending")
-    assert flow.client == "Kit Tests Client"  # self-reported, cleaned of bidi and control characters
+    # self-reported (cleaned of bidi and control characters), then the client id from the token
+    assert flow.client == "Kit Tests Client (OAuth client kit-client)"
     assert flow.description == message
 
 
@@ -182,8 +184,9 @@ async def test_a_flow_id_presented_by_another_principal_is_not_owner(
 
     bob = site.auth.principal("bob")
     record = FlowRecord(steps={"mcp_elicit.connect-github": [flow_id_of(url), url]})
+    bound = bound_principal(bob, "kit-client")  # what the server binds bob's requests to
     forged = site.server.sealer.seal(
-        record.to_payload(), RequestBinding("tools/call", "list_repos", args_digest({}), bob)
+        record.to_payload(), RequestBinding("tools/call", "list_repos", args_digest({}), bound)
     )
     result = await site.caller(http, "bob").call("list_repos", state=forged, responses={key: ACCEPT})
     assert result["isError"] is True

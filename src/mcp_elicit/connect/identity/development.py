@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
-from mcp_elicit.transport.http_server import Unauthorized
+from mcp_elicit.transport.http_server import Caller, Unauthorized
 
 from .errors import DevelopmentIdentityRefused, InvalidToken
 from .http import _BEARER_RE, INVALID_TOKEN_PUBLIC, MISSING_TOKEN_MESSAGE
@@ -87,7 +87,7 @@ class DevelopmentIdentity:
             raise InvalidToken("unknown-token")
         return found
 
-    async def authenticate(self, headers: Mapping[str, str]) -> str:
+    async def authenticate(self, headers: Mapping[str, str]) -> str | Caller:
         """``HttpApp(authenticate=identity.authenticate)``: the principal key. Without ``tokens``
         every request is :attr:`principal`; with ``tokens`` a request needs one of them: a missing
         or unknown bearer token gets a 401."""
@@ -102,4 +102,4 @@ class DevelopmentIdentity:
             principal = await self.verify(match.group(1) if match else "")
         except InvalidToken:
             raise Unauthorized('Bearer error="invalid_token"', INVALID_TOKEN_PUBLIC) from None
-        return principal.key
+        return principal.key if principal.client_id is None else Caller(principal.key, principal.client_id)

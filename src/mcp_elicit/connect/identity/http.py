@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcp_elicit.transport.http_server import Authenticate, Unauthorized
+from mcp_elicit.transport.http_server import Authenticate, Caller, Unauthorized
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
 from .errors import InvalidToken
@@ -84,7 +84,8 @@ def authenticator(
     scope: str | Sequence[str] | None = None,
     development: bool = False,
 ) -> Authenticate:
-    """The ``HttpApp(authenticate=...)`` hook for ``verifier``; returns ``principal.key``.
+    """The ``HttpApp(authenticate=...)`` hook for ``verifier``; returns a ``Caller`` of
+    ``principal.key`` and the token's client (``client_id`` or ``azp``).
 
     * no ``Authorization: Bearer`` header (absent, or another scheme):
       ``Unauthorized('Bearer resource_metadata="<url>"')``, no error code (RFC 6750 §3.1);
@@ -108,7 +109,7 @@ def authenticator(
         [*head, 'error="invalid_token"', _quoted("error_description", _ERROR_DESCRIPTION), *tail]
     )
 
-    async def authenticate(headers: Mapping[str, str]) -> str:
+    async def authenticate(headers: Mapping[str, str]) -> Caller:
         value = headers.get("authorization")
         if value is None:
             raise Unauthorized(missing, MISSING_TOKEN_MESSAGE)
@@ -124,7 +125,8 @@ def authenticator(
         except InvalidToken as exc:
             _log.info("access token refused: %s", exc.reason)
             raise Unauthorized(invalid, INVALID_TOKEN_PUBLIC) from None
-        return principal.key
+        # The client too: requestState is bound to the user and the client the token was issued to.
+        return Caller(principal.key, principal.client_id)
 
     return authenticate
 
