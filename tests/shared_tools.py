@@ -11,6 +11,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from mcp_elicit import Context, Server
 
@@ -50,3 +53,12 @@ def add_shared_tools(app: Server, markers: Callable[[], Path]) -> None:
         await ctx.report_progress(1, 2, "half way")
         await ctx.report_progress(2, 2, "done")
         return "progressed"
+
+    @app.tool()
+    async def run_query(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+        query: str,
+        limit: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Limit"})] = 10,
+    ) -> str:
+        """Arguments mirrored in Mcp-Param-Region and Mcp-Param-Limit headers."""
+        return f"ran {query} in {region} (limit {limit})"

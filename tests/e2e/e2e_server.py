@@ -14,9 +14,7 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import Field
+from typing import Any
 
 # Run as a script: the repository root, for tests.shared_tools.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -39,16 +37,6 @@ async def noisy(ctx: Context) -> str:
     print("this goes to stderr", file=sys.stderr)
     await ctx.log("warning", "a log message")
     return "quiet on stdout"
-
-
-@app.tool()
-async def run_query(
-    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
-    query: str,
-    limit: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Limit"})] = 10,
-) -> str:
-    """Arguments mirrored in Mcp-Param-Region and Mcp-Param-Limit headers."""
-    return f"ran {query} in {region} (limit {limit})"
 
 
 async def bearer(headers: Mapping[str, str]) -> str | Caller | None:

@@ -285,12 +285,22 @@ class Client:
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         args = dict(arguments) if arguments is not None else {}
+        try:
+            result = await self._call_tool(name, args)
+        except McpClientError as exc:
+            if exc.code != HEADER_MISMATCH:
+                raise
+            # The tool mirrors arguments in Mcp-Param-* headers we did not know of (tools not
+            # listed yet, or changed): the spec has the client list the tools again and retry
+            # once. The server refused before running anything, so nothing runs twice.
+            await self.list_tools()
+            result = await self._call_tool(name, args)
+        return ToolResult.parse(result)
+
+    async def _call_tool(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         mapping = self._header_maps.get(name)
         headers = param_headers(mapping, args) if mapping else None
-        result = await self._call(
-            "tools/call", {"name": name, "arguments": args}, target=name, headers=headers
-        )
-        return ToolResult.parse(result)
+        return await self._call("tools/call", {"name": name, "arguments": args}, target=name, headers=headers)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> PromptResult:
         params: dict[str, Any] = {"name": name}

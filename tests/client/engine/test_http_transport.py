@@ -345,3 +345,18 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
             assert "Bearer ..." in str(caught.value)
             async with Client.connect(url, headers={"Authorization": "Bearer good"}, **options) as client:
                 assert (await client.call_tool("hello")).text == "hello"
+
+
+async def test_mcp_param_headers_are_learned_from_tools_list(ours_http: tuple[HttpServer, Path]) -> None:
+    """A tool whose arguments travel in Mcp-Param-* headers (x-mcp-header): without the tools
+    listed, the server refuses with -32020 and the client lists them and retries once."""
+    server, _ = ours_http
+    arguments = {"region": "Zürich", "query": "SELECT 1", "limit": 3}
+    async with Client.connect(server.url) as client:
+        result = await client.call_tool("run_query", arguments)
+        assert result.text == "ran SELECT 1 in Zürich (limit 3)"
+    async with Client.connect(server.url) as client:
+        assert "run_query" in [tool["name"] for tool in await client.list_tools()]
+        assert (
+            await client.call_tool("run_query", {"region": "eu", "query": "q"})
+        ).text == "ran q in eu (limit 10)"
