@@ -5,8 +5,8 @@
 
 ``create_ticket`` asks for details with a form (enum, date, multi-select, email), asks for
 confirmation, and inserts the ticket exactly once per flow however many rounds the
-conversation takes. ``connect_tracker`` sends the person to a URL (URL mode) when the client
-supports it and falls back to plain instructions when it does not.
+conversation takes. For URL mode (secrets, third-party accounts) see the URL-mode kit:
+``mcp-elicit demo`` and ``docs/connect-account.md``.
 """
 
 from __future__ import annotations
@@ -95,17 +95,6 @@ async def create_ticket(title: str, ctx: Context) -> str:
         return "Cancelled: no ticket created."
     ticket = await ctx.once("insert", lambda key: insert_ticket(key, title, d))
     return f"Created {ticket}: {title} ({d.priority}, {due}, watchers: {watchers}, reporter: {d.reporter})"
-
-
-@app.tool()
-async def connect_tracker(ctx: Context) -> str:
-    """Connect the external tracker account (URL mode when the client supports it)."""
-    if not ctx.can_elicit("url"):
-        return "Open http://127.0.0.1:8765/connect in your browser to connect the tracker."
-    answer = await ctx.elicit_url(
-        "Connect your tracker account in the browser.", "http://127.0.0.1:8765/connect"
-    )
-    return "Thanks: finish in the browser, then call the tool again." if answer.accepted else "Not connected."
 
 
 @app.resource("tickets://{ticket_id}", mime_type="application/json")

@@ -68,11 +68,3 @@ async def test_decline_creates_nothing(tickets: ModuleType) -> None:
     flow = Flow(tickets.app, "create_ticket", {"title": "x"})
     key = only_key(await flow.send())
     assert text(await flow.send({key: {"action": "decline"}})) == "No ticket created (decline)."
-
-
-async def test_connect_falls_back_without_url_mode(tickets: ModuleType) -> None:
-    result = await Flow(tickets.app, "connect_tracker", capabilities={"elicitation": {}}).send()
-    assert "Open http://127.0.0.1:8765/connect" in text(result)
-    asked = await Flow(tickets.app, "connect_tracker", capabilities={"elicitation": {"url": {}}}).send()
-    (entry,) = asked["inputRequests"].values()
-    assert entry["params"]["mode"] == "url"

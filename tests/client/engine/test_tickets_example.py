@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.client import Answer, Client, FormQuestion, UrlQuestion
+from mcp_elicit.client import Answer, Client, FormQuestion
 
 from .conftest import PY, REPO, HttpServer, free_port, start_http, stop
 from .support import Script
@@ -65,19 +65,3 @@ async def test_create_ticket_with_defaults_and_a_corrected_answer(tickets: Any) 
     assert confirm.message.startswith(
         "Create 'Printer on fire': normal priority, no due date, notify billing?"
     )
-
-
-async def test_connect_tracker_by_url_or_by_instructions(tickets: Any) -> None:
-    both = Script(url=lambda q: Answer("accept"))
-    async with Client.connect(tickets, answerer=both, stderr="devnull") as client:
-        by_url = await client.call_tool("connect_tracker")
-    (question,) = both.asked
-    assert isinstance(question, UrlQuestion)
-    assert question.url == "http://127.0.0.1:8765/connect"
-    assert by_url.text == "Thanks: finish in the browser, then call the tool again."
-
-    form_only = Script(mode_names=("form",))
-    async with Client.connect(tickets, answerer=form_only, stderr="devnull") as client:
-        fallback = await client.call_tool("connect_tracker")
-    assert fallback.text == "Open http://127.0.0.1:8765/connect in your browser to connect the tracker."
-    assert form_only.asked == []
