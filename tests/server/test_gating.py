@@ -239,3 +239,22 @@ def test_a_bad_x_mcp_header_annotation_is_refused_at_registration() -> None:
         @app.tool()
         async def bad(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Bad Name"})]) -> str:
             return region
+
+
+async def test_unasked_input_responses_are_ignored_whatever_they_hold() -> None:
+    """The issue: extra keys are ignored; a malformed answer to an asked question is -32602."""
+    app = make_server()
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Name, key="n")
+        return f"hi {answer.data.name}"
+
+    flow = Flow(app, "ask", capabilities={"elicitation": {}})
+    await flow.send()
+    state = flow.state
+    done = await flow.send({"n": accept({"name": "Ada"}), "telemetry": 5, "other": [1, 2]})
+    assert done["content"][0]["text"] == "hi Ada"
+    error = await flow.error({"n": "accept"}, state=state)
+    assert error.code == INVALID_PARAMS
+    assert "inputResponses['n'] must be an object" in error.message

@@ -96,7 +96,9 @@ def test_input_required_never_has_empty_requests() -> None:
 )
 def test_malformed_retry_params(params: dict[str, object], needle: str) -> None:
     def read() -> None:
-        mrtr.read_input_responses(params)
+        responses = mrtr.read_input_responses(params)
+        for key, value in responses.items():  # the engine checks the answers it asked for
+            mrtr.check_input_response(key, value)
         mrtr.read_request_state(params)
 
     with pytest.raises(McpError) as info:

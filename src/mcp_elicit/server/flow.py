@@ -22,6 +22,7 @@ import orjson
 from mcp_elicit.server.errors import ReplayMismatch
 from mcp_elicit.wire.capabilities import merge_required
 from mcp_elicit.wire.errors import McpError, missing_capability
+from mcp_elicit.wire.mrtr import check_input_response
 
 PAYLOAD_VERSION = 2  # 2: question digests cut to 128 bits
 
@@ -256,6 +257,8 @@ class Round:
         raw = self.responses.get(key)
         if raw is None:
             return None
+        if type(raw) is not dict:
+            raw = check_input_response(key, raw)  # raises: a malformed answer to this question
         if asked is not None:
             self.notify()
         return FreshAnswer(raw, asked[1] if asked is not None else 0)

@@ -55,19 +55,25 @@ def input_required_result(
 
 
 def read_input_responses(params: dict[str, Any]) -> dict[str, Any]:
-    """``params.inputResponses`` as a dict (``{}`` when absent or null); -32602 when malformed."""
+    """``params.inputResponses`` as a dict (``{}`` when absent or null); -32602 when it is not an
+    object. Its values are checked where they are used (:func:`check_input_response`): keys the
+    server did not ask are ignored, whatever they hold."""
     responses = params.get("inputResponses")
     if responses is None:
         return {}
     if not isinstance(responses, dict):
         raise invalid_params("inputResponses must be an object keyed by the inputRequests keys")
-    for key, value in responses.items():
-        if not isinstance(value, dict):
-            raise invalid_params(
-                f"inputResponses[{key!r}] must be an object (an ElicitResult, "
-                "CreateMessageResult or ListRootsResult)"
-            )
     return responses
+
+
+def check_input_response(key: str, value: object) -> dict[str, Any]:
+    """The answer to the question ``key``; -32602 when it is not an object."""
+    if type(value) is not dict:
+        raise invalid_params(
+            f"inputResponses[{key!r}] must be an object "
+            "(an ElicitResult, CreateMessageResult or ListRootsResult)"
+        )
+    return value
 
 
 def read_request_state(params: dict[str, Any]) -> str | None:
