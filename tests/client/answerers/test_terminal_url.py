@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import socket
 from typing import Any
 
 import pytest
@@ -17,15 +16,7 @@ from ._harness import CTRL_C, DOWN, ENTER, ESC, FORBIDDEN, FakeOpener, Harness, 
 GOOD = "https://accounts.example.com/connect?flow=42"
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The client must never fetch, resolve or prefetch the URL."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the answerer touched the network")
-
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 async def test_shows_the_full_canonical_address_and_the_site(term: Harness) -> None:
