@@ -11,6 +11,7 @@ client can be checked end to end.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,8 +34,11 @@ add_shared_tools(app, lambda: MARKERS)
 
 @app.tool()
 async def noisy(ctx: Context) -> str:
-    """Logs to stderr (never stdout) and to the client only if asked."""
+    """Logs to stderr (never stdout) and to the client only if asked; its stray prints to stdout
+    must land on stderr too, not in the protocol."""
     print("this goes to stderr", file=sys.stderr)
+    print("a stray print to stdout", flush=True)
+    os.write(1, b"a raw write to file descriptor 1\n")
     await ctx.log("warning", "a log message")
     return "quiet on stdout"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from tests.helpers import wait_for_text
 
 SERVER = Path(__file__).with_name("e2e_server.py")
+LIMIT_4096 = ("--max-message-bytes", "4096")
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
@@ -53,8 +56,7 @@ async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
         "--stdio",
         "--marker-dir",
         str(tmp_path),
-        "--max-message-bytes",
-        "4096",
+        *LIMIT_4096,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -134,14 +136,66 @@ async def test_bad_lines_get_errors_and_the_server_keeps_going(peer: StdioPeer) 
     assert (await peer.call(8, "tools/list", {}))["id"] == 8
 
 
-async def test_logs_go_to_stderr_only(peer: StdioPeer) -> None:
+async def test_logs_and_stray_prints_go_to_stderr_only(peer: StdioPeer) -> None:
     result = await peer.call(1, "tools/call", {"name": "noisy", "arguments": {}})
     assert result["result"]["content"][0]["text"] == "quiet on stdout"
     assert peer.process.stdin is not None
+    assert peer.process.stdout is not None
     assert peer.process.stderr is not None
     peer.process.stdin.close()
     assert await asyncio.wait_for(peer.process.wait(), 10) == 0
-    assert b"this goes to stderr" in await peer.process.stderr.read()
+    assert await peer.process.stdout.read() == b""  # nothing but the one answer on stdout
+    stderr = await peer.process.stderr.read()
+    assert b"this goes to stderr" in stderr
+    assert b"a stray print to stdout" in stderr
+    assert b"a raw write to file descriptor 1" in stderr
+
+
+async def test_a_boolean_request_id_cancels_nothing(peer: StdioPeer, tmp_path: Path) -> None:
+    slow = {"_meta": META, "name": "slow", "arguments": {"label": "bool"}}
+    await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": slow})
+    await asyncio.sleep(0.2)
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": True}})
+    assert (await peer.call(2, "tools/list", {}))["id"] == 2  # the notification has been handled
+    await asyncio.sleep(0.2)
+    assert not (tmp_path / "cancelled-bool").exists()  # true is not request 1
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    assert await wait_for_text(tmp_path / "cancelled-bool", "cancelled") == "cancelled"
+
+
+def _run_with_stdin(stdin_path: Path, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    with stdin_path.open("rb") as stdin:
+        return subprocess.run(
+            [sys.executable, str(SERVER), "--stdio", "--marker-dir", str(tmp_path), *LIMIT_4096],
+            stdin=stdin,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+
+
+def test_stdin_from_dev_null_ends_the_server_cleanly(tmp_path: Path) -> None:
+    done = _run_with_stdin(Path(os.devnull), tmp_path)
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+def test_stdin_from_a_regular_file_is_served_line_by_line(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}),
+        # over the limit: one error, and none of its bytes may be read as further lines
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"pad": "x\\n" * 5000}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": META}}),
+    ]
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("\n".join(lines))  # the last line has no newline: EOF ends it
+    done = _run_with_stdin(requests, tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    by_id = {answer["id"]: answer for answer in answers}  # requests may finish in any order
+    assert (len(answers), sorted(by_id, key=str)) == (3, sorted([1, None, 3], key=str))
+    assert "limit of 4096 bytes" in by_id[None]["error"]["message"]
+    assert by_id[1]["result"]["tools"] == by_id[3]["result"]["tools"] != []
 
 
 async def test_eof_ends_the_process_cleanly_even_with_a_request_running(peer: StdioPeer) -> None:

@@ -1,8 +1,10 @@
 """The stdio transport, server side: one JSON-RPC message per line on stdin and stdout.
 
-Only protocol messages go to stdout; logs go to stderr. ``notifications/cancelled`` cancels the
-named request (nothing more is written for it). EOF on stdin ends the server: requests still
-running get a short grace period, then are cancelled.
+Only protocol messages go to stdout; logs go to stderr. While ``run_stdio`` serves, whatever else
+writes to stdout (a handler's ``print``, a C library, a child process) is sent to stderr, so it
+cannot corrupt the protocol. ``notifications/cancelled`` cancels the named request (nothing more is
+written for it). EOF on stdin ends the server: requests still running get a short grace period,
+then are cancelled.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
+import stat
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from mcp_elicit.transport.answer import answer
@@ -46,8 +51,37 @@ def run_stdio(server: Server) -> None:
         runner: Any = uvloop.run
     except ImportError:
         runner = asyncio.run
-    with contextlib.suppress(KeyboardInterrupt):
-        runner(serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer))
+    with contextlib.suppress(KeyboardInterrupt), _protocol_stdout() as out:
+        runner(serve_stdio(server, sys.stdin.buffer, out))
+
+
+@contextlib.contextmanager
+def _protocol_stdout() -> Iterator[IO[bytes]]:
+    """Keep the client's pipe for protocol messages and point file descriptor 1 (and
+    ``sys.stdout``) at stderr meanwhile, so that a stray ``print`` is a log line, not a
+    corrupt message."""
+    original = sys.stdout
+    try:
+        original.flush()
+        stderr_fd = sys.stderr.fileno()
+        protocol_fd: int | None = os.dup(original.fileno())
+    except (AttributeError, OSError, ValueError):
+        protocol_fd = None
+    if protocol_fd is None:  # no real stdout or stderr (embedded, tests): use stdout as it is
+        yield original.buffer
+        return
+    os.dup2(stderr_fd, 1)
+    sys.stdout = sys.stderr
+    out = os.fdopen(protocol_fd, "wb")
+    try:
+        yield out
+    finally:
+        sys.stdout = original
+        with contextlib.suppress(OSError):
+            out.flush()
+            os.dup2(protocol_fd, 1)
+        with contextlib.suppress(OSError):
+            out.close()
 
 
 class _LineWriter:
@@ -156,19 +190,45 @@ async def _read_lines(stream: IO[bytes], limit: int, on_line: Callable[[bytes | 
     done: asyncio.Future[None] = loop.create_future()
     # A line may hold limit + 2 bytes before its newline (what the stream reader this replaced
     # allowed); parse_message refuses those over ``limit`` with the exact size.
+    protocol = _LineProtocol(on_line, limit + 2, done)
+    if _is_pipe_or_socket(stream):
+        transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
+        try:
+            await done
+        finally:
+            transport.close()
+        return
+    # A regular file, /dev/null or a terminal: the event loop's pipe reader refuses these (uvloop
+    # aborts the process on some), so a thread reads and the same splitter cuts the lines.
+    _pump_in_thread(stream, protocol, loop)
+    await done
+
+
+def _is_pipe_or_socket(stream: IO[bytes]) -> bool:
     try:
-        transport, _ = await loop.connect_read_pipe(lambda: _LineProtocol(on_line, limit + 2, done), stream)
-    except (ValueError, OSError):
-        # Not a pipe or socket (a regular file, say): read it in a thread instead.
-        while True:
-            line = await asyncio.to_thread(stream.readline, limit + 2)
-            if not line:
-                return
-            on_line(None if len(line) > limit + 1 and not line.endswith(b"\n") else line)
-    try:
-        await done
-    finally:
-        transport.close()
+        mode = os.fstat(stream.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _pump_in_thread(stream: IO[bytes], protocol: _LineProtocol, loop: asyncio.AbstractEventLoop) -> None:
+    """Read ``stream`` in a daemon thread (a blocked read never holds up exit) and hand each
+    chunk to ``protocol`` on the event loop, in order."""
+    read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+
+    def pump() -> None:
+        try:
+            while chunk := read(65536):
+                loop.call_soon_threadsafe(protocol.data_received, chunk)
+            loop.call_soon_threadsafe(protocol.eof_received)
+        except (OSError, ValueError) as exc:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(protocol.connection_lost, exc)
+        except RuntimeError:  # the loop closed while a read was pending: nobody is listening
+            pass
+
+    threading.Thread(target=pump, name="mcp-elicit-stdin", daemon=True).start()
 
 
 async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:
@@ -206,9 +266,11 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
         if isinstance(message, Notification):
             if message.method == "notifications/cancelled":
                 target = message.params.get("requestId")
-                task = running.get(target) if isinstance(target, (str, int)) else None
-                if task is not None:
-                    task.cancel()
+                # true == 1 in Python: a boolean must not cancel request 1
+                if isinstance(target, (str, int)) and not isinstance(target, bool):
+                    task = running.get(target)
+                    if task is not None:
+                        task.cancel()
             return
         if message.id in running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
