@@ -10,7 +10,7 @@ import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.state import KeyRing, SQLiteSingleUseStore
-from mcp_elicit.wire.errors import INVALID_PARAMS
+from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
 from tests.helpers import Flow, accept, only_key, text
 
 OLD = "old-key-for-engine-tests-0123456789abcdef"
@@ -111,3 +111,35 @@ async def test_without_single_use_a_state_can_be_retried() -> None:
 def test_weak_keys_fail_at_start_up() -> None:
     with pytest.raises(ValueError, match="state key"):
         Server("weak", state_keys=["short"])
+
+
+async def test_answers_too_large_for_the_state_are_the_clients_to_shorten() -> None:
+    flow = Flow(server([OLD]), "two")
+    await flow.send()
+    error = await flow.error({"a": accept({"name": "x" * 300_000})})  # within the message limit
+    assert error.code == INVALID_PARAMS
+    assert error.message.startswith("Invalid params: the answers are too large to carry to the next round")
+    assert "answer with less text" in error.message
+    second = await flow.send({"a": accept({"name": "x" * 1000})}, state=flow.results[0]["requestState"])
+    assert only_key(second) == "b"  # the same flow goes on with a shorter answer
+
+
+async def test_a_handler_keeping_too_much_in_the_state_is_an_internal_error_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = Server("state-tests", state_keys=[OLD])
+
+    @app.tool()
+    async def hoard(ctx: Context) -> str:
+        await ctx.once("big", lambda: "x" * 300_000)
+        answer = await ctx.elicit("A?", Name, key="a")
+        return answer.data.name
+
+    error = await Flow(app, "hoard").error()
+    assert (error.code, error.message) == (
+        INTERNAL_ERROR,
+        "Internal error: the handler keeps more in requestState than the server allows",
+    )
+    (record,) = [r for r in caplog.records if "keeps too much in requestState" in r.getMessage()]
+    assert record.exc_info is None  # a clear line for the server's author, not a traceback
+    assert "over max_token_bytes=262144" in record.getMessage()

@@ -48,6 +48,7 @@ def test_import_is_light_and_psycopg_is_lazy() -> None:
             "StateRejected",
             "StateSealer",
             "StateStoreUnavailable",
+            "StateTooLarge",
             "Unsealed",
             "args_digest",
         ]

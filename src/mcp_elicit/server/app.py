@@ -30,6 +30,7 @@ from mcp_elicit.state import (
     StateRejected,
     StateSealer,
     StateStoreUnavailable,
+    StateTooLarge,
     args_digest,
 )
 from mcp_elicit.state.binding import MAX_NESTING, bound_principal, request_digest
@@ -492,6 +493,8 @@ class Server:
                     f"inputResponses must be JSON data nested at most {MAX_ANSWER_NESTING} levels deep"
                 ) from None
             raise
+        except StateTooLarge as exc:
+            raise _state_too_large(exc, payload, request.method, target) from None
         result = mrtr.input_required_result(requests, state)
         if claimed is None:
             return result
@@ -680,6 +683,21 @@ def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> d
     result.setdefault("ttlMs", 0)
     result.setdefault("cacheScope", "private")
     return result
+
+
+def _state_too_large(exc: StateTooLarge, payload: dict[str, Any], method: str, target: str) -> McpError:
+    """Blame whoever made the state too large: the client's answers (every answer so far is kept
+    in it) when the state would fit without them, otherwise the handler's own state."""
+    answers_bytes = len(codec.dumps(payload.get("a", {})))
+    if exc.size - answers_bytes * 4 // 3 <= exc.limit:  # base64 makes 4 bytes of every 3
+        return invalid_params(
+            f"the answers are too large to carry to the next round (requestState would be {exc.size} "
+            f"bytes; the server's limit is {exc.limit}): answer with less text"
+        )
+    logger.error("%s %r keeps too much in requestState: %s", method, target, exc)
+    return McpError(
+        INTERNAL_ERROR, "Internal error: the handler keeps more in requestState than the server allows"
+    )
 
 
 def _stored_result(stored: bytes) -> dict[str, Any]:

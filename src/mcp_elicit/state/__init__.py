@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .binding import RequestBinding, args_digest
 from .binding import request_digest as request_digest
-from .errors import INVALID_STATE_MESSAGE, RejectReason, StateRejected, StateStoreUnavailable
+from .errors import INVALID_STATE_MESSAGE, RejectReason, StateRejected, StateStoreUnavailable, StateTooLarge
 from .key_file import KeyFile as KeyFile
 from .keys import KeyRing
 from .seal import Claimed as Claimed
@@ -47,6 +47,7 @@ __all__ = [
     "StateRejected",
     "StateSealer",
     "StateStoreUnavailable",
+    "StateTooLarge",
     "Unsealed",
     "args_digest",
 ]

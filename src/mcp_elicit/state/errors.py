@@ -14,6 +14,7 @@ __all__ = [
     "RejectReason",
     "StateRejected",
     "StateStoreUnavailable",
+    "StateTooLarge",
 ]
 
 INVALID_STATE_MESSAGE: Final = "Invalid or expired requestState"
@@ -70,3 +71,16 @@ class StateStoreUnavailable(Exception):
     The engine must fail closed: treat the request as an internal error, never as "not replayed".
     The message names the store and the failure but never contains a DSN or password.
     """
+
+
+class StateTooLarge(ValueError):
+    """:meth:`StateSealer.seal` would make a token longer than ``max_token_bytes`` (it would be
+    refused on the way back). ``size`` and ``limit`` are in bytes, so that the engine can tell
+    whether the client's answers or the handler's own state made it too large."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"sealed requestState is {size} bytes, over max_token_bytes={limit}; keep less in the state"
+        )
+        self.size = size
+        self.limit = limit

@@ -49,7 +49,7 @@ from typing import Any, Final
 import orjson
 
 from .binding import RequestBinding
-from .errors import StateRejected
+from .errors import StateRejected, StateTooLarge
 from .key_file import KeyFile
 from .keys import KID_BYTES, KeyRing
 from .single_use import RedeliveryStore, SingleUseStore
@@ -237,8 +237,9 @@ class StateSealer:
     def seal(self, payload: Mapping[str, Any], binding: RequestBinding) -> str:
         """Encrypt ``payload`` (JSON data) bound to ``binding``; returns the ``requestState``.
 
-        Raises ``TypeError`` if the payload is not JSON-serialisable and ``ValueError`` if the token
-        would exceed ``max_token_bytes`` (it would be refused on the way back anyway).
+        Raises ``TypeError`` if the payload is not JSON-serialisable and :class:`StateTooLarge` (a
+        ``ValueError``) if the token would exceed ``max_token_bytes`` (it would be refused on the
+        way back anyway).
         """
         if not isinstance(binding, RequestBinding):
             raise TypeError("binding must be a RequestBinding")
@@ -273,10 +274,7 @@ class StateSealer:
         sealed = aead.encrypt(nonce, plaintext, AD_PREFIX + kid)
         token = TOKEN_PREFIX + _b64url(kid + nonce + sealed)
         if len(token) > self._max_token_bytes:
-            raise ValueError(
-                f"sealed requestState is {len(token)} bytes, over max_token_bytes="
-                f"{self._max_token_bytes}; keep less in the state"
-            )
+            raise StateTooLarge(len(token), self._max_token_bytes)
         return token
 
     # ---------------------------------------------------------------------------------- unseal
