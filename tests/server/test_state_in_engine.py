@@ -54,6 +54,13 @@ async def test_state_sealed_under_the_old_key_opens_after_rotation_until_the_key
     assert_refused(await removed.error({"a": accept({"name": "x"})}, state=sealed_by_old))
 
 
+@pytest.mark.parametrize("state", [5, True, {"v1": "x"}, ["v1."], ""])
+async def test_a_state_that_is_not_a_sealed_string_gets_the_same_fixed_refusal(state: object) -> None:
+    flow = Flow(server([OLD]), "two")
+    await flow.send()
+    assert_refused(await flow.error({"a": accept({"name": "x"})}, state=state))
+
+
 async def test_expired_state_is_refused() -> None:
     flow = Flow(server([OLD], state_ttl=0.01), "two")
     await flow.send()

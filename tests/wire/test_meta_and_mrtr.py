@@ -91,7 +91,6 @@ def test_input_required_never_has_empty_requests() -> None:
     [
         ({"inputResponses": []}, "inputResponses must be an object"),
         ({"inputResponses": {"k": 12345}}, "inputResponses['k'] must be an object"),
-        ({"requestState": 5}, "requestState must be the string"),
     ],
 )
 def test_malformed_retry_params(params: dict[str, object], needle: str) -> None:
@@ -99,7 +98,6 @@ def test_malformed_retry_params(params: dict[str, object], needle: str) -> None:
         responses = mrtr.read_input_responses(params)
         for key, value in responses.items():  # the engine checks the answers it asked for
             mrtr.check_input_response(key, value)
-        mrtr.read_request_state(params)
 
     with pytest.raises(McpError) as info:
         read()

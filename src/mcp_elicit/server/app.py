@@ -431,7 +431,8 @@ class Server:
         request = call.request
         params = request.params
         responses = mrtr.read_input_responses(params)
-        token = mrtr.read_request_state(params)
+        # Whatever it holds, the sealer judges it: a non-string gets the one fixed refusal too.
+        token: object = params.get("requestState")
         binding: RequestBinding | None = None
         claimed: Claimed | None = None
         if token is None:
@@ -517,7 +518,9 @@ class Server:
                 f"arguments must be JSON data nested at most {MAX_NESTING} levels deep"
             ) from None
 
-    async def _open_state(self, token: str, binding: RequestBinding, method: str, target: str) -> FlowRecord:
+    async def _open_state(
+        self, token: object, binding: RequestBinding, method: str, target: str
+    ) -> FlowRecord:
         try:
             unsealed = await self.sealer.open(token, binding)
             return FlowRecord.from_payload(unsealed.payload)
@@ -528,7 +531,7 @@ class Server:
 
     async def _claim_state(
         self,
-        token: str,
+        token: object,
         binding: RequestBinding,
         responses: dict[str, Any],
         method: str,

@@ -76,15 +76,6 @@ def check_input_response(key: str, value: object) -> dict[str, Any]:
     return value
 
 
-def read_request_state(params: dict[str, Any]) -> str | None:
-    state = params.get("requestState")
-    if state is None:
-        return None
-    if not isinstance(state, str):
-        raise invalid_params("requestState must be the string the server sent, echoed unchanged")
-    return state
-
-
 def check_elicit_result(key: str, value: dict[str, Any]) -> tuple[ElicitAction, dict[str, Any] | None]:
     """Read an ``ElicitResult``: its action, and its content when the action is accept.
 
