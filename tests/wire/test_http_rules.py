@@ -54,6 +54,17 @@ def test_matching_headers_pass() -> None:
     check_request_headers(good_headers("café"), call("café"))
 
 
+@pytest.mark.parametrize("name", ["=?base64?abc", "=?base64?=", "x=?base64?dG9vbA==?="])
+def test_a_value_only_partly_like_the_sentinel_is_plain(name: str) -> None:
+    # The official SDK sends these as they are: only the whole =?base64?...?= form is decoded.
+    assert decode_header_value(name, "Mcp-Name") == name
+    check_request_headers({**good_headers(name), "mcp-name": name}, call(name))
+
+
+def test_the_empty_sentinel_is_the_empty_string() -> None:
+    assert decode_header_value("=?base64??=", "Mcp-Name") == ""
+
+
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
@@ -61,7 +72,10 @@ def test_matching_headers_pass() -> None:
         ({"mcp-method": "tools/list"}, "Mcp-Method header value"),
         ({"mcp-protocol-version": "2025-11-25"}, "MCP-Protocol-Version header value"),
         ({"mcp-name": "=?base64?!!!?="}, "not valid base64"),
-        ({"mcp-name": "=?base64?abc"}, "malformed"),
+        ({"mcp-name": "=?base64?dG9vbA?="}, "not valid base64"),  # unpadded
+        ({"mcp-name": "=?base64?dG9vbB==?="}, "not valid base64"),  # "tool" with stray padding bits
+        ({"mcp-name": "=?base64?/w==?="}, "not valid base64"),  # not UTF-8
+        ({"mcp-name": "=?base64?abc"}, "header value '=?base64?abc' does not match the body value 'tool'"),
     ],
 )
 def test_mismatches_are_32020(change: dict[str, str], needle: str) -> None:

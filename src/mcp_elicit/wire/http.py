@@ -53,10 +53,22 @@ def status_for_error(code: int) -> int:
 
 
 def _header_safe(value: str) -> bool:
+    # Anything that starts like the sentinel is encoded, even if it does not end like it: a
+    # receiver that reads only the prefix still gets it right.
     return (
         value == value.strip(" \t")
         and all(0x20 <= ord(ch) <= 0x7E for ch in value)
         and not value.startswith(SENTINEL_PREFIX)
+    )
+
+
+def _is_sentinel(value: str) -> bool:
+    """Whether a received value is in the ``=?base64?...?=`` form. Only the whole form counts: a
+    plain value such as ``=?base64?x`` is what other implementations send as it is."""
+    return (
+        value.startswith(SENTINEL_PREFIX)
+        and value.endswith(SENTINEL_SUFFIX)
+        and len(value) >= len(SENTINEL_PREFIX) + len(SENTINEL_SUFFIX)
     )
 
 
@@ -69,15 +81,17 @@ def encode_header_value(value: str) -> str:
 
 
 def decode_header_value(value: str, header: str) -> str:
-    """Undo :func:`encode_header_value`; a malformed sentinel is a -32020 error."""
-    if not value.startswith(SENTINEL_PREFIX):
+    """Undo :func:`encode_header_value`; a sentinel that does not hold canonical base64 of UTF-8
+    text is a -32020 error (so a corrupt header never matches a body value by accident)."""
+    if not _is_sentinel(value):
         return value
-    if not value.endswith(SENTINEL_SUFFIX) or len(value) < len(SENTINEL_PREFIX) + len(SENTINEL_SUFFIX):
-        raise header_mismatch(f"{header} header has a malformed =?base64?...?= value")
     body = value[len(SENTINEL_PREFIX) : -len(SENTINEL_SUFFIX)]
     try:
-        return base64.b64decode(body, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+        raw = base64.b64decode(body, validate=True)
+        if base64.b64encode(raw).decode("ascii") != body:  # other bits in the padding, say
+            raise ValueError("not canonical")
+        return raw.decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
         raise header_mismatch(
             f"{header} header is not valid base64 of UTF-8 text inside =?base64?...?="
         ) from None
@@ -86,7 +100,7 @@ def decode_header_value(value: str, header: str) -> str:
 def read_header_value(raw: str, header: str) -> str:
     """A received Mcp-* header value, decoded: a plain value must be visible ASCII (anything else
     travels in the ``=?base64?...?=`` form); -32020 otherwise."""
-    if raw.startswith(SENTINEL_PREFIX):
+    if _is_sentinel(raw):
         return decode_header_value(raw, header)
     if not (raw.isascii() and raw.isprintable()):
         raise header_mismatch(
@@ -115,7 +129,7 @@ def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
         if not isinstance(target, str):
             return  # the dispatcher reports the missing name/uri as -32602
         name = headers.get("mcp-name")
-        if name != target or not name.isascii() or name.startswith(SENTINEL_PREFIX):
+        if name != target or not name.isascii() or _is_sentinel(name):
             _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
 
 
