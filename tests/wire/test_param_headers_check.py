@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from mcp_elicit.wire.errors import HEADER_MISMATCH, McpError
 from mcp_elicit.wire.http import encode_header_value, read_header_value
-from mcp_elicit.wire.param_headers import check_param_headers, header_map, param_headers
+from mcp_elicit.wire.param_headers import (
+    InvalidHeaderAnnotation,
+    check_param_headers,
+    header_map,
+    param_headers,
+)
 
 SCHEMA = {
     "type": "object",
@@ -97,3 +102,85 @@ def test_read_header_value_gives_text_or_header_mismatch(raw: str) -> None:
     except McpError as exc:
         value = exc.code
     assert value in (HEADER_MISMATCH, raw) or raw.startswith("=?base64?")
+
+
+def test_the_map_follows_properties_in_document_order() -> None:
+    assert list(MAPPING.items()) == [
+        (("region",), "Region"),
+        (("dry",), "Dry-Run"),
+        (("limit",), "Limit"),
+        (("options", "tier"), "Tier"),
+    ]
+
+
+STRING_WITH_HEADER = {"type": "string", "x-mcp-header": "Hidden"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        ({"$defs": {"R": STRING_WITH_HEADER}}, "/$defs/R"),
+        ({"properties": {"r": {"anyOf": [{"type": "null"}, STRING_WITH_HEADER]}}}, "/properties/r/anyOf/1"),
+        ({"properties": {"r": {"type": "array", "items": STRING_WITH_HEADER}}}, "/properties/r/items"),
+        ({"additionalProperties": STRING_WITH_HEADER}, "/additionalProperties"),
+        ({"patternProperties": {"^a/b~": STRING_WITH_HEADER}}, "/patternProperties/^a~1b~0"),
+        ({"if": {"properties": {"x": STRING_WITH_HEADER}}}, "/if/properties/x"),
+        ({"allOf": [{"properties": {"x": STRING_WITH_HEADER}}]}, "/allOf/0/properties/x"),
+    ],
+)
+def test_an_annotation_no_argument_path_leads_to_is_invalid(schema: dict[str, Any], pointer: str) -> None:
+    # Silently ignoring it would let a call go out without the header the server relies on.
+    with pytest.raises(InvalidHeaderAnnotation) as info:
+        header_map({"type": "object", **schema})
+    assert str(info.value) == (
+        f"x-mcp-header at {pointer}: only a property reached through 'properties' alone may carry one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"x-mcp-header": "Root"}, "x-mcp-header on the schema root"),
+        ({"properties": {"a": {"type": "string", "x-mcp-header": None}}}, "property a: x-mcp-header is not"),
+        (
+            {"properties": {"a": {"type": "number", "x-mcp-header": "A"}}},
+            "needs an integer, string or boolean",
+        ),
+    ],
+)
+def test_bad_annotations_on_the_properties_chain_say_what_is_wrong(
+    schema: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidHeaderAnnotation, match=message):
+        header_map(schema)
+
+
+def test_a_deep_properties_chain_is_followed() -> None:
+    schema: dict[str, Any] = {"type": "string", "x-mcp-header": "Deep"}
+    for level in range(200):
+        schema = {"type": "object", "properties": {f"p{level}": schema}}
+    ((path, token),) = header_map(schema).items()
+    assert (len(path), path[0], token) == (200, "p199", "Deep")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["properties", "items", "anyOf", "$defs", "type", "x-mcp-header", "a", "not"]),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(JSON)
+def test_any_schema_gives_a_map_or_invalid_header_annotation(schema: Any) -> None:
+    try:
+        mapping = header_map(schema)
+    except InvalidHeaderAnnotation:
+        return
+    assert all(isinstance(token, str) and path for path, token in mapping.items())

@@ -3,7 +3,7 @@
 A tool's ``inputSchema`` property may carry ``x-mcp-header: "<Name>"``; on HTTP, a call then
 mirrors that argument as ``Mcp-Param-<Name>`` (booleans as ``true``/``false``, other scalars as
 text, base64-sentinel form where needed). Annotations count only on integer, string or boolean
-properties reached through ``properties`` alone; a tool with an invalid one is unusable (the
+properties reached through ``properties`` alone; one anywhere else makes the tool unusable (the
 spec has clients drop it). A server that reads the body checks each header against the argument
 (:func:`check_param_headers`): an intermediary may have acted on the header.
 """
@@ -21,7 +21,24 @@ HeaderMap = dict[tuple[str, ...], str]
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TYPES = frozenset({"string", "integer", "boolean"})
-_MAX_DEPTH = 32
+# JSON Schema keywords whose values are subschemas (2020-12, and the older draft spellings).
+_ONE_SCHEMA = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "contains",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "if",
+        "then",
+        "else",
+        "not",
+    }
+)
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS = frozenset({"patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"})
 _INTEGER = re.compile(r"-?[0-9]{1,40}")
 _NUMBER = re.compile(r"-?[0-9]{1,40}(\.[0-9]{1,40})?([eE][+-]?[0-9]{1,4})?")
 
@@ -31,35 +48,58 @@ class InvalidHeaderAnnotation(ValueError):
 
 
 def header_map(input_schema: object) -> HeaderMap:
-    """Property path -> header name; raise :class:`InvalidHeaderAnnotation` for a bad annotation."""
+    """Property path -> header name; raise :class:`InvalidHeaderAnnotation` for a bad annotation,
+    wherever it sits in the schema (one under ``$defs``, ``anyOf``, ``items``... is bad: no
+    argument path leads to it)."""
     found: HeaderMap = {}
     seen: set[str] = set()
-    _walk(input_schema, (), found, seen)
+    # (path through ``properties`` alone, or None once another keyword was crossed; JSON pointer; node)
+    stack: list[tuple[tuple[str, ...] | None, str, object]] = [((), "", input_schema)]
+    while stack:
+        path, pointer, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if "x-mcp-header" in node:
+            _annotation(node, path, pointer, found, seen)
+        children: list[tuple[tuple[str, ...] | None, str, object]] = []
+        for keyword, value in node.items():
+            here = f"{pointer}/{_escape(keyword)}"
+            if keyword == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    children.append((None if path is None else (*path, name), f"{here}/{_escape(name)}", sub))
+            elif keyword in _ONE_SCHEMA:
+                children.append((None, here, value))
+            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+                children.extend((None, f"{here}/{index}", sub) for index, sub in enumerate(value))
+            elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
+                children.extend((None, f"{here}/{_escape(key)}", sub) for key, sub in value.items())
+        stack.extend(reversed(children))  # visit in document order
     return found
 
 
-def _walk(schema: object, path: tuple[str, ...], found: HeaderMap, seen: set[str]) -> None:
-    if not isinstance(schema, dict) or len(path) > _MAX_DEPTH:
-        return
-    token = schema.get("x-mcp-header")
-    if token is not None:
-        where = ".".join(path) or "(root)"
-        if not path:
-            raise InvalidHeaderAnnotation("x-mcp-header on the schema root")
-        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-            raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header is not an HTTP token")
-        if schema.get("type") not in _TYPES:
-            raise InvalidHeaderAnnotation(
-                f"property {where}: x-mcp-header needs an integer, string or boolean"
-            )
-        if token.lower() in seen:
-            raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header {token!r} is used twice")
-        seen.add(token.lower())
-        found[path] = token
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        for name, sub in properties.items():
-            _walk(sub, (*path, name), found, seen)
+def _annotation(
+    schema: dict[str, Any], path: tuple[str, ...] | None, pointer: str, found: HeaderMap, seen: set[str]
+) -> None:
+    if path is None:
+        raise InvalidHeaderAnnotation(
+            f"x-mcp-header at {pointer}: only a property reached through 'properties' alone may carry one"
+        )
+    if not path:
+        raise InvalidHeaderAnnotation("x-mcp-header on the schema root")
+    where = ".".join(path)
+    token = schema["x-mcp-header"]
+    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+        raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header is not an HTTP token")
+    if schema.get("type") not in _TYPES:
+        raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header needs an integer, string or boolean")
+    if token.lower() in seen:
+        raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header {token!r} is used twice")
+    seen.add(token.lower())
+    found[path] = token
+
+
+def _escape(key: object) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _argument(arguments: object, path: tuple[str, ...]) -> Any:
