@@ -7,7 +7,6 @@ Header values that are not plain header-safe ASCII travel as ``=?base64?<base64 
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Mapping
 from typing import Any
 
