@@ -3,7 +3,8 @@
 One task reads the server's stdout and routes each response to the request with its id, and
 each progress notification to the request that owns its token. If the server dies, every
 request in flight fails at once with :class:`ServerExitedError` (with the exit code and, when
-captured, the end of its stderr) instead of hanging. Cancelling a request writes
+captured, the end of its stderr) instead of hanging, even when a child process it started keeps
+its stdout open. Cancelling a request writes
 ``notifications/cancelled`` for its id. Closing closes stdin, waits, then escalates to SIGTERM
 and SIGKILL, each wait bounded.
 """
@@ -55,10 +56,13 @@ class StdioTransport:
         self._limit = max_message_bytes
         self._close_timeout = close_timeout
         self._proc: asyncio.subprocess.Process | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._exited: asyncio.Future[None] | None = None  # resolved when the process has exited
         self._pending: dict[RequestId, asyncio.Future[Response]] = {}
         self._listeners: dict[RequestId, OnNotification] = {}
         self._dead: TransportError | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._exit_watcher: asyncio.Task[None] | None = None
         self._stderr_reader: asyncio.Task[None] | None = None
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
@@ -79,19 +83,26 @@ class StdioTransport:
     async def start(self) -> None:
         pipe = asyncio.subprocess.PIPE
         stderr = {"inherit": None, "capture": pipe, "devnull": asyncio.subprocess.DEVNULL}[self._stderr_mode]
+        loop = asyncio.get_running_loop()
+        exited = self._exited = loop.create_future()
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            # asyncio.create_subprocess_exec, with a protocol that says when the process exits:
+            # Process.wait() waits for its pipes to close as well, which a child may never do.
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _ExitAwareProtocol(self._limit + 1, loop, exited),
                 *self._argv,
                 stdin=pipe,
                 stdout=pipe,
                 stderr=stderr,
                 env=self._env,
                 cwd=self._cwd,
-                limit=self._limit + 1,
             )
         except OSError as exc:
             raise TransportError(f"cannot start the server {self._display!r}: {exc}") from exc
+        self._transport = transport
+        self._proc = asyncio.subprocess.Process(transport, protocol, loop)
         self._reader = asyncio.create_task(self._read_stdout())
+        self._exit_watcher = asyncio.create_task(self._watch_exit(exited))
         if self._stderr_mode == "capture":
             self._stderr_reader = asyncio.create_task(self._read_stderr())
 
@@ -147,27 +158,31 @@ class StdioTransport:
                         self._route(exc.partial)
                     break
                 except asyncio.LimitOverrunError as exc:
-                    await self._skip_long_line(stdout, exc.consumed)
-                    continue
+                    if await self._skip_long_line(stdout, exc.consumed):
+                        continue
+                    break
                 self._route(line)
         except Exception:  # a reader that dies must still fail the requests waiting on it
             logger.exception("reading the server's stdout failed")
         finally:
             await self._on_stdout_closed()
 
-    async def _skip_long_line(self, stdout: asyncio.StreamReader, consumed: int) -> None:
-        """Drop a line over the size limit. Its request cannot be answered: fail them all."""
-        await stdout.readexactly(consumed)
-        while True:
-            try:
-                await stdout.readuntil(b"\n")
-                break
-            except asyncio.LimitOverrunError as again:
-                await stdout.readexactly(again.consumed)
+    async def _skip_long_line(self, stdout: asyncio.StreamReader, consumed: int) -> bool:
+        """Drop a line over the size limit. Its request cannot be answered: fail them all.
+        Returns False when stdout ended inside that line."""
         error = MalformedMessageError(f"the server sent a message over the limit of {self._limit} bytes")
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(error)
+        await stdout.readexactly(consumed)
+        while True:
+            try:
+                await stdout.readuntil(b"\n")
+                return True
+            except asyncio.LimitOverrunError as again:
+                await stdout.readexactly(again.consumed)
+            except asyncio.IncompleteReadError:
+                return False
 
     def _route(self, line: bytes) -> None:
         if not line.strip():
@@ -209,12 +224,27 @@ class StdioTransport:
             return ""
         return "\n".join(self.stderr_text.rstrip().splitlines()[-lines:])
 
+    async def _wait_exit(self, within: float) -> int | None:
+        """The exit code, waiting at most ``within`` seconds (None if still running). Unlike
+        ``Process.wait()``, this does not wait for the process's pipes to close."""
+        if self._exited is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._exited), within)
+        return self._proc.returncode if self._proc is not None else None
+
+    async def _watch_exit(self, exited: asyncio.Future[None]) -> None:
+        """When the process has exited, give its stdout a moment to end; if it stays open (a
+        child inherited it), the server is still gone: fail what waits for it."""
+        await exited
+        reader = self._reader
+        if reader is not None:
+            await asyncio.wait({reader}, timeout=EXIT_WAIT_SECONDS)
+            if not reader.done():
+                await self._on_stdout_closed()
+
     async def _on_stdout_closed(self) -> None:
         if self._dead is None:
-            returncode = None
-            if self._proc is not None:
-                with contextlib.suppress(TimeoutError):
-                    returncode = await asyncio.wait_for(self._proc.wait(), EXIT_WAIT_SECONDS)
+            returncode = await self._wait_exit(EXIT_WAIT_SECONDS)
             if self._stderr_reader is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(self._stderr_reader), 0.2)
@@ -248,24 +278,38 @@ class StdioTransport:
                 proc.kill()
             raise
         finally:
-            for task in (self._reader, self._stderr_reader):
+            for task in (self._reader, self._exit_watcher, self._stderr_reader):
                 if task is not None and not task.done():
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+            if self._transport is not None:
+                self._transport.close()  # our ends of the pipes, even if a child holds the others
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """Close stdin, wait; then SIGTERM, wait; then SIGKILL (the spec's shutdown order)."""
         if proc.stdin is not None and not proc.stdin.is_closing():
             proc.stdin.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), self._close_timeout)
+        if await self._wait_exit(self._close_timeout) is not None:
             return
         with contextlib.suppress(ProcessLookupError):
             proc.terminate()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), self._close_timeout)
+        if await self._wait_exit(self._close_timeout) is not None:
             return
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-        await proc.wait()
+        await self._wait_exit(self._close_timeout)
+
+
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol for subprocess streams, which also resolves ``exited`` as soon as
+    the process exits (its pipes may stay open longer)."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop, exited: asyncio.Future[None]) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self._exited = exited
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self._exited.done():
+            self._exited.set_result(None)

@@ -3,6 +3,9 @@ oversized messages, with a real subprocess (``tiny_server.py``)."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import signal
 import sys
 import time
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.client import Client, MalformedMessageError
+from mcp_elicit.client import Client, MalformedMessageError, ServerExitedError
 from mcp_elicit.client.stdio import StdioTransport
 
 TINY = str(Path(__file__).with_name("tiny_server.py"))
@@ -69,3 +72,35 @@ async def test_a_message_over_the_limit_fails_its_request_and_the_connection_sur
         with pytest.raises(MalformedMessageError, match="over the limit of 2000 bytes"):
             await client.call_tool("big")
         assert (await client.call_tool("small")).text == "ran small"
+
+
+async def test_a_server_that_exits_while_its_child_keeps_stdout_open_fails_the_call(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    transport = tiny(stderr="devnull")
+    client = await Client.connect(transport)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ServerExitedError) as info:
+            await client.call_tool("orphan", {"pidfile": str(pidfile)})
+        assert time.monotonic() - started < 5  # not the child's 60 s
+        assert info.value.returncode == 3
+        assert "the server process exited" in str(info.value)
+        started = time.monotonic()
+        await client.aclose()
+        assert time.monotonic() - started < 2
+    finally:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError, ValueError):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+async def test_stdout_ending_inside_an_over_long_line_fails_cleanly(caplog: pytest.LogCaptureFixture) -> None:
+    transport = StdioTransport(
+        [sys.executable, TINY, "--big", "5000"], display="tiny", stderr="devnull", max_message_bytes=2000
+    )
+    async with await Client.connect(transport) as client:
+        with pytest.raises(MalformedMessageError, match="over the limit of 2000 bytes"):
+            await client.call_tool("cut")
+        with pytest.raises(ServerExitedError):
+            await client.call_tool("after")
+    logged = [r for r in caplog.records if r.name == "mcp_elicit.client.stdio" and r.levelno >= logging.ERROR]
+    assert logged == []  # an end of stream, not a failure with a traceback

@@ -6,13 +6,19 @@ knobs for awkward behaviour.
 ``--ignore-eof``: keep running after stdin closes; ``--ignore-term``: ignore SIGTERM too;
 ``--noise``: print a banner, a blank line and a server->client request before each answer;
 ``--big N``: the tool ``big`` answers with N bytes of text; every tool writes to stderr.
+
+Two tools end the server without answering: ``cut`` writes N bytes (``--big``) with no newline and
+exits; ``orphan`` starts a child that inherits stdout (its pid goes to the file named by the
+argument ``pidfile``), then exits with code 3 while the child keeps stdout open.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -57,6 +63,15 @@ def main() -> None:
         else:
             name = message["params"]["name"]
             print(f"tiny: calling {name}", file=sys.stderr, flush=True)
+            if name == "cut":
+                sys.stdout.write("x" * args.big)
+                sys.stdout.flush()
+                os._exit(0)
+            if name == "orphan":
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+                with open(message["params"]["arguments"]["pidfile"], "w") as pidfile:
+                    pidfile.write(str(child.pid))
+                os._exit(3)
             text = "x" * args.big if name == "big" else f"ran {name}"
             reply(message["id"], {"resultType": "complete", "content": [{"type": "text", "text": text}]})
     if args.ignore_eof:
