@@ -49,6 +49,11 @@ class Pause(float):
 PAUSE = Pause(0.25)
 
 
+class Until(str):
+    """In a key sequence: wait (at most 5 s) until the screen shows this text before sending the
+    rest; steadier than a :class:`Pause` on a busy machine."""
+
+
 class FakeOpener:
     """Stands in for open_in_browser: records what it was asked to open, opens nothing."""
 
@@ -86,6 +91,13 @@ class Harness:
                 self.keys(*chunk)
                 chunk = []
                 await asyncio.sleep(key)
+            elif isinstance(key, Until):
+                self.keys(*chunk)
+                chunk = []
+                for _ in range(500):
+                    if key in self.screen:
+                        break
+                    await asyncio.sleep(0.01)
             else:
                 chunk.append(key)
         self.keys(*chunk)

@@ -14,7 +14,7 @@ import pytest
 from mcp_elicit.client.answerers._view import DESCRIPTION_LINES, MESSAGE_LINES
 from mcp_elicit.client.questions import Answer, ServerIdentity
 
-from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, form, url_question
+from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, Until, form, url_question
 
 ASKER = "  Answering: “Example Files” (name “files”) reached via https://mcp.example.com/mcp"
 # What a hostile message draws after scrolling the real header away.
@@ -162,8 +162,8 @@ async def test_a_prefilled_previous_answer_is_cleaned(term: Harness) -> None:
 async def test_a_huge_number_cannot_be_entered_and_nothing_is_sent(term: Harness) -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     keys = (
-        *(ENTER, str(2**64), PAUSE, ENTER, PAUSE),  # refused: Enter does nothing
-        *(CTRL_U, "9" * 5000, PAUSE, ENTER, PAUSE),  # a paste past int()'s digit limit
+        *(ENTER, str(2**64), PAUSE, ENTER, Until("must be between")),  # refused: Enter does nothing
+        *(CTRL_U, "9" * 5000, PAUSE, ENTER, Until("is too long for a number")),  # past int()'s digit limit
         *(CTRL_U, "12", ENTER, "s"),
     )
     answer = await term.form(form(schema, "How many?"), *keys)
