@@ -533,3 +533,32 @@ async def test_forms_that_ask_for_secrets_are_refused_when_built() -> None:
     assert error.code == INTERNAL_ERROR
     assert "password" in error.message
     assert "URL mode" in error.message
+
+
+async def test_a_log_sent_before_a_question_goes_out_on_every_round_unless_guarded_by_round() -> None:
+    app = make_server()
+
+    @app.tool()
+    async def look_up(ctx: Context) -> str:
+        await ctx.log("info", "every round")
+        if ctx.round == 0:
+            await ctx.log("info", "first round only")
+        answer = await ctx.elicit("Name?", Name, key="n")
+        return answer.data.name
+
+    sent: list[Any] = []
+
+    async def notify(method: str, params: dict[str, Any]) -> None:
+        sent.append(params["data"])
+
+    async def call(extra: dict[str, Any]) -> dict[str, Any]:
+        message = request("tools/call", {"name": "look_up", "arguments": {}, **extra})
+        message.params["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
+        return await app.dispatch(message, notify=notify)
+
+    first = await call({})
+    final = await call(
+        {"inputResponses": {"n": accept({"name": "Ada"})}, "requestState": first["requestState"]}
+    )
+    assert text(final) == "Ada"
+    assert sent == ["every round", "first round only", "every round"]
