@@ -698,9 +698,7 @@ def _state_too_large(exc: StateTooLarge, payload: dict[str, Any], method: str, t
             f"bytes; the server's limit is {exc.limit}): answer with less text"
         )
     logger.error("%s %r keeps too much in requestState: %s", method, target, exc)
-    return McpError(
-        INTERNAL_ERROR, "Internal error: the handler keeps more in requestState than the server allows"
-    )
+    return internal_error("the handler keeps more in requestState than the server allows")
 
 
 def _stored_result(stored: bytes) -> dict[str, Any]:
