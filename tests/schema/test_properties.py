@@ -49,6 +49,11 @@ KEYWORDS = [
     "additionalProperties",
     "allOf",
     "not",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "examples",
+    "x-vendor",
 ]
 TYPES = ["object", "string", "number", "integer", "boolean", "array", "null"]
 

@@ -88,7 +88,7 @@ class Answering:
                     server, request.key, request.message, request.schema, errors, previous
                 )
                 continue
-            return {"action": "accept", "content": cleaned}
+            return {"action": "accept", "content": request.form.to_wire(cleaned)}
         raise InvalidAnswerError(request.key, errors, self._max_attempts)
 
     async def _url(self, request: UrlInput, server: ServerIdentity) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def _elicit(key: str, params: Mapping[str, Any], declared: Declared) -> FormInpu
             raise MalformedMessageError(f"inputRequests[{key!r}].params.url must be a non-empty string")
         return UrlInput(key, message, url)
     schema = params.get("requestedSchema")
-    form, problems = compile_schema(schema)
+    form, problems = compile_schema(schema, tolerant=True)  # forms from any server: see compile_schema
     if form is None or not isinstance(schema, dict):
         raise InvalidSchemaError(key, problems)
     return FormInput(key, message, schema, form)

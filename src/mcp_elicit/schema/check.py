@@ -19,6 +19,14 @@ titled multi-select    ``type: "array"``, ``items: {anyOf: [{const, title}…]}`
 Every kind may have ``title``, ``description`` and ``default``. The check is strict: any
 other keyword is reported, with a reason, at its JSON pointer.
 
+A client gets forms from servers it does not control, some of which (the official SDKs among
+them) send keywords beyond the subset. ``compile_schema(schema, tolerant=True)`` is the client's
+reading: what can be checked cheaply is kept (``exclusiveMinimum``, ``exclusiveMaximum``,
+``multipleOf``, numeric ``enum`` as a single-select), what only narrows or annotates a value is
+left to the server, which validates the answer anyway (``pattern``, an unknown ``format``,
+``examples``, ``x-`` extensions, a top-level ``title``...). What changes the shape of the form
+(nested objects, ``anyOf`` of types, ``$ref``, arrays of free values) is refused in both modes.
+
 >>> check_schema({"type": "object", "properties": {"age": {"type": "integer", "minimum": "18"}}})
 [SchemaProblem(pointer='/properties/age/minimum', reason="must be a number, got the text '18'")]
 """
@@ -95,6 +103,32 @@ _KNOWN_REASONS: Final = {
     ),
     **{k: _COMBINATOR.format(k=k) for k in ("allOf", "anyOf", "oneOf", "not", "if", "then", "else")},
 }
+
+
+# Tolerant mode: keywords a client leaves to the server, which validates the answer anyway. They
+# narrow or annotate a value without changing the form's shape. (Numeric bounds it can check are
+# kept instead: _NUMBER_EXTRAS.)
+_ADVISORY: Final = frozenset(
+    {
+        "pattern",
+        "examples",
+        "$comment",
+        "$id",
+        "$anchor",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentEncoding",
+        "contentMediaType",
+    }
+)
+_NUMBER_EXTRAS: Final = ("exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_NUMBER_KEYWORDS: Final = frozenset({"minimum", "maximum", *_NUMBER_EXTRAS})
+_ADVISORY_TOP: Final = frozenset({"title", "description", "$comment", "$id", "examples"})
+
+
+def _advisory(key: str) -> bool:
+    return key in _ADVISORY or key.startswith("x-")
 
 
 class _Stop(Exception):
@@ -211,6 +245,37 @@ def _enum_values(p: _Problems, parts: tuple[str, ...], value: object) -> list[st
     return value if _check_unique(p, parts, value, "enum value") else None
 
 
+def _numeric_enum(
+    p: _Problems, parts: tuple[str, ...], value: object, whole: bool
+) -> list[int | float] | None:
+    """Tolerant mode: the ``enum`` of a number or integer field, a single-select of numbers."""
+    if not _options_list(p, parts, value, "enum"):
+        return None
+    assert isinstance(value, list)
+    numbers: list[int | float] = []
+    for i, item in enumerate(value):
+        if not _is_number(item) or (whole and not float(item).is_integer()):
+            wanted = "whole numbers" if whole else "numbers"
+            p.add((*parts, str(i)), f"the choices of this field must be {wanted}, got {describe(item)}")
+            return None
+        numbers.append(int(item) if whole else item)
+    shown = [show_number(n) for n in numbers]
+    return numbers if _check_unique(p, parts, shown, "enum value") else None
+
+
+def _number_extras(prop: dict[Any, Any]) -> dict[str, Any]:
+    """Tolerant mode: the bounds a client checks beyond the subset, when they are well formed
+    (a malformed one is left to the server, like the keywords it does not check at all)."""
+    found: dict[str, Any] = {}
+    for key, field in zip(
+        _NUMBER_EXTRAS, ("exclusive_minimum", "exclusive_maximum", "multiple_of"), strict=True
+    ):
+        value: Any = prop.get(key)
+        if _is_number(value) and (key != "multipleOf" or value > 0):
+            found[field] = value
+    return found
+
+
 def _titled(
     p: _Problems, parts: tuple[str, ...], value: object, key: str
 ) -> tuple[list[str], list[str]] | None:
@@ -265,7 +330,7 @@ def _missing_type_reason(prop: dict[Any, Any]) -> str:
     return 'missing "type" (one of "string", "number", "integer", "boolean", "array")'
 
 
-def _shape(prop: dict[Any, Any], t: str) -> str:
+def _shape(prop: dict[Any, Any], t: str, tolerant: bool) -> str:
     if t == "string":
         if "oneOf" in prop:
             return "oneOf"
@@ -273,7 +338,7 @@ def _shape(prop: dict[Any, Any], t: str) -> str:
             return "enum"
         return "text"
     if t in ("number", "integer"):
-        return "number"
+        return "enum" if tolerant and "enum" in prop else "number"
     return t
 
 
@@ -327,7 +392,7 @@ def _bounds(
     return low, high, ok
 
 
-def _property(p: _Problems, name: str, prop: object, required: bool) -> FieldRule | None:
+def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: bool) -> FieldRule | None:
     base = ("properties", name)
     if not isinstance(prop, dict):
         p.add(base, f"a field must be described by a JSON object, got {describe(prop)}")
@@ -354,9 +419,13 @@ def _property(p: _Problems, name: str, prop: object, required: bool) -> FieldRul
         shown = quote(t) if isinstance(t, str) else describe(t)
         p.add((*base, "type"), f"unknown type {shown}; use one of {', '.join(_TYPES)}")
         return None
-    shape = _shape(prop, t)
+    shape = _shape(prop, t, tolerant)
     for key in prop:
         if isinstance(key, str) and key not in _ALLOWED[shape]:
+            if tolerant and (_advisory(key) or (t != "string" and key in _NUMBER_KEYWORDS)):
+                continue  # left to the server, or (bounds beside a numeric enum) redundant
+            if tolerant and key == "format" and shape == "text":
+                continue  # an unknown format: plain text here, the server checks it
             p.add((*base, key), _unknown_reason(key, shape))
     for key in ("title", "description"):
         if key in prop:
@@ -370,17 +439,24 @@ def _property(p: _Problems, name: str, prop: object, required: bool) -> FieldRul
         extra.update(min_length=low, max_length=high)
         if "format" in prop:
             fmt = prop["format"]
-            if not isinstance(fmt, str) or fmt not in FORMATS:
+            if isinstance(fmt, str) and fmt in FORMATS:
+                extra["format"] = fmt
+            elif not tolerant:
                 shown = quote(fmt) if isinstance(fmt, str) else describe(fmt)
                 p.add((*base, "format"), f"unknown format {shown}; use one of {', '.join(sorted(FORMATS))}")
-            else:
-                extra["format"] = fmt
     elif shape == "number":
         kind = "integer" if t == "integer" else "number"
         low, high, _ = _bounds(p, base, prop, "minimum", "maximum", False)
         extra.update(minimum=low, maximum=high)
+        if tolerant:
+            extra.update(_number_extras(prop))
     elif shape == "boolean":
         kind = "boolean"
+    elif shape == "enum" and t != "string":
+        kind = "select"
+        numbers = _numeric_enum(p, (*base, "enum"), prop["enum"], t == "integer")
+        if numbers is not None:
+            extra.update(options=tuple(show_number(n) for n in numbers), option_values=tuple(numbers))
     elif shape == "enum":
         kind = "select"
         values = _enum_values(p, (*base, "enum"), prop["enum"])
@@ -507,7 +583,7 @@ def _name(p: _Problems, name: object) -> bool:
     return True
 
 
-def _top(p: _Problems, schema: object) -> CompiledForm | None:
+def _top(p: _Problems, schema: object, tolerant: bool) -> CompiledForm | None:
     if not isinstance(schema, dict):
         p.add((), f"requestedSchema must be a JSON object, got {describe(schema)}")
         return None
@@ -515,6 +591,12 @@ def _top(p: _Problems, schema: object) -> CompiledForm | None:
         if not isinstance(key, str):
             p.add((), f"keyword {key!r} is not text")
         elif key not in _TOP_KEYS:
+            if tolerant and (
+                key in _ADVISORY_TOP
+                or key.startswith("x-")
+                or (key == "additionalProperties" and schema[key] is False)
+            ):
+                continue
             if key == "additionalProperties" and schema[key] is False:
                 reason = (
                     "additionalProperties is not part of requestedSchema; remove it (unknown "
@@ -577,7 +659,7 @@ def _top(p: _Problems, schema: object) -> CompiledForm | None:
             p.add(("properties", name), f"property name looks the same as {quote(seen[norm])}")
             continue
         seen[norm] = name
-        rule = _property(p, name, prop, name in required)
+        rule = _property(p, name, prop, name in required, tolerant)
         if rule is not None:
             rules.append(rule)
     if p.items:
@@ -585,14 +667,17 @@ def _top(p: _Problems, schema: object) -> CompiledForm | None:
     return CompiledForm(tuple(rules))
 
 
-def compile_schema(schema: object) -> tuple[CompiledForm | None, list[SchemaProblem]]:
+def compile_schema(
+    schema: object, *, tolerant: bool = False
+) -> tuple[CompiledForm | None, list[SchemaProblem]]:
     """Check ``schema`` and compile it: ``(form, [])`` inside the subset, else ``(None, problems)``.
 
+    ``tolerant``: the client's reading of a form from a server (see the module docstring).
     Never raises.
     """
     p = _Problems()
     try:
-        form = _top(p, schema)
+        form = _top(p, schema, tolerant)
     except _Stop:
         return None, p.items
     except Exception as exc:  # a defect here must not turn into a crash of the caller

@@ -50,6 +50,13 @@ class FieldRule(NamedTuple):
     max_items: int | None = None
     has_default: bool = False
     default: Any = None
+    # Only from a client's tolerant reading of a server's form (compile_schema(tolerant=True)):
+    exclusive_minimum: int | float | None = None
+    exclusive_maximum: int | float | None = None
+    multiple_of: int | float | None = None
+    # A select over numbers: ``options`` holds their text (what answerers show and give back),
+    # this the numbers themselves, sent in their place (CompiledForm.to_wire).
+    option_values: tuple[int | float, ...] | None = None
 
 
 class CompiledForm:
@@ -63,6 +70,18 @@ class CompiledForm:
 
     def __repr__(self) -> str:
         return f"CompiledForm({self.fields!r})"
+
+    def to_wire(self, content: dict[str, Any]) -> dict[str, Any]:
+        """A checked answer as it is sent: the choice of a select over numbers becomes the
+        number (a copy; ``content`` is left as it is)."""
+        numeric = [rule for rule in self.fields if rule.option_values is not None and rule.name in content]
+        if not numeric:
+            return content
+        sent = dict(content)
+        for rule in numeric:
+            assert rule.option_values is not None
+            sent[rule.name] = rule.option_values[rule.options.index(sent[rule.name])]
+        return sent
 
 
 def _choices(rule: FieldRule) -> str:
@@ -118,6 +137,12 @@ def _check_number(rule: FieldRule, value: object) -> tuple[Any, str | None]:
         return None, f"must be at least {show_number(rule.minimum)} (got {show_number(value)})"
     if rule.maximum is not None and value > rule.maximum:
         return None, f"must be at most {show_number(rule.maximum)} (got {show_number(value)})"
+    if rule.exclusive_minimum is not None and value <= rule.exclusive_minimum:
+        return None, f"must be more than {show_number(rule.exclusive_minimum)} (got {show_number(value)})"
+    if rule.exclusive_maximum is not None and value >= rule.exclusive_maximum:
+        return None, f"must be less than {show_number(rule.exclusive_maximum)} (got {show_number(value)})"
+    if rule.multiple_of is not None and not _is_multiple(value, rule.multiple_of):
+        return None, f"must be a multiple of {show_number(rule.multiple_of)} (got {show_number(value)})"
     if isinstance(value, int) and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return None, (
             f"must be between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}: larger whole numbers "
@@ -126,7 +151,22 @@ def _check_number(rule: FieldRule, value: object) -> tuple[Any, str | None]:
     return value, None
 
 
+def _is_multiple(value: int | float, step: int | float) -> bool:
+    if isinstance(value, int) and isinstance(step, int):
+        return value % step == 0
+    quotient = value / step
+    if not math.isfinite(quotient):
+        return True  # beyond what a float can tell: the server decides
+    return math.isclose(quotient, round(quotient), rel_tol=1e-9, abs_tol=1e-9)
+
+
 def _check_select(rule: FieldRule, value: object) -> tuple[Any, str | None]:
+    if rule.option_values is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        # A select over numbers takes the number too; its text is what the form holds.
+        for text, number in zip(rule.options, rule.option_values, strict=True):
+            if value == number:
+                return text, None
+        return None, f"{show_number(value)} is not one of the choices: {_choices(rule)}"
     if not isinstance(value, str):
         return None, f"must be one of the choices ({_choices(rule)}), got {describe(value)}"
     if value not in rule.options:

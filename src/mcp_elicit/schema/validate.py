@@ -67,15 +67,16 @@ def _validate(form: CompiledForm, content: object) -> dict[str, Any]:
     return result
 
 
-def validate_answer(schema: dict[str, Any], content: object) -> dict[str, Any]:
+def validate_answer(schema: dict[str, Any], content: object, *, tolerant: bool = False) -> dict[str, Any]:
     """Check ``content`` against ``schema``; return a new dict with defaults applied.
 
     Raises :class:`AnswerInvalid` with one message per field (``""`` for the answer as a
     whole). Numbers are never read from strings; an integral float such as ``3.0`` counts
     as the integer ``3``. ``null`` is never a value: leave an optional field out instead.
-    A schema outside the subset raises :class:`SchemaSubsetError`.
+    A schema outside the subset raises :class:`SchemaSubsetError`; ``tolerant`` reads it as a
+    client does (:func:`~mcp_elicit.schema.check.compile_schema`).
     """
-    form, problems = compile_schema(schema)
+    form, problems = compile_schema(schema, tolerant=tolerant)
     if form is None:
         raise SchemaSubsetError(problems)
     return validate_compiled(form, content)

@@ -107,7 +107,28 @@ def test_prefill_prefers_previous_then_default() -> None:
 
 def test_schema_outside_the_subset() -> None:
     with pytest.raises(FormNotShown):
-        form_fields({"type": "object", "properties": {"x": {"type": "string", "pattern": ".*"}}})
+        form_fields({"type": "object", "properties": {"x": {"type": "object", "properties": {}}}})
+
+
+def test_keywords_left_to_the_server_still_show_the_form() -> None:
+    # The SDKs send pattern, exclusive bounds and numeric enums: shown, checked where cheap.
+    fields = form_fields(
+        {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "pattern": "^(a+)+$"},
+                "n": {"type": "integer", "exclusiveMinimum": 0, "multipleOf": 5},
+                "size": {"type": "integer", "enum": [1, 2]},
+            },
+        }
+    )
+    code, n, size = fields
+    assert code.constraints() == ["optional"]
+    assert n.constraints() == ["optional", "a whole number", "more than 0", "a multiple of 5"]
+    assert n.parse_text("0") == (None, "must be more than 0 (got 0)")
+    assert n.parse_text("10") == (10, None)
+    assert [choice.label for choice in size.choices] == ["1", "2"]
+    assert size.check(2) == ("2", None)
 
 
 # -- numbers the JSON encoder could not send --------------------------------------------------

@@ -11,7 +11,7 @@ that alters it in any way gets the SDK's -32602.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import (
     AcceptedElicitation,
@@ -44,6 +44,16 @@ class Details(BaseModel):
     count: int = Field(default=1, ge=1, le=10)
 
 
+class Order(BaseModel):
+    """What pydantic writes for common constraints goes beyond the elicitation subset:
+    exclusiveMinimum, multipleOf, pattern and a numeric enum."""
+
+    quantity: int = Field(gt=0)
+    pack: int = Field(default=6, multiple_of=6)
+    code: str = Field(pattern=r"^[A-Z]{3}$")
+    size: Literal[1, 2, 3] = 2
+
+
 def ask_confirm(title: str) -> Elicit[Confirm]:
     return Elicit(f"Create ticket {title!r}?", Confirm)
 
@@ -67,6 +77,10 @@ def ask_right() -> Elicit[Name]:
 
 def ask_details() -> Elicit[Details]:
     return Elicit("Details?", Details)
+
+
+def ask_order() -> Elicit[Order]:
+    return Elicit("Order?", Order)
 
 
 @app.tool()
@@ -94,6 +108,11 @@ async def maybe(answer: Annotated[ElicitationResult[Confirm], Resolve(ask_confir
 @app.tool()
 async def details(value: Annotated[Details, Resolve(ask_details)]) -> str:
     return f"priority={value.priority} count={value.count}"
+
+
+@app.tool()
+async def order(value: Annotated[Order, Resolve(ask_order)]) -> str:
+    return f"quantity={value.quantity} pack={value.pack} code={value.code} size={value.size!r}"
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ async def test_discover_and_list(sdk: Target) -> None:
         assert client.server_identity.version == "9.9.9"
         assert client.discovery.supported_versions == ("2026-07-28",)
         tools = [tool["name"] for tool in await client.list_tools()]
-    assert tools == ["create_ticket", "greet", "pair", "maybe", "details"]
+    assert tools == ["create_ticket", "greet", "pair", "maybe", "details", "order"]
 
 
 async def test_a_single_elicitation(sdk: Target) -> None:
@@ -116,3 +116,26 @@ async def test_without_an_answerer_the_sdk_says_which_capability_is_missing(sdk:
     assert caught.value.code == -32021
     assert caught.value.missing == ("elicitation.form",)
     assert caught.value.required == {"elicitation": {"form": {}}}
+
+
+async def test_a_form_with_constraints_beyond_the_subset_is_answered(sdk: Target) -> None:
+    # pydantic's gt, multiple_of, pattern and Literal[1, 2, 3]: the client checks the bounds it
+    # can, leaves the pattern to the server, and sends the numeric choice as a number.
+    answers = iter(
+        [
+            {"quantity": 0, "pack": 7, "code": "abc", "size": "4"},  # refused here, asked again
+            {"quantity": 2, "code": "ABC", "size": "3"},
+        ]
+    )
+    person = Script(form=lambda _q: Answer("accept", next(answers)))
+    async with connect(sdk, person) as client:
+        result = await client.call_tool("order")
+    assert (result.text, result.is_error) == ("quantity=2 pack=6 code=ABC size=3", False)
+    first, second = person.asked
+    assert isinstance(first, FormQuestion) and isinstance(second, FormQuestion)
+    assert first.errors == {}
+    assert second.errors == {
+        "quantity": "must be more than 0 (got 0)",
+        "pack": "must be a multiple of 6 (got 7)",
+        "size": "'4' is not one of the choices: '1', '2', '3'",
+    }

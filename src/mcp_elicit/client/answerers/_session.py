@@ -131,7 +131,7 @@ class Session:
             content = {key: value for key, value in values.items() if value is not OMIT}
             final: dict[str, Any] | None
             try:
-                final = validate_answer(question.schema, content)
+                final = validate_answer(question.schema, content, tolerant=True)
                 problems: dict[str, str] = {}
             except AnswerInvalid as exc:
                 final, problems = None, exc.errors

@@ -203,6 +203,12 @@ class Field:
                 out.append(f"at least {_number_text(lo_n)}")
             elif hi_n is not None:
                 out.append(f"at most {_number_text(hi_n)}")
+            if r.exclusive_minimum is not None:
+                out.append(f"more than {_number_text(r.exclusive_minimum)}")
+            if r.exclusive_maximum is not None:
+                out.append(f"less than {_number_text(r.exclusive_maximum)}")
+            if r.multiple_of is not None:
+                out.append(f"a multiple of {_number_text(r.multiple_of)}")
         elif r.kind == "boolean":
             out.append("yes or no")
         elif r.kind == "select":
@@ -304,7 +310,7 @@ def _choices(rule: FieldRule) -> tuple[Choice, ...]:
 
 def form_fields(schema: Mapping[str, Any]) -> list[Field]:
     """The fields of ``schema``, in property order; :class:`FormNotShown` if it is not a form."""
-    form, problems = compile_schema(schema)
+    form, problems = compile_schema(schema, tolerant=True)
     if form is None:
         raise FormNotShown([clean(str(p), single_line=True, max_length=VALUE_MAX) for p in problems[:10]])
     props = schema.get("properties")

@@ -257,7 +257,8 @@ class ScriptedAnswerer:
         from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
 
         try:
-            content = validate_answer(question.schema, entry.content if entry.content is not None else {})
+            given = entry.content if entry.content is not None else {}
+            content = validate_answer(question.schema, given, tolerant=True)
         except AnswerInvalid as exc:
             raise ScriptedAnswerInvalid(self._source, question.key, exc.errors, where=entry.where) from exc
         except SchemaError as exc:
