@@ -422,7 +422,7 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
     shape = _shape(prop, t, tolerant)
     for key in prop:
         if isinstance(key, str) and key not in _ALLOWED[shape]:
-            if tolerant and (_advisory(key) or (t != "string" and key in _NUMBER_KEYWORDS)):
+            if tolerant and (_advisory(key) or (t in ("number", "integer") and key in _NUMBER_KEYWORDS)):
                 continue  # left to the server, or (bounds beside a numeric enum) redundant
             if tolerant and key == "format" and shape == "text":
                 continue  # an unknown format: plain text here, the server checks it
