@@ -177,6 +177,39 @@ async def test_a_committed_intermediate_round_is_redelivered_with_the_same_next_
     assert text_of(done) == "ab"
 
 
+async def test_a_redelivered_round_is_gated_by_the_reissued_requests_capabilities(
+    make_store: StoreFactory,
+) -> None:
+    app = Server("form-then-url", state_keys=[KEY], single_use=make_store(), single_use_redelivery=True)
+
+    @app.tool()
+    async def link(ctx: Context) -> str:
+        picked = await ctx.elicit("Which one?", Pick, key="pick")
+        go = await ctx.elicit_url("Now connect", "https://mcp.example.com/connect/abc", key="go")
+        return f"{picked.action} {go.action}"
+
+    def with_caps(params: dict[str, Any], capabilities: dict[str, Any]) -> Request:
+        meta = {**META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+        return Request(next(_ids), "tools/call", {"_meta": meta, **params})
+
+    both = {"elicitation": {"form": {}, "url": {}}}
+    s0 = (await app.dispatch(with_caps({"name": "link"}, both)))["requestState"]
+    retry_params = {
+        "name": "link",
+        "inputResponses": {"pick": {"action": "accept", "content": {"value": "a"}}},
+    }
+    retry_params["requestState"] = s0
+    r1 = await app.dispatch(with_caps(retry_params, both))
+    assert r1["inputRequests"]["go"]["params"]["mode"] == "url"
+    # The same request again, now declaring form mode only: the stored URL question must not go out.
+    for capabilities in ({"elicitation": {"form": {}}}, {}):
+        with pytest.raises(McpError) as info:
+            await app.dispatch(with_caps(retry_params, capabilities))
+        assert info.value.code == -32021
+        assert info.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+    assert strip_meta(await app.dispatch(with_caps(retry_params, both))) == strip_meta(r1)
+
+
 async def test_a_replay_with_other_answers_is_refused_and_runs_nothing(make_store: StoreFactory) -> None:
     effects = Effects()
     a, b = make_server(make_store(), effects), make_server(make_store(), effects)

@@ -444,7 +444,13 @@ class Server:
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
-                    return _stored_result(claimed.response)
+                    stored = _stored_result(claimed.response)
+                    requests = stored.get("inputRequests")
+                    if isinstance(requests, dict):
+                        # Sent again to a re-issue of the request, which may declare less than
+                        # the request that produced it (the questions were vetted then).
+                        _gate(InputRequired(requests), call.meta.capabilities, vet=False)
+                    return stored
             else:
                 record = await self._open_state(token, binding, request.method, target)
         rnd = Round(record, responses)
@@ -717,10 +723,10 @@ def _arguments(request: Request) -> dict[str, Any]:
     return arguments
 
 
-def _gate(lowlevel: InputRequired, caps: ClientCapabilities) -> None:
+def _gate(lowlevel: InputRequired, caps: ClientCapabilities, *, vet: bool = True) -> None:
     """Refuse to send an input request this request's client capabilities do not declare, with
-    one -32021 naming everything missing; and check the elicitations a low-level handler wrote
-    the way ``ctx.elicit`` and ``ctx.elicit_url`` check theirs."""
+    one -32021 naming everything missing; and (``vet``) check the elicitations a low-level
+    handler wrote the way ``ctx.elicit`` and ``ctx.elicit_url`` check theirs."""
     required: dict[str, Any] = {}
     missing: list[str] = []
     for key, entry in lowlevel.input_requests.items():
@@ -733,7 +739,8 @@ def _gate(lowlevel: InputRequired, caps: ClientCapabilities) -> None:
             if mode not in ("form", "url"):
                 raise internal_error(f"input request {key!r} has an unknown elicitation mode {mode!r}")
             if mode in caps.elicitation_modes():
-                vet_elicitation(key, mode, params, lowlevel.allow_secrets)
+                if vet:
+                    vet_elicitation(key, mode, params, lowlevel.allow_secrets)
                 continue
             need, what = required_for_elicitation(mode), f"{mode}-mode elicitation"
         elif method == mrtr.SAMPLE:
