@@ -1,16 +1,44 @@
 """The server-side check of a URL before it goes out in a URL-mode elicitation.
 
 The spec: the URL must be valid, should be https outside development, must not carry
-credentials. We refuse anything else before it reaches a client (fail closed).
+credentials or personal data about the user, and must not be pre-authenticated. We refuse
+anything else before it reaches a client (fail closed): a URL a WHATWG parser (what browsers use)
+refuses, userinfo, a percent-encoded host, a query or fragment parameter named like a credential
+or session, and an email address anywhere in it.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+import re
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_URL_LENGTH = 2048
+# Parameter names that carry a credential or make the URL pre-authenticated (compared in lower
+# case, with '-' read as '_').
+_CREDENTIAL_PARAMS = frozenset(
+    {
+        "access_token",
+        "id_token",
+        "refresh_token",
+        "auth_token",
+        "token",
+        "api_key",
+        "apikey",
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "client_secret",
+        "session",
+        "session_id",
+        "sessionid",
+        "sid",
+        "authorization",
+    }
+)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 
 
 def _is_loopback(host: str) -> bool:
@@ -45,4 +73,31 @@ def check_elicitation_url(url: str) -> str:
         parts.port  # noqa: B018 - raises ValueError for an out-of-range port
     except ValueError:
         raise ValueError("the elicitation URL has an invalid port") from None
+    if "%" in parts.netloc:
+        raise ValueError("the elicitation URL has a percent-encoded host; write the host as it is")
+    from ada_url import URL  # on first use: most servers never send a URL
+
+    try:
+        URL(url)
+    except ValueError:
+        raise ValueError(
+            f"the elicitation URL is not a valid URL (browsers would refuse it): {url!r}"
+        ) from None
+    _check_no_user_data(parts.query, parts.fragment, parts.path)
     return url
+
+
+def _check_no_user_data(query: str, fragment: str, path: str) -> None:
+    for where, text in (("query", query), ("fragment", fragment)):
+        for name, _ in parse_qsl(text, keep_blank_values=True):
+            if name.strip().lower().replace("-", "_") in _CREDENTIAL_PARAMS:
+                raise ValueError(
+                    f"the elicitation URL carries {name!r} in its {where}: a URL must not hold "
+                    "credentials or be pre-authenticated; identify the flow with an opaque id and "
+                    "check who opens it on the page"
+                )
+    if _EMAIL.search(unquote(f"{path}?{query}#{fragment}")):
+        raise ValueError(
+            "the elicitation URL contains an email address: a URL must not carry personal data "
+            "about the user (it ends up in browser history and server logs)"
+        )
