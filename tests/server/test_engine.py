@@ -562,3 +562,21 @@ async def test_a_log_sent_before_a_question_goes_out_on_every_round_unless_guard
     )
     assert text(final) == "Ada"
     assert sent == ["every round", "first round only", "every round"]
+
+
+@pytest.mark.parametrize("message", [None, 42, {"a": 1}])
+async def test_a_url_question_whose_message_is_not_text_is_never_sent(
+    message: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_server()
+
+    @app.tool()
+    async def connect(ctx: Context) -> str:
+        await ctx.elicit_url(message, "https://example.com/connect/1")
+        return "unreachable"
+
+    result = await Flow(app, "connect").send()
+    assert result["isError"] is True
+    assert "inputRequests" not in result
+    logged = [str(record.exc_info[1]) for record in caplog.records if record.exc_info]
+    assert logged == [f"ctx.elicit_url: message must be a str, got {type(message).__name__}"]

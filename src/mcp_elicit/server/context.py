@@ -207,6 +207,8 @@ class Context:
                 "This request needs to send the user to a URL (URL-mode elicitation), but its "
                 "clientCapabilities do not declare elicitation.url",
             )
+        if not isinstance(message, str):
+            raise TypeError(f"ctx.elicit_url: message must be a str, got {type(message).__name__}")
         _check_url(url)
         request = mrtr.elicit_url(message, url)
         return await self._ask("url", [message, url], request, key, lambda: _summary(message), _url_answer)
