@@ -94,6 +94,10 @@ def category_of_title(title: str) -> str | None:
         ("aws_creds", "credentials"),
         ("connection_string", "credentials"),
         ("seed_phrase", "wallet recovery phrase"),
+        ("mnemonic", "wallet recovery phrase"),
+        ("recovery_words", "wallet recovery phrase"),
+        ("security_answer", "security answer"),
+        ("mothers_maiden_name", "security answer"),
     ],
 )
 def test_secret_names(name: str, category: str) -> None:
@@ -417,3 +421,16 @@ def test_lint_never_raises(message: Any, schema: Any) -> None:
 
 def test_clean_property() -> None:
     assert lint_form("hi", {"type": "object", "properties": {"name": {"type": "string"}}}).clean
+
+
+@pytest.mark.parametrize(
+    ("description", "category"),
+    [
+        ("The 12 words that restore your wallet", "wallet recovery phrase"),
+        ("The 6-digit code from your authenticator app", "one-time code"),
+        ("Answer to your security question", "security answer"),
+    ],
+)
+def test_secrets_named_only_in_the_description(description: str, category: str) -> None:
+    (found,) = findings("f6", {"description": description})
+    assert found.category == category

@@ -63,6 +63,7 @@ CATEGORY_TEXT: Final = {
     "social security number": "a social security number",
     "credentials": "credentials",
     "wallet recovery phrase": "a wallet recovery phrase",
+    "security answer": "the answer to a security question",
     "secret value": "a secret value",
 }
 
@@ -344,6 +345,7 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("one", "time", "pin"): _O,
     ("verification", "code"): _O,
     ("authenticator", "code"): _O,
+    ("authenticator", "app"): _O,
     ("auth", "code"): _O,
     ("authorization", "code"): _O,
     ("authentication", "code"): _O,
@@ -411,6 +413,14 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("seed", "word"): "wallet recovery phrase",
     ("recovery", "phrase"): "wallet recovery phrase",
     ("mnemonic", "phrase"): "wallet recovery phrase",
+    ("mnemonic",): "wallet recovery phrase",
+    ("recovery", "word"): "wallet recovery phrase",
+    ("restore", "wallet"): "wallet recovery phrase",
+    # answers that reset an account as a password would
+    ("security", "question"): "security answer",
+    ("security", "answer"): "security answer",
+    ("memorable", "word"): "security answer",
+    ("mother", "maiden", "name"): "security answer",
 }
 
 #: A token *ending* with one of these (and longer than it) is flagged: identifiers
