@@ -25,6 +25,13 @@ async def greet(ctx: Context) -> str:
 
 
 @app.tool()
+async def open_page(url: str, ctx: Context) -> str:
+    """Sends the person to ``url``."""
+    answer = await ctx.elicit_url("Connect your account", url, key="page")
+    return f"page {answer.action}"
+
+
+@app.tool()
 async def fails() -> str:
     """Always reports an error."""
     raise ToolError("the printer is on fire")

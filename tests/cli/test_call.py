@@ -67,6 +67,34 @@ def test_declining_exits_3_with_a_reason(tmp_path: Path) -> None:
     assert done.stderr.strip() == "mcp-elicit: declined: the question 'What is your name?' was declined"
 
 
+def test_a_scripted_url_answer_still_shows_the_address_first(tmp_path: Path) -> None:
+    script = answers(tmp_path, {"page": {"action": "accept"}})
+    args = '{"url": "https://mcp.example.com/connect/Zq3xYb9"}'
+    done = cli("call", STDIO_TARGET, "open_page", "--args", args, "--answers", script)
+    assert (done.returncode, done.stdout) == (0, "page accept\n")
+    assert done.stderr.splitlines() == [
+        f"cli-tests (reached via {STDIO_TARGET}) asks you to open a page: Connect your account",
+        "  address: https://mcp.example.com/connect/Zq3xYb9",
+        "  domain:  example.com",
+        "  answered from the script: accept",
+    ]
+
+
+def test_a_scripted_accept_of_an_address_that_must_not_be_opened_is_a_decline(tmp_path: Path) -> None:
+    script = answers(tmp_path, {"page": {"action": "accept"}})
+    args = '{"url": "http://127.0.0.1:9/connect"}'  # the server allows it; the client does not
+    done = cli("call", STDIO_TARGET, "open_page", "--args", args, "--answers", script)
+    assert (done.returncode, done.stdout) == (3, "page decline\n")
+    assert "  refused: " in done.stderr
+    assert "the script accepted it, but this address must not be opened: declined" in done.stderr
+    assert "address:" not in done.stderr  # a refused address is not offered, even as text
+    allowed = cli(
+        "call", STDIO_TARGET, "open_page", "--args", args, "--answers", script, "--allow-loopback-http"
+    )
+    assert (allowed.returncode, allowed.stdout) == (0, "page accept\n")
+    assert "  warning: " in allowed.stderr
+
+
 def test_a_tool_error_exits_1() -> None:
     done = cli("call", STDIO_TARGET, "fails")
     assert done.returncode == 1
@@ -112,7 +140,11 @@ def test_failures_are_one_line_on_stderr_with_exit_2(args: list[str], needle: st
 def test_tools_lists_name_and_description(http_target: str) -> None:
     done = cli("tools", http_target)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["greet\tAsks for a name.", "fails\tAlways reports an error."]
+    assert done.stdout.splitlines() == [
+        "greet\tAsks for a name.",
+        "open_page\tSends the person to ``url``.",
+        "fails\tAlways reports an error.",
+    ]
 
 
 @pytest.fixture(scope="module")

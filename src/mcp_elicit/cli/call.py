@@ -69,7 +69,9 @@ def _answerer(answers: str | None, allow_loopback_http: bool = False) -> Any:
     from mcp_elicit.client.answerers import ScriptedAnswerer, TerminalAnswerer
 
     if answers is not None:
-        return ScriptedAnswerer.from_file(answers)
+        from mcp_elicit.cli.scripted_urls import ShowScriptedUrls
+
+        return ShowScriptedUrls(ScriptedAnswerer.from_file(answers), allow_loopback_http)
     if TerminalAnswerer.available():
         return TerminalAnswerer(allow_loopback_http=allow_loopback_http)
     return None
