@@ -58,6 +58,13 @@ def test_what_our_client_sends_is_what_the_server_accepts(arguments: dict[str, A
         ({"options": {"tier": "gold"}}, {"mcp-param-tier": "silver"}, "'options.tier'"),
         ({"region": "é"}, {"mcp-param-region": "é"}, "visible ASCII"),
         ({"region": "x"}, {"mcp-param-region": "=?base64?!!?="}, "base64"),
+        (
+            {},
+            {"mcp-param-limit": "500"},
+            "Mcp-Param-Limit header is sent, but the argument 'limit' has no value",
+        ),
+        ({"limit": None}, {"mcp-param-limit": "500"}, "has no value in the body"),
+        ({"options": {"tier": ["gold"]}}, {"mcp-param-tier": "gold"}, "the argument 'options.tier' has no"),
     ],
 )
 def test_disagreements_are_header_mismatch(

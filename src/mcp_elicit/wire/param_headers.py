@@ -126,14 +126,20 @@ def param_headers(mapping: HeaderMap, arguments: Mapping[str, Any]) -> dict[str,
 def check_param_headers(headers: Mapping[str, str], mapping: HeaderMap, arguments: object) -> None:
     """Check a ``tools/call``'s ``Mcp-Param-*`` headers (lower-case names in ``headers``) against
     its arguments; -32020 when one is missing or differs. An argument that is absent, null or not
-    a scalar needs no header. Numbers compare by value (``42`` and ``42.0`` agree)."""
+    a scalar has no header, and must not have one: an intermediary would act on a value the
+    server never sees. Numbers compare by value (``42`` and ``42.0`` agree)."""
     for path, token in mapping.items():
         value = _argument(arguments, path)
-        if value is None or not isinstance(value, (str, int, float)):
-            continue
         display = f"Mcp-Param-{token}"
         where = ".".join(path)
         raw = headers.get("mcp-param-" + token.lower())
+        if value is None or not isinstance(value, (str, int, float)):
+            if raw is not None:
+                raise header_mismatch(
+                    f"the {display} header is sent, but the argument {where!r} has no value in the body "
+                    "that a header can carry"
+                )
+            continue
         if raw is None:
             raise header_mismatch(f"the {display} header is required: the argument {where!r} is in the body")
         text = read_header_value(raw, display)
