@@ -87,6 +87,11 @@ async def test_an_absent_argument_needs_no_header(http_server: HttpServer, clien
             {"mcp-param-region": "Zürich".encode("latin-1")},
             "other than visible ASCII",
         ),
+        (
+            {"region": "eu", "query": "q"},  # limit left to its default; a proxy would see 500
+            {"mcp-param-region": "eu", "mcp-param-limit": "500"},
+            "Mcp-Param-Limit header is sent, but the argument 'limit' has no value",
+        ),
     ],
 )
 async def test_param_headers_that_disagree_are_refused(
@@ -127,6 +132,40 @@ async def test_a_duplicated_mcp_header_is_refused_with_the_request_id(
     assert answer["id"] == message["id"]
     assert answer["error"]["code"] == -32020
     assert "appears twice" in answer["error"]["message"]
+
+
+async def test_a_control_character_in_a_plain_mcp_name_is_refused_even_when_it_matches(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/call", {"name": "a\tb", "arguments": {}})
+    headers = {**headers_for(message), "mcp-name": "a\tb"}
+    response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32020
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "POST"])
+async def test_a_foreign_origin_is_refused_before_anything_else(
+    http_server: HttpServer, client: httpx.AsyncClient, method: str
+) -> None:
+    response = await client.request(method, http_server.url, headers={"origin": "https://evil.example"})
+    assert response.status_code == 403
+    assert "origin 'https://evil.example' is not allowed" in response.json()["error"]["message"]
+    allowed = await client.request(method, http_server.url, headers={"origin": "http://127.0.0.1"})
+    assert allowed.status_code == (405 if method != "POST" else 415)
+
+
+async def test_two_origin_headers_are_refused_whatever_their_order(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/list", {})
+    for origins in (
+        ["http://127.0.0.1", "https://evil.example"],
+        ["https://evil.example", "http://127.0.0.1"],
+    ):
+        headers = [*headers_for(message).items(), *(("origin", origin) for origin in origins)]
+        response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
+        assert response.status_code == 403, origins
 
 
 async def test_a_legacy_initialize_learns_the_supported_versions(

@@ -136,16 +136,6 @@ class HttpApp:
         if path != self.path and (path.rstrip("/") or "/") != self.path:
             await _plain(send, 404, b"Not Found")
             return
-        if scope["method"] != "POST":
-            await _json(
-                send,
-                405,
-                encode_error(
-                    None, McpError(INVALID_REQUEST, "Method Not Allowed: send JSON-RPC messages with POST")
-                ),
-                extra=[(b"allow", b"POST")],
-            )
-            return
         headers: dict[str, str] = {}
         duplicate: str | None = None
         read_all = self.authenticate is not None  # the hook sees every header
@@ -157,15 +147,28 @@ class HttpApp:
                     continue
                 name = raw_name.decode("latin-1")
             if name in headers:
-                if name.startswith("mcp-") and duplicate is None:
+                if name == "origin":
+                    headers[name] = "(more than one Origin header)"  # never an allowed origin
+                elif name.startswith("mcp-") and duplicate is None:
                     duplicate = name  # refused once the body (and so the request id) is read
                 continue
             headers[name] = raw_value.decode("latin-1")
 
+        # Origin first, whatever the method: a page in a browser must learn nothing more.
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
             await _error(
                 send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
+            )
+            return
+        if scope["method"] != "POST":
+            await _json(
+                send,
+                405,
+                encode_error(
+                    None, McpError(INVALID_REQUEST, "Method Not Allowed: send JSON-RPC messages with POST")
+                ),
+                extra=[(b"allow", b"POST")],
             )
             return
         content_type = headers.get("content-type", "")

@@ -128,7 +128,7 @@ def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
         if not isinstance(target, str):
             return  # the dispatcher reports the missing name/uri as -32602
         name = headers.get("mcp-name")
-        if name != target or not name.isascii() or _is_sentinel(name):
+        if name != target or not (name.isascii() and name.isprintable()) or _is_sentinel(name):
             _expect(headers, "mcp-name", "Mcp-Name", target, decode=True)
 
 
