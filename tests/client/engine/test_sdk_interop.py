@@ -132,7 +132,8 @@ async def test_a_form_with_constraints_beyond_the_subset_is_answered(sdk: Target
         result = await client.call_tool("order")
     assert (result.text, result.is_error) == ("quantity=2 pack=6 code=ABC size=3", False)
     first, second = person.asked
-    assert isinstance(first, FormQuestion) and isinstance(second, FormQuestion)
+    assert isinstance(first, FormQuestion)
+    assert isinstance(second, FormQuestion)
     assert first.errors == {}
     assert second.errors == {
         "quantity": "must be more than 0 (got 0)",
