@@ -7,6 +7,7 @@ import getpass
 import itertools
 import os
 import socket
+import stat
 import subprocess
 import threading
 import time
@@ -259,3 +260,8 @@ async def until_server_hung_up(pg: Any, within: float = 5.0) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"the terminated PostgreSQL connection still looks open after {within} s")
+
+
+def file_modes(folder: Path) -> dict[str, int]:
+    """Permission bits of each file in ``folder`` (for the checks that stores keep files private)."""
+    return {entry.name: stat.S_IMODE(entry.stat().st_mode) for entry in folder.iterdir()}

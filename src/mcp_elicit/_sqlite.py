@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -9,6 +11,19 @@ from typing import Final
 
 _SQLITE_BUSY: Final = 5
 _SQLITE_LOCKED: Final = 6
+
+
+def connect_private(path: str, *, timeout: float) -> sqlite3.Connection:
+    """``sqlite3.connect`` to a file that only this user can read: a new database file is created
+    with mode 0600 first (SQLite gives its -wal and -shm files the same mode). The stores keep
+    flow owners, answers and secrets; another local user must not read them."""
+    if path and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except OSError as exc:  # what sqlite3.connect itself raises for a path it cannot open
+            raise sqlite3.OperationalError(f"unable to open database file: {exc.strerror or exc}") from exc
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
 
 
 def is_busy(exc: sqlite3.OperationalError) -> bool:

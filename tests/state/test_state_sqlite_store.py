@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.helpers import file_modes
 
 from mcp_elicit.state import SQLiteSingleUseStore, StateStoreUnavailable
 
@@ -23,6 +24,16 @@ async def test_file_is_in_wal_mode_with_the_expected_table(tmp_path: Path) -> No
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
             assert conn.execute("SELECT token_id, expires_at FROM used_state").fetchall() == [("x", 123.5)]
+
+
+async def test_the_file_is_readable_by_this_user_only(tmp_path: Path) -> None:
+    # In redelivery mode it keeps whole results, answers included.
+    path = tmp_path / "state.db"
+    async with SQLiteSingleUseStore(path) as store:
+        assert await store.consume("x", FAR)
+        modes = file_modes(tmp_path)
+    assert modes["state.db"] == 0o600
+    assert all(mode == 0o600 for mode in modes.values()), modes  # -wal and -shm too
 
 
 async def test_default_path_is_relative_to_the_working_directory(

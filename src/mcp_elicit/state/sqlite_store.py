@@ -43,7 +43,7 @@ from hmac import compare_digest
 from typing import Final, TypeVar
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._sqlite import is_busy, prepare_retrying
+from mcp_elicit._sqlite import connect_private, is_busy, prepare_retrying
 
 from .errors import StateStoreUnavailable
 from .single_use import Claim
@@ -166,7 +166,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
         path = self._path
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = connect_private(path, timeout=timeout)
         try:
             conn.execute(f"PRAGMA synchronous = {'FULL' if self._durable else 'NORMAL'}")
             # After a checkpoint, cut the WAL file back to this size instead of keeping its peak.

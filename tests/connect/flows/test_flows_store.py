@@ -16,7 +16,7 @@ import pytest
 from flows_support import ALICE, BOB, NOW, FakeClock, StoreSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers import until_server_hung_up
+from tests.helpers import file_modes, until_server_hung_up
 
 from mcp_elicit.connect.flows import (
     FLOW_NOT_FOUND_MESSAGE,
@@ -186,6 +186,19 @@ async def test_two_stores_opening_one_new_file_at_once_never_fail(tmp_path: Path
             await store.close()
         unexpected = [r for r in results if not isinstance(r, PendingFlow | TooManyPendingFlows)]
         assert unexpected == []
+
+
+async def test_the_sqlite_file_is_readable_by_this_user_only(tmp_path: Path) -> None:
+    from mcp_elicit.connect.flows.sqlite_store import SQLiteFlowStore
+
+    store = SQLiteFlowStore(tmp_path / "flows.db")
+    try:
+        await store.create(ALICE, "connect", "github")
+        modes = file_modes(tmp_path)
+    finally:
+        await store.close()
+    assert modes["flows.db"] == 0o600
+    assert all(mode == 0o600 for mode in modes.values()), modes
 
 
 # ------------------------------------------------------------------------------ expiry

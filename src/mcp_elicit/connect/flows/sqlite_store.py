@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Final, TypeVar
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._sqlite import prepare_retrying
+from mcp_elicit._sqlite import connect_private, prepare_retrying
 
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
@@ -100,9 +100,7 @@ class SQLiteFlowStore(BaseFlowStore, ClosesOnExit):
     def _open(self) -> sqlite3.Connection:
         if self._conn is not None:
             return self._conn
-        conn = sqlite3.connect(
-            self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        conn = connect_private(self._path, timeout=self._busy_timeout)
         memory = self._path == ":memory:"
 
         def prepare(conn: sqlite3.Connection) -> None:

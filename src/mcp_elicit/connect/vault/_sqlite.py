@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import threading
 import time
@@ -23,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
-from mcp_elicit._sqlite import prepare_retrying
+from mcp_elicit._sqlite import connect_private, prepare_retrying
 
 from ._db import Executor, Row
 from ._sql import Statements
@@ -59,12 +58,7 @@ class SQLiteDatabase:
             raise VaultUnavailable("SQLite vault is closed")
         if self._conn is not None:
             return self._conn
-        if not self._memory and not os.path.exists(self._path):
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(self._path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        conn = sqlite3.connect(
-            self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-        )
+        conn = connect_private(self._path, timeout=self._timeout)
         try:
             self._prepare(conn)
         except BaseException:
