@@ -349,6 +349,9 @@ def test_link_warnings_everywhere_a_client_displays_text() -> None:
             "d": {"type": "string", "enum": ["v"], "enumNames": ["www.v.example"]},
             "e": {"type": "array", "items": {"anyOf": [{"const": "u", "title": "[u](https://u.example)"}]}},
             "f": {"type": "array", "items": {"type": "string", "enum": ["www.t.example"]}},
+            "g": {"type": "string", "default": "https://s.example/login"},
+            "h": {"type": "string", "oneOf": [{"const": "https://r.example", "title": "R"}]},
+            "www.q.example": {"type": "string"},
         },
     }
     wheres = [w.split(" contains ")[0] for w in lint_form("plain text", schema).url_warnings]
@@ -360,6 +363,9 @@ def test_link_warnings_everywhere_a_client_displays_text() -> None:
         "field 'd' choice title",
         "field 'e' choice title",
         "field 'f' choice",
+        "field 'g' default",
+        "field 'h' choice",
+        "field 'www.q.example' name",
     ]
 
 

@@ -353,6 +353,8 @@ def _option_texts(name: str, prop: dict[Any, Any]) -> Iterator[tuple[str, str]]:
     for entry in entries[:1000]:
         if isinstance(entry, dict) and isinstance(entry.get("title"), str):
             yield f"field {quote(name)} choice title", entry["title"]
+        if isinstance(entry, dict) and isinstance(entry.get("const"), str):
+            yield f"field {quote(name)} choice", entry["const"]
     names = prop.get("enumNames")
     if isinstance(names, list):
         for title in names[:1000]:
@@ -384,7 +386,8 @@ def _lint(message: object, schema: object, allowed: frozenset[str]) -> FormLint:
             continue
         if name not in allowed and _can_hold_secret(prop):
             result.secret_fields.extend(_secret_findings(name, prop))
-        for key in ("title", "description"):
+        urls.extend(_link_warnings(f"field {quote(name)} name", name, MAX_TEXT))  # shown without a title
+        for key in ("title", "description", "default"):  # a default is pre-filled where people type
             value = prop.get(key)
             if isinstance(value, str):
                 urls.extend(_link_warnings(f"field {quote(name)} {key}", value, MAX_TEXT))
