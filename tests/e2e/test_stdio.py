@@ -163,19 +163,6 @@ async def test_a_boolean_request_id_cancels_nothing(peer: StdioPeer, tmp_path: P
     assert await wait_for_text(tmp_path / "cancelled-bool", "cancelled") == "cancelled"
 
 
-async def test_an_id_still_in_use_is_refused_without_answering_for_that_id(peer: StdioPeer) -> None:
-    slow = {"_meta": META, "name": "slow", "arguments": {"label": "dup"}}
-    await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow})
-    await asyncio.sleep(0.2)
-    await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": META}})
-    refused = await peer.receive()
-    assert refused["id"] is None
-    assert refused["error"]["code"] == -32600
-    assert "id 7 is already in use by a request still running" in refused["error"]["message"]
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
-    assert (await peer.call(8, "tools/list", {}))["id"] == 8
-
-
 def _run_with_stdin(stdin_path: Path, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
     with stdin_path.open("rb") as stdin:
         return subprocess.run(

@@ -273,12 +273,8 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
                         task.cancel()
             return
         if message.id in running:
-            error = McpError(
-                INVALID_REQUEST,
-                f"Invalid request: id {message.id!r} is already in use by a request still running",
-            )
-            # With null for id: under that id the client will still get the running request's answer.
-            write(encode_error(None, error))
+            error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
+            write(encode_error(message.id, error))
             return
         task = loop.create_task(handle(message))
         running[message.id] = task
