@@ -38,12 +38,14 @@ class RetryLater(BaseException):
     """
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen (one of each per round: a frozen dataclass's __init__ sets each field through
+# object.__setattr__, which costs more than the rest of building it). Never modified.
+@dataclass(slots=True)
 class Completed:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Suspended:
     """The round ended with questions for the client (possibly none: a state-only round)."""
 
