@@ -18,8 +18,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_elicit.server.errors import ReplayMismatch
+from mcp_elicit.schema.errors import SchemaError
+from mcp_elicit.server.errors import ReplayMismatch, ToolError
 from mcp_elicit.server.flow import Round
+from mcp_elicit.wire.errors import McpError
 
 # Event-loop turns without news after which concurrently started branches are taken to have
 # asked what they can ask without waiting on real I/O. When every question so far was asked by
@@ -132,6 +134,39 @@ class _Watchdog:
             self.timer.cancel()
 
 
+# What the engine makes of a handler's exceptions, most telling first: the request cannot be
+# served (McpError), the handler is defective (ReplayMismatch, SchemaError), the tool failed on
+# purpose (ToolError), the round ends without questions (RetryLater).
+_ENGINE_ERRORS: tuple[type[BaseException], ...] = (
+    McpError,
+    ReplayMismatch,
+    SchemaError,
+    ToolError,
+    RetryLater,
+)
+
+
+def _engine_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception to act on when ``asyncio.TaskGroup`` wraps its branches' exceptions in a
+    group, so that a TaskGroup ends a round the way ``asyncio.gather`` does (which raises the
+    first). None when some branch failed otherwise: that group is an unexpected failure as is."""
+    leaves: list[BaseException] = []
+    groups = [group]
+    while groups:
+        for inner in groups.pop().exceptions:
+            if isinstance(inner, BaseExceptionGroup):
+                groups.append(inner)
+            else:
+                leaves.append(inner)
+    if not all(isinstance(leaf, _ENGINE_ERRORS) for leaf in leaves):
+        return None
+    for kind in _ENGINE_ERRORS:
+        for leaf in leaves:
+            if isinstance(leaf, kind):
+                return leaf
+    return None  # pragma: no cover - every leaf is one of the kinds
+
+
 async def run_round(
     handler: Callable[..., Awaitable[Any]], kwargs: dict[str, Any], rnd: Round, grace: float
 ) -> Completed | Suspended:
@@ -139,20 +174,30 @@ async def run_round(
     task = asyncio.current_task()
     if task is None:  # pragma: no cover - always inside a task under asyncio
         raise RuntimeError("run_round must run inside an asyncio task")
+    # Cancellations owed from before this round (a caller that swallowed one; Python 3.11's
+    # TaskGroup leaves one behind when a branch fails) are not news: only a new one is.
+    owed = task.cancelling()
     watchdog = _Watchdog(rnd, task, grace)
     try:
         value = await handler(**kwargs)
-    except RetryLater:
-        return Suspended(dict(rnd.pending))
     except asyncio.CancelledError:
-        if not watchdog.suspending or task.uncancel() > 0:
+        if not watchdog.suspending or task.uncancel() > owed:
             raise  # cancelled from outside (the client went away), maybe as well as by us
         if watchdog.failure is not None:
             raise watchdog.failure from None
         return Suspended(dict(rnd.pending))
+    except BaseException as exc:
+        if watchdog.suspending:
+            task.uncancel()  # our cancellation ended in another exception: take it back
+        error = _engine_error(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if isinstance(error, RetryLater):
+            return Suspended(dict(rnd.pending))
+        if error is None or error is exc:
+            raise
+        raise error from None
     finally:
         watchdog.close()
-    if watchdog.suspending and task.uncancel() > 0:
+    if watchdog.suspending and task.uncancel() > owed:
         # The handler swallowed our cancellation; someone else's is still owed.
         raise asyncio.CancelledError
     return Completed(value)
