@@ -453,7 +453,7 @@ class Server:
                     return stored
             else:
                 record = await self._open_state(token, binding, request.method, target)
-        rnd = Round(record, responses)
+        rnd = Round(record, responses, call.meta.capabilities)
         context_param = entry.signature.context_param
         if context_param is not None:
             kwargs[context_param] = Context(

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from mcp_elicit.server.errors import ReplayMismatch
-from mcp_elicit.wire.capabilities import merge_required
+from mcp_elicit.wire.capabilities import ClientCapabilities, merge_required
 from mcp_elicit.wire.errors import McpError, missing_capability
 from mcp_elicit.wire.mrtr import check_input_response
 
@@ -79,9 +79,13 @@ class FlowRecord:
     asked: dict[str, tuple[str, int]] = field(default_factory=dict)
     # the low-level handler's own state string (InputRequired.state).
     user_state: str | None = None
+    # ClientCapabilities.input_kinds() of the request that asked ``asked`` (None: not recorded).
+    input_kinds: int | None = None
 
     def to_payload(self) -> dict[str, Any]:
-        return _payload(self.flow_id, self.round, self.answers, self.steps, self.asked, self.user_state)
+        return _payload(
+            self.flow_id, self.round, self.answers, self.steps, self.asked, self.user_state, self.input_kinds
+        )
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> FlowRecord:
@@ -98,13 +102,16 @@ class FlowRecord:
                 {str(k): (str(v[0]), int(v[1])) for k, v in payload["q"].items()} if "q" in payload else {}
             )
             user_state = payload.get("u")
+            input_kinds = payload.get("c")
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise MalformedFlow(str(exc)) from None
         if not isinstance(flow_id, str) or not isinstance(round_no, int):
             raise MalformedFlow("bad flow id or round")
         if user_state is not None and not isinstance(user_state, str):
             raise MalformedFlow("bad user state")
-        return cls(flow_id, round_no, answers, steps, asked, user_state)
+        if input_kinds is not None and type(input_kinds) is not int:
+            raise MalformedFlow("bad input kinds")
+        return cls(flow_id, round_no, answers, steps, asked, user_state, input_kinds)
 
 
 def _payload(
@@ -114,6 +121,7 @@ def _payload(
     steps: dict[str, Any],
     asked: dict[str, tuple[str, int]],
     user_state: str | None,
+    input_kinds: int | None,
 ) -> dict[str, Any]:
     """The sealed form of a flow record (:meth:`FlowRecord.to_payload`)."""
     payload: dict[str, Any] = {"v": PAYLOAD_VERSION, "f": flow_id, "r": round_no}
@@ -125,6 +133,8 @@ def _payload(
         payload["q"] = {k: [d, n] for k, (d, n) in asked.items()}
     if user_state is not None:
         payload["u"] = user_state
+    if input_kinds is not None:
+        payload["c"] = input_kinds
     return payload
 
 
@@ -179,6 +189,7 @@ class Round:
         "_occurrences",
         "_running_steps",
         "_used",
+        "capabilities",
         "new_answers",
         "new_steps",
         "on_news",
@@ -189,9 +200,13 @@ class Round:
         "steps_in_flight",
     )
 
-    def __init__(self, record: FlowRecord, responses: dict[str, Any]) -> None:
+    def __init__(
+        self, record: FlowRecord, responses: dict[str, Any], capabilities: ClientCapabilities | None = None
+    ) -> None:
         self.record = record
         self.responses = responses
+        # This request's client capabilities (recorded with the questions this round asks).
+        self.capabilities = capabilities
         self.pending: dict[str, dict[str, Any]] = {}
         self.pending_meta: dict[str, tuple[str, int]] = {}
         self.new_answers: dict[str, tuple[str, Any]] = {}
@@ -272,10 +287,21 @@ class Round:
         self.notify()
 
     def unconsumed_answers(self) -> list[str]:
-        """Keys asked last round and answered now that this run has not asked (yet)."""
-        if not self.record.asked:
+        """Keys asked last round and answered now that this run has not asked (yet).
+
+        Empty when the client declares other capabilities than the request that asked them did:
+        the handler may rightly take another branch now (``ctx.can_elicit`` and the like), and
+        those answers are then left unused."""
+        record = self.record
+        if not record.asked or self._input_kinds_changed():
             return []
-        return [k for k in self.record.asked if k in self.responses and k not in self._used]
+        return [k for k in record.asked if k in self.responses and k not in self._used]
+
+    def _input_kinds_changed(self) -> bool:
+        recorded = self.record.input_kinds
+        if recorded is None or self.capabilities is None:
+            return False
+        return recorded != self.capabilities.input_kinds()
 
     # -- memoized steps --------------------------------------------------------------------
     def recorded_step(self, name: str) -> tuple[bool, Any]:
@@ -300,11 +326,18 @@ class Round:
 
     # -- the next round's record -----------------------------------------------------------
     def next_record(self, user_state: str | None) -> FlowRecord:
-        return FlowRecord(self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state)
+        return FlowRecord(
+            self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state, self._input_kinds()
+        )
 
     def next_payload(self, user_state: str | None) -> dict[str, Any]:
         """``next_record(user_state).to_payload()`` without building the record in between."""
-        return _payload(self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state)
+        return _payload(
+            self.record.flow_id, self.record.round + 1, *self._next_parts(), user_state, self._input_kinds()
+        )
+
+    def _input_kinds(self) -> int | None:
+        return None if self.capabilities is None else self.capabilities.input_kinds()
 
     def _next_parts(
         self,

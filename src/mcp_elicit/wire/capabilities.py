@@ -55,6 +55,21 @@ class ClientCapabilities:
     def can_list_roots(self) -> bool:
         return isinstance(self.raw.get("roots"), dict)
 
+    def input_kinds(self) -> int:
+        """The kinds of input request this client takes, as bits (form, URL, sampling, sampling
+        with tools, sampling with context, roots): two requests with the same value allow a
+        handler the same questions."""
+        modes = self.modes
+        bits = ("form" in modes) | ("url" in modes) << 1
+        raw = self.raw
+        sampling = raw.get("sampling")
+        if isinstance(sampling, dict):
+            bits |= 4 | isinstance(sampling.get("tools"), dict) << 3
+            bits |= isinstance(sampling.get("context"), dict) << 4
+        if isinstance(raw.get("roots"), dict):
+            bits |= 32
+        return bits
+
 
 _new = object.__new__
 _set_raw = getattr(ClientCapabilities, "raw").__set__  # noqa: B009 - the slot's descriptor
