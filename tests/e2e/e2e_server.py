@@ -11,6 +11,7 @@ client can be checked end to end.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Mapping
@@ -41,6 +42,27 @@ async def noisy(ctx: Context) -> str:
     os.write(1, b"a raw write to file descriptor 1\n")
     await ctx.log("warning", "a log message")
     return "quiet on stdout"
+
+
+@app.tool()
+async def progress_then_sampling(ctx: Context) -> str:
+    """Reports progress, then needs the client's model: -32021 (HTTP 400) when not declared."""
+    await ctx.report_progress(0, 1, "starting")
+    reply = await ctx.sample("Suggest a name", max_tokens=5)
+    return reply.text
+
+
+@app.tool()
+async def progress_then_wait(label: str, ctx: Context) -> str:
+    """Reports progress, then waits for the test to write ``go-<label>`` (which it does once it
+    has read that progress from the stream): the stream must start before the handler ends."""
+    await ctx.report_progress(1, 2, "waiting")
+    go = MARKERS / f"go-{label}"
+    for _ in range(500):
+        if go.exists():
+            return "went on"
+        await asyncio.sleep(0.02)
+    return "nobody said go"
 
 
 async def bearer(headers: Mapping[str, str]) -> str | Caller | None:

@@ -309,6 +309,39 @@ async def test_progress_without_token_is_plain_json(
     assert response.headers["content-type"] == "application/json"
 
 
+async def test_an_error_after_progress_keeps_its_http_status(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    """-32021 MUST be HTTP 400: progress sent just before it is held back, not streamed at 200."""
+    message = body("tools/call", {"name": "progress_then_sampling", "arguments": {}})
+    message["params"]["_meta"]["progressToken"] = "p1"
+    response = await post(client, http_server.url, message)
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == -32021
+
+
+async def test_progress_streams_while_the_handler_is_still_running(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/call", {"name": "progress_then_wait", "arguments": {"label": "stream"}})
+    message["params"]["_meta"]["progressToken"] = "p2"
+    events: list[dict[str, Any]] = []
+    async with client.stream(
+        "POST", http_server.url, content=json.dumps(message), headers=headers_for(message)
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream"
+        async for line in response.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            events.append(json.loads(line[len("data: ") :]))
+            if len(events) == 1:  # the progress came while the handler waits for this marker
+                (http_server.markers / "go-stream").write_text("go")
+    assert events[0]["params"] == {"progressToken": "p2", "progress": 1, "total": 2, "message": "waiting"}
+    assert events[-1]["result"]["content"][0]["text"] == "went on"
+
+
 async def test_closing_the_connection_cancels_the_handler(http_server: HttpServer) -> None:
     message = body("tools/call", {"name": "slow", "arguments": {"label": "http"}})
     async with httpx.AsyncClient(timeout=httpx.Timeout(0.5)) as impatient:

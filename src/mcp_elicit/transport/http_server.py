@@ -107,6 +107,8 @@ class HttpApp:
     requests without an Origin header (non-browser clients) are always allowed.
     ``body_timeout``: seconds a request body may take to arrive; slower gets 408 (checked by a
     shared timer, so the answer may come up to ``min(0.05 s, body_timeout / 4)`` later).
+    ``sse_hold``: seconds progress and log notifications are held back before an SSE reply
+    starts, so that an error coming within that time keeps its HTTP status (see ``_SseStream``).
     """
 
     def __init__(
@@ -117,9 +119,11 @@ class HttpApp:
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
         body_timeout: float = 30.0,
+        sse_hold: float = 0.1,
     ) -> None:
         self.server = server
         self.body_timeout = body_timeout
+        self.sse_hold = sse_hold
         self.path = path.rstrip("/") or "/"
         self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
         self.authenticate = authenticate
@@ -274,7 +278,7 @@ class HttpApp:
         stream: _SseStream | None = None
         notify = None
         if accepts_sse and (meta.progress_token is not None or meta.log_level is not None):
-            stream = _SseStream(send)
+            stream = _SseStream(send, entry.loop, self.sse_hold)
             notify = stream.notify
 
         in_flight.handling(entry)
@@ -283,18 +287,20 @@ class HttpApp:
                 self.server, message, meta=meta, principal=principal, notify=notify, client=client
             )
         except asyncio.CancelledError:
+            if stream is not None:
+                stream.close()
             if entry.disconnected and entry.task.uncancel() == 0:
                 return  # closing the connection is the cancellation in 2026-07-28: send nothing
             raise
         finally:
             in_flight.finish(entry)
-        if stream is not None and stream.started:
-            await stream.event(payload, last=True)
+        status = 200 if failure is None else status_for_error(failure.code)
+        if stream is not None and await stream.finish(payload, status):
             return
         await send(
             {
                 "type": _START,
-                "status": 200 if failure is None else status_for_error(failure.code),
+                "status": status,
                 "headers": [_CONTENT_TYPE_JSON, _NO_STORE, (b"content-length", b"%d" % len(payload))],
             }
         )
@@ -346,29 +352,79 @@ class HttpApp:
 
 
 class _SseStream:
-    """Switches the response to ``text/event-stream`` at the first notification."""
+    """The reply as ``text/event-stream``, for a request that asked for notifications.
 
-    def __init__(self, send: Send) -> None:
+    Notifications are held back for ``hold`` seconds first: an error that comes within that time
+    (a capability the request does not declare, a malformed answer: most errors come at once)
+    still goes out as JSON with its own HTTP status (400 for -32021, say), which a stream that
+    has started at 200 can no longer carry; the notifications held for it are dropped. A reply
+    that comes within that time carries them before the result. After it, the stream starts and
+    notifications go out as they come.
+    """
+
+    def __init__(self, send: Send, loop: asyncio.AbstractEventLoop, hold: float) -> None:
         self._send = send
+        self._loop = loop
+        self._hold = hold
+        self._held: list[bytes] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._opening: asyncio.Task[None] | None = None
         self.started = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        await self.event(encode_notification(method, params))
+        data = encode_notification(method, params)
+        if self.started:
+            await self._event(data)
+            return
+        self._held.append(data)
+        if self._timer is None and self._opening is None:
+            self._timer = self._loop.call_later(self._hold, self._open_soon)
 
-    async def event(self, data: bytes, *, last: bool = False) -> None:
+    def _open_soon(self) -> None:
+        self._timer = None
+        self._opening = self._loop.create_task(self._open())
+
+    async def _open(self) -> None:
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-store"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        # Notifications that come while these go out are held too: they follow in order.
+        while self._held:
+            await self._event(self._held.pop(0))
+        self.started = True
+
+    async def finish(self, payload: bytes, status: int) -> bool:
+        """Send the reply on the stream and return True; or return False (the stream never
+        started, and the reply is an error or has no notifications to carry) for the caller to
+        send it as JSON with ``status``."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._opening is not None:
+            await self._opening
         if not self.started:
-            self.started = True
-            await self._send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream"),
-                        (b"cache-control", b"no-store"),
-                        (b"x-accel-buffering", b"no"),
-                    ],
-                }
-            )
+            if status != 200 or not self._held:
+                return False
+            await self._open()
+        await self._event(payload, last=True)
+        return True
+
+    def close(self) -> None:
+        """The request was cancelled: send nothing more."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._opening is not None:
+            self._opening.cancel()
+
+    async def _event(self, data: bytes, *, last: bool = False) -> None:
         await self._send(
             {
                 "type": "http.response.body",
