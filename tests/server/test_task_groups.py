@@ -43,15 +43,19 @@ def make_server() -> Server:
             name = group.create_task(ctx.elicit("Name?", Name, key="n"))
         return f"Hello, {name.result().data.name}!"
 
-    @app.tool()
-    async def refuses(ctx: Context) -> str:
+    def branch_raising(name: str, error: Exception) -> None:
         async def branch() -> None:
             await asyncio.sleep(0)
-            raise ToolError("the ticket system is closed today")
+            raise error
 
-        async with asyncio.TaskGroup() as group:
-            group.create_task(branch())
-        return "unreachable"
+        @app.tool(name=name)
+        async def tool() -> str:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(branch())
+            return "unreachable"
+
+    branch_raising("refuses", ToolError("the ticket system is closed today"))
+    branch_raising("crashes", KeyError("a bug"))
 
     @app.tool()
     async def later(ctx: Context) -> str:
@@ -62,15 +66,6 @@ def make_server() -> Server:
         async with asyncio.TaskGroup() as group:
             group.create_task(branch())
         return f"done in round {ctx.round}"
-
-    @app.tool()
-    async def crashes(ctx: Context) -> str:
-        async def branch() -> None:
-            raise KeyError("a bug")
-
-        async with asyncio.TaskGroup() as group:
-            group.create_task(branch())
-        return "unreachable"
 
     @app.tool()
     async def plain(ctx: Context) -> str:
