@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import enum
 import inspect
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
+
+from mcp_elicit.schema.markers import Description
 
 _MISSING = inspect.Parameter.empty
 
@@ -50,8 +53,11 @@ class Signature:
     parameters: tuple[Parameter, ...] = ()
 
 
-def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
-    """Read ``fn``'s signature; the parameter annotated ``context_type`` receives the Context."""
+def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False) -> Signature:
+    """Read ``fn``'s signature; the parameter annotated ``context_type`` receives the Context.
+
+    ``as_text``: the arguments arrive as strings (prompt arguments, resource template fields), so
+    numbers and booleans are read from their text, and lists and objects are refused here."""
     hints = typing.get_type_hints(fn, include_extras=True)
     sig = inspect.signature(fn)
     context_param: str | None = None
@@ -69,7 +75,10 @@ def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
     try:
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
     except UnsupportedAnnotation:
+        # pydantic's lax mode reads numbers and booleans from text by itself.
         return _pydantic_signature(fn, plain, hints, context_param)
+    if as_text:
+        params = tuple(_read_from_text(p, fn) for p in params)
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {p.name: p.schema for p in params},
@@ -103,13 +112,64 @@ def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]]
     return bind
 
 
+def _read_from_text(param: Parameter, fn: Callable[..., Any]) -> Parameter:
+    kind = param.schema.get("type")
+    if kind in ("array", "object"):
+        what = "a list" if kind == "array" else "an object"
+        raise TypeError(
+            f"{fn.__qualname__}: argument {param.name!r} arrives as text (prompt arguments and "
+            f"resource template fields are strings), so it cannot be {what}"
+        )
+    parse = _TEXT_READERS.get(kind)
+    if parse is None:
+        return param
+    convert = param.convert
+
+    def from_text(value: Any, name: str) -> Any:
+        return convert(parse(value, name) if isinstance(value, str) else value, name)
+
+    return Parameter(param.name, param.schema, param.required, param.default, from_text)
+
+
+def _int_from_text(text: str, name: str) -> int:
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 4300:
+        raise ArgumentError(f"argument {name!r} must be a whole number, not {text[:40]!r}")
+    return int(text)
+
+
+def _float_from_text(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not text.isascii():
+        raise ArgumentError(f"argument {name!r} must be a number, not {text[:40]!r}")
+    return value
+
+
+def _bool_from_text(text: str, name: str) -> bool:
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise ArgumentError(f"argument {name!r} must be true or false, not {text[:40]!r}")
+    return lowered == "true"
+
+
+_TEXT_READERS: dict[Any, Callable[[str, str], Any]] = {
+    "integer": _int_from_text,
+    "number": _float_from_text,
+    "boolean": _bool_from_text,
+}
+
+
 def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
     description: str | None = None
     if get_origin(annotation) is typing.Annotated:
         base, *extras = get_args(annotation)
-        if not all(isinstance(e, str) for e in extras):
+        texts = [e.text if isinstance(e, Description) else e for e in extras]
+        if not all(isinstance(t, str) for t in texts):
             raise UnsupportedAnnotation
-        description = " ".join(extras) or None
+        description = " ".join(texts) or None
         annotation = base
     schema, convert, nullable = _schema_for(annotation)
     schema = dict(schema)
@@ -190,12 +250,22 @@ def _check_bool(value: Any, name: str) -> bool:
     return value
 
 
+# A whole number that arrives as a float (``3.0``, ``1e3``; and any integer beyond 64 bits, which
+# the JSON parser reads as a float) is taken only while a float holds it exactly.
+_EXACT_FLOAT_INT = 2**53
+
+
 def _check_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ArgumentError(f"argument {name!r} must be an integer")
     if isinstance(value, float):
         if not value.is_integer():
             raise ArgumentError(f"argument {name!r} must be an integer, not {value}")
+        if abs(value) > _EXACT_FLOAT_INT:
+            raise ArgumentError(
+                f"argument {name!r} is too large to read exactly: send whole numbers beyond 64 bits "
+                f"(or beyond {_EXACT_FLOAT_INT} with a fraction or an exponent) as text"
+            )
         return int(value)
     return value
 
