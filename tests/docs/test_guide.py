@@ -24,7 +24,7 @@ def test_guide_blocks_run() -> None:
 
 
 async def test_guide_tools_behave_as_described() -> None:
-    from tests.helpers import Flow, accept, only_key, text
+    from tests.helpers import Flow, accept, only_key, request, text
 
     guide = await asyncio.to_thread(load_guide)  # the guide calls asyncio.run itself
     pair = Flow(guide.app, "pair_programming")
@@ -43,3 +43,18 @@ async def test_guide_tools_behave_as_described() -> None:
 
     gated = await Flow(guide.app, "connect_calendar", capabilities={"elicitation": {}}).send()
     assert text(gated).startswith("Open https://calendar.example.com/connect yourself")
+
+    standup = Flow(guide.app, "standup", {"team": "core", "days": "3"}, method="prompts/get")
+    key = only_key(await standup.send())
+    done = await standup.send({key: accept({"name": "the release"})})
+    assert done["messages"][0]["content"]["text"] == (
+        "Summarise the last 3 days of core; also mention the release."
+    )
+    listed = await guide.app.dispatch(request("prompts/list"))
+    assert listed["prompts"][0]["arguments"][0] == {
+        "name": "team",
+        "required": True,
+        "description": "Team to report on",
+    }
+    read = await guide.app.dispatch(request("resources/read", {"uri": "tickets://7"}))
+    assert read["contents"][0]["text"] == "Ticket 1007"

@@ -199,7 +199,7 @@ class Server:
             if prompt_name in self._prompts:
                 raise ValueError(f"a prompt named {prompt_name!r} is already registered")
             self._prompts[prompt_name] = Prompt(
-                prompt_name, fn, analyse(fn, Context), title, description or first_paragraph(fn)
+                prompt_name, fn, analyse(fn, Context, as_text=True), title, description or first_paragraph(fn)
             )
             return fn
 
@@ -225,7 +225,7 @@ class Server:
                     uri,
                     name or fn.__name__,
                     fn,
-                    analyse(fn, Context),
+                    analyse(fn, Context, as_text=True),
                     title=title,
                     description=description or first_paragraph(fn),
                     mime_type=mime_type,

@@ -54,11 +54,15 @@ class Prompt:
             out["title"] = self.title
         if self.description:
             out["description"] = self.description
+        # From the input schema, which either signature path (plain or pydantic) fills.
+        schema = self.signature.input_schema
+        required = set(schema.get("required", ()))
         arguments = []
-        for p in self.signature.parameters:
-            arg: dict[str, Any] = {"name": p.name, "required": p.required}
-            if "description" in p.schema:
-                arg["description"] = p.schema["description"]
+        for name, prop in schema.get("properties", {}).items():
+            arg: dict[str, Any] = {"name": name, "required": name in required}
+            description = prop.get("description") if isinstance(prop, dict) else None
+            if isinstance(description, str):
+                arg["description"] = description
             arguments.append(arg)
         if arguments:
             out["arguments"] = arguments
