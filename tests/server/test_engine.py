@@ -44,7 +44,7 @@ async def test_discover_lists_versions_capabilities_and_server_info() -> None:
 
     result = await app.dispatch(request("server/discover"))
     assert result["supportedVersions"] == ["2026-07-28"]
-    assert result["capabilities"] == {"tools": {}}
+    assert result["capabilities"] == {"logging": {}, "tools": {}}
     assert result["instructions"] == "Be nice."
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "public"

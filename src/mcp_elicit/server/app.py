@@ -239,7 +239,8 @@ class Server:
 
     # -- dispatch --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {}
+        # Every handler can send log messages (ctx.log) to a request that asks for them.
+        caps: dict[str, Any] = {"logging": {}}
         if self._tools:
             caps["tools"] = {}
         if self._prompts:

@@ -49,7 +49,8 @@ async def test_discover_gives_the_server_identity_and_is_cached(ours: Target) ->
             name="engine-tests", reached_via=reached, title="Engine test server", version="2.1.0"
         )
         assert client.discovery.supported_versions == ("2026-07-28",)
-        assert client.discovery.capabilities == {"tools": {}, "prompts": {}, "resources": {}}
+        expected = {"logging": {}, "tools": {}, "prompts": {}, "resources": {}}
+        assert client.discovery.capabilities == expected
         assert client.protocol_version == "2026-07-28"
         first = client.discovery
         assert await client.discover() is first  # cached for the server's ttlMs (an hour)
