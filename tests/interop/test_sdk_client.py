@@ -459,6 +459,21 @@ async def test_single_round_form_elicitation(make_transport: MakeTransport) -> N
         ]
 
 
+async def test_null_for_an_optional_field_counts_as_left_out(make_transport: MakeTransport) -> None:
+    """The SDK's content type allows null, and a client built on a model with None defaults sends
+    it for a field left empty: the server reads it as absent and applies the default."""
+    person = Person(lambda asked: accept(priority="low", notify=None))
+    async with (
+        asyncio.timeout(FLOW_TIMEOUT),
+        connect(make_transport, elicitation_callback=person) as (client, log),
+    ):
+        result = await client.call_tool("create_ticket", {"title": "Desk lamp"})
+    assert text_of(result) == "created 'Desk lamp' priority=low notify=False (round 1)"
+    sent = tool_calls(log)[1][0]["inputResponses"]["priority"]["content"]
+    assert sent == {"priority": "low", "notify": None}
+    assert len(person.asked) == 1  # taken the first time, not asked again
+
+
 async def test_every_field_kind_round_trips_as_typed_data(make_transport: MakeTransport) -> None:
     content = {
         "reporter": "ada@example.com",

@@ -7,6 +7,7 @@ import pytest
 
 from mcp_elicit.schema import AnswerInvalid, SchemaSubsetError, validate_answer
 from mcp_elicit.schema.limits import MAX_UNKNOWN_REPORTED
+from mcp_elicit.schema.text import quote
 
 from .test_check import SPEC_EXAMPLE
 
@@ -136,6 +137,16 @@ def test_content_not_an_object(content: object, message: str) -> None:
 def test_unknown_fields() -> None:
     assert errors({"name": "Bob", "age": 30, "admin": True}) == {"admin": "unknown field 'admin'"}
     assert errors({"name": "Bob", "age": 30, 1: True}) == {"1": "unknown field '1'"}
+
+
+def test_unknown_field_names_are_escaped_and_cut_short() -> None:
+    """The client chooses the name: it must not carry raw controls or megabytes into messages."""
+    hostile = "\x1b]8;;https://evil.example\x07click\n" + "x" * 100_000
+    found = errors({"name": "Bob", "age": 30, hostile: 1, "": 2})
+    assert sorted(found) == sorted([quote(hostile), "''"])  # never "", the answer-as-a-whole slot
+    assert quote(hostile).startswith("'\\x1b]8;;https://evil.example\\x07click\\x0axx")
+    assert all(len(key) < 60 and len(message) < 80 for key, message in found.items())
+    assert found["''"] == "unknown field ''"
 
 
 def test_unknown_fields_are_capped() -> None:
@@ -279,9 +290,17 @@ def test_nfd_is_not_an_nfc_option() -> None:
         validate_answer(schema, {"c": "cafe\u0301"})
 
 
-def test_optional_fields_may_be_absent_but_not_null() -> None:
+def test_optional_fields_may_be_absent_or_null() -> None:
+    """Clients built on typed models (the official Python SDK) send null for an empty optional
+    field: it counts as left out, and the default applies. A required field is never null."""
     assert "size" not in validate_answer(SCHEMA, {"name": "Bob", "age": 30})
-    assert error("size", None).endswith("got null")
+    content = {"name": "Bob", "age": 30, "size": None, "color": None, "tags": None, "agree": None}
+    answer = validate_answer(SCHEMA, content)
+    assert "size" not in answer
+    assert answer["color"] == "red"
+    assert answer["tags"] == ["x"]
+    assert answer["agree"] is False
+    assert errors({"name": None, "age": 30}) == {"name": "must be text, got null"}
 
 
 def test_confirm_only_form() -> None:

@@ -27,9 +27,10 @@ Strictness beyond the letter of the spec, on purpose: unknown keywords are refus
 (including a top-level ``additionalProperties: false``, ``title`` or ``description``);
 names and option values may not contain control, bidi or zero-width characters, nor
 duplicate each other after NFC normalization; two options may not share a title;
-``maxItems`` / ``minItems`` may not exceed the number of options; ``null`` is never an
-accepted answer value (leave an optional field out instead); ``uri`` answers may not use
-``javascript:``, ``vbscript:`` or ``data:``.
+``maxItems`` / ``minItems`` may not exceed the number of options; ``null`` is never a value
+(for an optional field it counts as leaving the field out, as typed clients send it; for a
+required one it is refused); ``uri`` answers may not use ``javascript:``, ``vbscript:`` or
+``data:``.
 """
 
 import importlib

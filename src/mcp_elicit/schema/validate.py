@@ -42,7 +42,9 @@ def _validate(form: CompiledForm, content: object) -> dict[str, Any]:
     errors: dict[str, str] = {}
     result: dict[str, Any] = {}
     for rule in form.fields:
-        if rule.name not in content:
+        # null is no value in the spec's answers, but clients built on typed models send it for
+        # an optional field left empty (the official Python SDK does): read it as left out.
+        if rule.name not in content or (not rule.required and content[rule.name] is None):
             if rule.required:
                 errors[rule.name] = "this field is required"
             elif rule.has_default:
@@ -59,7 +61,9 @@ def _validate(form: CompiledForm, content: object) -> dict[str, Any]:
     if unknown:
         for key in unknown[:MAX_UNKNOWN_REPORTED]:
             name = key if isinstance(key, str) else repr(key)
-            errors[name] = f"unknown field {quote(name)}"
+            shown = quote(name)
+            # The client chose this name: it goes into messages escaped and cut short.
+            errors[name if name and shown == f"'{name}'" else shown] = f"unknown field {shown}"
         if len(unknown) > MAX_UNKNOWN_REPORTED:
             errors[""] = f"and {len(unknown) - MAX_UNKNOWN_REPORTED} more unknown fields"
     if errors:
@@ -72,7 +76,8 @@ def validate_answer(schema: dict[str, Any], content: object, *, tolerant: bool =
 
     Raises :class:`AnswerInvalid` with one message per field (``""`` for the answer as a
     whole). Numbers are never read from strings; an integral float such as ``3.0`` counts
-    as the integer ``3``. ``null`` is never a value: leave an optional field out instead.
+    as the integer ``3``. ``null`` is never a value: for an optional field it counts as
+    leaving the field out (its default applies), for a required one it is refused.
     A schema outside the subset raises :class:`SchemaSubsetError`; ``tolerant`` reads it as a
     client does (:func:`~mcp_elicit.schema.check.compile_schema`).
     """
