@@ -95,6 +95,7 @@ def category_of_title(title: str) -> str | None:
         ("connection_string", "credentials"),
         ("seed_phrase", "wallet recovery phrase"),
         ("mnemonic", "wallet recovery phrase"),
+        ("gitlab_pat", "access token"),
         ("recovery_words", "wallet recovery phrase"),
         ("security_answer", "security answer"),
         ("mothers_maiden_name", "security answer"),
@@ -122,6 +123,7 @@ def test_secret_names(name: str, category: str) -> None:
         ("Zugangsschlüssel", "secret key"),
         ("Geheimzahl", "PIN"),
         ("Kreditkartennummer", "payment card number"),
+        ("Nummer der Kreditkarte", "payment card number"),
         # Spanish
         ("Contraseña", "password"),
         ("Clave", "password"),
@@ -144,12 +146,17 @@ def test_secret_names(name: str, category: str) -> None:
         ("API-ключ", "API key"),
         ("PIN-код", "PIN"),
         ("Код подтверждения", "one-time code"),
+        ("Номер банковской карты", "payment card number"),
+        ("Номер кредитной карты", "payment card number"),
+        ("Номер вашей карты", "payment card number"),
         # Chinese
         ("密码", "password"),
         ("请输入您的密码", "password"),
         ("访问令牌", "access token"),
         ("API 密钥", "secret key"),
         ("验证码", "one-time code"),
+        ("社会安全号码", "social security number"),
+        ("钱包助记词", "wallet recovery phrase"),
         # Japanese
         ("パスワード", "password"),
         ("アクセストークン", "access token"),
@@ -162,6 +169,7 @@ def test_secret_names(name: str, category: str) -> None:
         ("인증번호", "one-time code"),
         # English prose
         ("Enter your GitHub personal access token", "access token"),
+        ("GitHub PAT", "access token"),
         ("Your API token (at most 40 characters)", "access token"),
         ("Credit card number", "payment card number"),
         ("Your PIN", "PIN"),
