@@ -40,3 +40,9 @@ async def answer(
         logger.exception("unexpected failure handling %s", request.method)
         error = internal_error()
         return error, encode_error(request.id, error)
+    except SystemExit:
+        # sys.exit() in a handler (argparse inside a tool, say) fails this request only: the
+        # server and the other requests in flight go on.
+        logger.exception("a handler of %s called sys.exit(); the server keeps running", request.method)
+        error = internal_error()
+        return error, encode_error(request.id, error)
