@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,37 @@ async def progress_then_wait(label: str, ctx: Context) -> str:
             return "went on"
         await asyncio.sleep(0.02)
     return "nobody said go"
+
+
+@app.tool()
+async def stubborn(label: str, ctx: Context) -> str:
+    """Catches its cancellation and answers anyway (and reports progress): the transport must
+    send nothing more for a cancelled request."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        (MARKERS / f"swallowed-{label}").write_text("swallowed")
+        await ctx.report_progress(1, 1, "after the cancellation")
+        return "answered after the cancellation"
+    return "finished"
+
+
+@app.tool()
+async def exits(ctx: Context) -> str:
+    """A library inside a handler calls sys.exit() (argparse does, on bad arguments)."""
+    sys.exit(2)
+
+
+@app.tool()
+async def in_a_thread(seconds: float) -> str:
+    """Blocks a worker thread: at EOF the process must still end without waiting for it."""
+    await asyncio.to_thread(time.sleep, seconds)
+    return "thread done"
+
+
+@app.tool()
+async def big(size: int) -> str:
+    return "x" * size
 
 
 async def bearer(headers: Mapping[str, str]) -> str | Caller | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -211,3 +213,102 @@ async def test_eof_ends_the_process_cleanly_even_with_a_request_running(peer: St
     assert peer.process.stdin is not None
     peer.process.stdin.close()
     assert await asyncio.wait_for(peer.process.wait(), 10) == 0
+
+
+async def test_a_cancelled_request_gets_nothing_even_when_its_handler_answers(
+    peer: StdioPeer, tmp_path: Path
+) -> None:
+    """The spec: after notifications/cancelled the server MUST NOT send anything further for it."""
+    params = {"_meta": {**META, "progressToken": "t"}, "name": "stubborn", "arguments": {"label": "s"}}
+    await peer.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": params})
+    await asyncio.sleep(0.3)
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}})
+    assert await wait_for_text(tmp_path / "swallowed-s", "swallowed") == "swallowed"
+    await asyncio.sleep(0.2)  # the handler's progress and answer would have been written by now
+    answer = await peer.call(21, "tools/list", {})
+    assert answer["id"] == 21
+
+
+async def test_sys_exit_in_a_handler_fails_that_request_only(peer: StdioPeer) -> None:
+    slow = {"_meta": META, "name": "in_a_thread", "arguments": {"seconds": 0.5}}
+    await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": slow})
+    failed = await peer.call(2, "tools/call", {"name": "exits", "arguments": {}})
+    assert failed["id"] == 2
+    assert failed["error"]["code"] == -32603
+    finished = await peer.receive()
+    assert finished["id"] == 1
+    assert finished["result"]["content"][0]["text"] == "thread done"
+    assert (await peer.call(3, "tools/list", {}))["id"] == 3
+
+
+async def test_eof_ends_the_process_even_with_a_handler_thread_still_running(peer: StdioPeer) -> None:
+    long = {"_meta": META, "name": "in_a_thread", "arguments": {"seconds": 30}}
+    await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long})
+    await asyncio.sleep(0.2)
+    assert peer.process.stdin is not None
+    peer.process.stdin.close()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await asyncio.wait_for(peer.process.wait(), 15) == 0
+    assert loop.time() - started < 10  # the grace periods, not the thread's 30 s
+    assert peer.process.stdout is not None
+    assert await peer.process.stdout.read() == b""  # nothing for the request cut off by EOF
+
+
+async def test_the_size_limit_counts_the_message_not_its_line_ending(peer: StdioPeer) -> None:
+    def of_size(request_id: int, size: int) -> bytes:
+        params: dict[str, Any] = {"_meta": META, "pad": ""}
+        empty = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})
+        params["pad"] = "x" * (size - len(empty.encode()))
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})
+        assert len(line.encode()) == size
+        return line.encode()
+
+    await peer.send_raw(of_size(1, 4096))
+    assert "result" in await peer.receive()
+    await peer.send_raw(of_size(2, 4096) + b"\r")  # a CRLF line ending
+    assert "result" in await peer.receive()
+    await peer.send_raw(of_size(3, 4097))
+    refused = await peer.receive()
+    assert "the message is 4097 bytes, over the limit of 4096 bytes" in refused["error"]["message"]
+
+
+def test_stdin_and_stdout_on_one_socket_get_whole_lines(tmp_path: Path) -> None:
+    """inetd, systemd socket activation, socat EXEC: one socket is both stdin and stdout, so
+    reading stdin without blocking makes stdout non-blocking too; a large answer must still go
+    out whole, and the ones after it too."""
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--stdio", "--marker-dir", str(tmp_path)],
+        stdin=theirs,
+        stdout=theirs,
+        stderr=subprocess.PIPE,
+    )
+    theirs.close()
+    try:
+        for request_id, size in ((1, 3_000_000), (2, 10)):
+            params = {"_meta": META, "name": "big", "arguments": {"size": size}}
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            ours.sendall(json.dumps(message).encode() + b"\n")
+        time.sleep(1.0)  # let the server fill the socket's buffer before anything is read
+        received = b""
+        ours.settimeout(20)
+        while received.count(b"\n") < 2:
+            chunk = ours.recv(1 << 20)
+            assert chunk, "the server closed the socket"
+            received += chunk
+        answers = [json.loads(line) for line in received.splitlines()]
+        assert [a["id"] for a in answers] == [1, 2]
+        assert len(answers[0]["result"]["content"][0]["text"]) == 3_000_000
+        ours.shutdown(socket.SHUT_WR)
+        assert process.wait(timeout=15) == 0
+    finally:
+        ours.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        assert process.stderr is not None
+        errors = process.stderr.read()
+        process.stderr.close()
+    assert b"Traceback" not in errors, errors.decode()
+    assert b"never retrieved" not in errors, errors.decode()

@@ -14,9 +14,11 @@ import contextlib
 import functools
 import logging
 import os
+import select
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -52,7 +54,29 @@ def run_stdio(server: Server) -> None:
     except ImportError:
         runner = asyncio.run
     with contextlib.suppress(KeyboardInterrupt), _protocol_stdout() as out:
-        runner(serve_stdio(server, sys.stdin.buffer, out))
+        runner(_serve_then_exit(server, sys.stdin.buffer, out))
+
+
+async def _serve_then_exit(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    """:func:`serve_stdio`, then make sure the process ends: what is still running after EOF
+    (a handler that ignores its cancellation, a thread of ``asyncio.to_thread``, which the
+    interpreter would wait for at exit) gets ``EXIT_GRACE_SECONDS`` more, then the process exits."""
+    try:
+        await serve_stdio(server, stdin, stdout)
+    finally:
+        threading.Thread(target=_exit_later, name="mcp-elicit-exit", daemon=True).start()
+
+
+EXIT_GRACE_SECONDS = 2.0
+
+
+def _exit_later() -> None:
+    time.sleep(EXIT_GRACE_SECONDS)
+    logger.warning("work still running %.0f s after stdin closed; exiting without it", EXIT_GRACE_SECONDS)
+    for stream in (sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()  # type: ignore[union-attr]
+    os._exit(0)
 
 
 @contextlib.contextmanager
@@ -85,16 +109,46 @@ def _protocol_stdout() -> Iterator[IO[bytes]]:
 
 
 class _LineWriter:
+    """Writes one message per line, whole: straight to the file descriptor when there is one.
+
+    stdin and stdout may be one socket (inetd, ``systemd`` socket activation, ``socat EXEC:``);
+    reading stdin in the event loop then makes stdout non-blocking too, and a large message
+    would be cut where the socket's buffer filled. So a write the descriptor cannot take yet
+    waits until it can, and every line goes out complete, in order.
+    """
+
     def __init__(self, out: IO[bytes]) -> None:
         self._out = out
+        try:
+            self._fd: int | None = out.fileno()
+        except (AttributeError, OSError, ValueError):  # an in-memory stream (tests, embedding)
+            self._fd = None
+        if self._fd is not None:
+            out.flush()
 
     def write(self, data: bytes) -> None:
         try:
-            self._out.write(data + b"\n")
-            self._out.flush()
-        except (BrokenPipeError, ValueError):
+            if self._fd is None:
+                self._out.write(data + b"\n")
+                self._out.flush()
+            else:
+                _write_all(self._fd, data + b"\n")
+        except (BrokenPipeError, ConnectionError, ValueError):
             # The client went away; nothing can be delivered any more.
             logger.debug("stdout is closed; dropping a message")
+        except OSError as exc:
+            logger.warning("cannot write to stdout (%s); dropping a message", exc)
+
+
+def _write_all(fd: int, line: bytes) -> None:
+    view = memoryview(line)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[written:]
 
 
 class _LineProtocol(asyncio.Protocol):
@@ -235,19 +289,31 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
     writer = _LineWriter(stdout)
     write = writer.write
     running: dict[RequestId, asyncio.Task[None]] = {}
+    # Requests cancelled by the client (or by EOF): nothing more is written for them, even when
+    # a handler catches the cancellation and returns something anyway.
+    cancelled: set[asyncio.Task[None]] = set()
     limit = server.max_message_bytes
     loop = asyncio.get_running_loop()
 
-    async def notify(method: str, params: dict[str, Any]) -> None:
-        write(encode_notification(method, params))
-
     async def handle(request: Request) -> None:
+        task = asyncio.current_task()
+
+        async def notify(method: str, params: dict[str, Any]) -> None:
+            if task not in cancelled:
+                write(encode_notification(method, params))
+
         _, body = await answer(server, request, notify=notify)
-        write(body)
+        if task not in cancelled:
+            write(body)
 
     def finished(request_id: RequestId, task: asyncio.Task[None]) -> None:
+        cancelled.discard(task)
         if running.get(request_id) is task:
             del running[request_id]
+
+    def cancel(task: asyncio.Task[None]) -> None:
+        cancelled.add(task)
+        task.cancel()
 
     def on_line(line: bytes | None) -> None:
         if line is None:
@@ -258,6 +324,9 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
             return
         if not line.strip():
             return
+        # The limit is on the message: its line ending does not count.
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         try:
             message = parse_message(line, max_bytes=limit)
         except InvalidMessage as exc:
@@ -270,7 +339,7 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
                 if isinstance(target, (str, int)) and not isinstance(target, bool):
                     task = running.get(target)
                     if task is not None:
-                        task.cancel()
+                        cancel(task)
             return
         if message.id in running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
@@ -285,8 +354,9 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
     if running:
         _, still_running = await asyncio.wait(list(running.values()), timeout=EOF_GRACE_SECONDS)
         for task in still_running:
-            task.cancel()
+            cancel(task)
         if still_running:
-            await asyncio.wait(still_running)
+            # A handler may take its cancellation slowly, or refuse it: do not wait forever.
+            await asyncio.wait(still_running, timeout=EOF_GRACE_SECONDS)
     with contextlib.suppress(OSError):
         stdout.flush()
