@@ -262,3 +262,26 @@ def test_read_only_mappings_are_accepted() -> None:
     assert spec.schema == {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
     assert type(spec.schema) is dict
     assert type(spec.schema["properties"]["n"]) is dict
+
+
+def test_url_types_bring_their_length_limit_and_tell_their_schemes_on_a_retry() -> None:
+    """A client checks the form sent: pydantic's own limits must be in it, or an answer the
+    client accepts is refused only after the round trip."""
+    from annotated_types import MaxLen
+    from pydantic import AnyUrl, HttpUrl
+
+    @dataclass
+    class F:
+        site: HttpUrl
+        any_site: AnyUrl
+        short: Annotated[HttpUrl, MaxLen(100)]
+
+    spec = form_spec(F)
+    assert spec.schema["properties"]["site"]["maxLength"] == 2083
+    assert "maxLength" not in spec.schema["properties"]["any_site"]
+    assert spec.schema["properties"]["short"]["maxLength"] == 100
+    with pytest.raises(AnswerInvalid) as info:
+        spec.parse(
+            {"site": "ftp://files.example", "any_site": "ftp://x.example", "short": "https://a.example"}
+        )
+    assert info.value.errors == {"site": "URL scheme should be 'http' or 'https'"}

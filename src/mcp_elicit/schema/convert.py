@@ -54,7 +54,13 @@ def _value(conv: Conv, value: Any, *, pydantic: bool) -> Any:
         return [conv.target(v) for v in value]
     if kind == "url":
         # A pydantic model parses URLs itself; elsewhere build the URL object here.
-        return value if pydantic else conv.target(value)
+        if pydantic:
+            return value
+        try:
+            return conv.target(value)
+        except ValueError as exc:  # the URL type's own limits (HttpUrl: http or https only)
+            reasons = _pydantic_errors(exc, set()) or {}
+            raise AnswerInvalid({conv.name: reasons.get("", "is not a URL this field takes")}) from exc
     return list(value)
 
 

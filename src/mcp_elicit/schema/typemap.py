@@ -445,6 +445,11 @@ def _map_core(name: str, tp: Any, facts: _Facts) -> Mapped:
         if facts.format is not None and facts.format != special:
             raise SchemaBuildError(name, f"Format({facts.format!r}) contradicts {tp.__name__}")
         facts.format = special
+        # pydantic's own length limit (HttpUrl: 2083) goes into the form, so that a client
+        # refuses what the server would; its scheme limits are told on a retry (no schema keyword).
+        limit = getattr(getattr(tp, "_constraints", None), "max_length", None)
+        if special == "uri" and isinstance(limit, int) and (facts.max_len is None or limit < facts.max_len):
+            facts.max_len = limit
         kind: ConvKind = "url" if special == "uri" else "plain"
         mapped = _map_text(name, facts)
         mapped.conv_kind, mapped.target = kind, tp if special == "uri" else None
