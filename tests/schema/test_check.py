@@ -300,7 +300,7 @@ def test_bad_options(prop: object, pointer: str, words: str) -> None:
         ({"type": "number", "minimum": 5, "maximum": 1}, "/properties/a/minimum", "greater than"),
         ({"type": "string", "minLength": 5, "maxLength": 1}, "/properties/a/minLength", "greater than"),
         ({"type": "string", "minLength": -1}, "/properties/a/minLength", "non-negative integer"),
-        ({"type": "string", "maxLength": 1.0}, "/properties/a/maxLength", "non-negative integer"),
+        ({"type": "string", "maxLength": 1.0}, "/properties/a/maxLength", "integer: 1, not 1.0"),
         ({"type": "string", "maxLength": True}, "/properties/a/maxLength", "non-negative integer"),
         ({"type": "number", "minimum": math.nan}, "/properties/a/minimum", "finite number"),
         ({"type": "number", "maximum": math.inf}, "/properties/a/maximum", "finite number"),

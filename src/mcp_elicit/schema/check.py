@@ -373,7 +373,12 @@ def _bounds(
             continue
         value = prop[key]
         if count and not _is_count(value):
-            p.add((*base, key), f"must be a non-negative integer up to {_SAFE_INT}, got {describe(value)}")
+            if isinstance(value, float) and value.is_integer() and 0 <= value <= _SAFE_INT:
+                # describe() shows 1.0 as "1": say what is wrong with it instead.
+                p.add((*base, key), f"must be written as an integer: {int(value)}, not {value!r}")
+            else:
+                reason = f"must be a non-negative integer up to {_SAFE_INT}, got {describe(value)}"
+                p.add((*base, key), reason)
             ok, value = False, None
         elif not count and not _is_number(value):
             if isinstance(value, float):

@@ -36,7 +36,7 @@ __all__ = [
 # [0-9], not \d: \d also matches Arabic-Indic and other digits that int() would accept.
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _DATETIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
     r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
 )
 # RFC 3986 scheme, then only characters allowed somewhere in a URI, plus well-formed
@@ -107,6 +107,9 @@ def parse_datetime(text: str) -> _dt.datetime | None:
 def check_datetime(text: str) -> str | None:
     """``None`` for an RFC 3339 date-time with ``Z`` or a numeric offset."""
     if parse_datetime(text) is None:
+        m = _DATETIME.fullmatch(text) if len(text) <= MAX_DATETIME else None
+        if m is not None and m[6] == "60":
+            return "must not be a leap second (:60), which cannot be stored here: write :59 instead"
         return _DATETIME_HINT
     return None
 
