@@ -481,7 +481,12 @@ async def test_a_cancelled_task_leaves_the_terminal_usable(term: Harness) -> Non
     answerer = term.answerer()
     task = asyncio.ensure_future(answerer.answer_form(form(schema)))
     term.keys(ENTER, "half")
-    await asyncio.sleep(0.3)
+    # Cancel only once the first form has read those keys (on a busy machine 0.3 s was not
+    # always enough, and the second form then read them).
+    for _ in range(500):
+        if "half" in term.screen:
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
