@@ -1,8 +1,9 @@
 """Tools that both process-level test servers serve (``tests/e2e/e2e_server.py`` and
 ``tests/client/engine/ours_server.py``): one definition, so a fix reaches both.
 
-``markers()`` gives the folder where ``slow`` writes ``cancelled-<label>`` when it is cancelled,
-so that a test can see the cancellation reached the handler.
+``markers()`` gives the folder where ``slow`` writes ``started-<label>`` when it starts and
+``cancelled-<label>`` when it is cancelled, so that a test can see the cancellation reached the
+handler.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def add_shared_tools(app: Server, markers: Callable[[], Path]) -> None:
 
     @app.tool()
     async def slow(label: str) -> str:
-        """Sleeps; records whether it was cancelled (for the cancellation tests)."""
+        """Sleeps; records that it started and whether it was cancelled (for the cancellation
+        tests: cancel once ``started-<label>`` exists, or the cancel may come before it runs)."""
+        (markers() / f"started-{label}").write_text("started")
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:

@@ -70,6 +70,7 @@ async def progress_then_wait(label: str, ctx: Context) -> str:
 async def stubborn(label: str, ctx: Context) -> str:
     """Catches its cancellation and answers anyway (and reports progress): the transport must
     send nothing more for a cancelled request."""
+    (MARKERS / f"started-{label}").write_text("started")
     try:
         await asyncio.sleep(30)
     except asyncio.CancelledError:

@@ -111,7 +111,7 @@ async def test_cancelled_notification_stops_the_handler_and_nothing_is_sent_for_
             "params": {"_meta": META, "name": "slow", "arguments": {"label": "stdio"}},
         }
     )
-    await asyncio.sleep(0.3)
+    assert await wait_for_text(tmp_path / "started-stdio", "started") == "started"
     await peer.send(
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10, "reason": "user"}}
     )
@@ -156,7 +156,7 @@ async def test_logs_and_stray_prints_go_to_stderr_only(peer: StdioPeer) -> None:
 async def test_a_boolean_request_id_cancels_nothing(peer: StdioPeer, tmp_path: Path) -> None:
     slow = {"_meta": META, "name": "slow", "arguments": {"label": "bool"}}
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": slow})
-    await asyncio.sleep(0.2)
+    assert await wait_for_text(tmp_path / "started-bool", "started") == "started"
     await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": True}})
     assert (await peer.call(2, "tools/list", {}))["id"] == 2  # the notification has been handled
     await asyncio.sleep(0.2)
@@ -221,7 +221,7 @@ async def test_a_cancelled_request_gets_nothing_even_when_its_handler_answers(
     """The spec: after notifications/cancelled the server MUST NOT send anything further for it."""
     params = {"_meta": {**META, "progressToken": "t"}, "name": "stubborn", "arguments": {"label": "s"}}
     await peer.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": params})
-    await asyncio.sleep(0.3)
+    assert await wait_for_text(tmp_path / "started-s", "started") == "started"
     await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}})
     assert await wait_for_text(tmp_path / "swallowed-s", "swallowed") == "swallowed"
     await asyncio.sleep(0.2)  # the handler's progress and answer would have been written by now
@@ -244,7 +244,8 @@ async def test_sys_exit_in_a_handler_fails_that_request_only(peer: StdioPeer) ->
 async def test_eof_ends_the_process_even_with_a_handler_thread_still_running(peer: StdioPeer) -> None:
     long = {"_meta": META, "name": "in_a_thread", "arguments": {"seconds": 30}}
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long})
-    await asyncio.sleep(0.2)
+    # Requests start in order: once a later one is answered, the thread is running.
+    assert (await peer.call(2, "tools/list", {}))["id"] == 2
     assert peer.process.stdin is not None
     peer.process.stdin.close()
     loop = asyncio.get_running_loop()
