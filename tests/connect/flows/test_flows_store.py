@@ -299,6 +299,48 @@ async def test_fail_and_decline(stores: StoreSpec, clock: FakeClock) -> None:
     assert (await store.get(c.id)).status == "pending"
 
 
+async def test_claim_takes_an_in_progress_flow_once(stores: StoreSpec, clock: FakeClock) -> None:
+    """The OAuth callback's claim: in_progress -> redeeming, then completed or failed; it still
+    counts as open, and it expires like an open flow."""
+    store = stores.make(clock=clock, ttl=300, max_pending_per_user=2)
+    flow = await store.create(ALICE, "connect", "github")
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.claim(flow.id, ALICE)  # not begun yet
+    assert conflict.value.status == "pending"
+    await store.begin(flow.id, ALICE)
+    assert await not_found(store.claim(flow.id, BOB)) == "other-owner"
+    assert (await store.claim(flow.id, ALICE)).status == "redeeming"
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.claim(flow.id, ALICE)
+    assert conflict.value.status == "redeeming"
+    await store.create(ALICE, "connect", "gitlab")
+    with pytest.raises(TooManyPendingFlows):  # the redeeming flow is one of the two open ones
+        await store.create(ALICE, "connect", "other")
+    assert (await store.complete(flow.id, owner=ALICE)).status == "completed"
+
+    failing = await store.create(BOB, "connect", "github")
+    await store.begin(failing.id, BOB)
+    await store.claim(failing.id, BOB)
+    assert (await store.fail(failing.id, "the code was refused", owner=BOB)).status == "failed"
+
+    stuck = await store.create(BOB, "connect", "gitlab")
+    await store.begin(stuck.id, BOB)
+    await store.claim(stuck.id, BOB)
+    clock.advance(300)
+    assert (await store.get(stuck.id)).status == "expired"
+    assert await not_found(store.complete(stuck.id)) == "expired"
+
+
+async def test_concurrent_claims_have_one_winner(stores: StoreSpec, clock: FakeClock) -> None:
+    creator = stores.make(clock=clock)
+    racers = [stores.make(clock=clock) for _ in range(4)]
+    flow = await creator.create(ALICE, "connect", "github")
+    await creator.begin(flow.id, ALICE)
+    results = await asyncio.gather(*(r.claim(flow.id, ALICE) for r in racers), return_exceptions=True)
+    assert [type(r) for r in results].count(PendingFlow) == 1, results
+    assert [type(r) for r in results].count(FlowStateConflict) == 3, results
+
+
 # ------------------------------------------------------------------------------ races
 
 

@@ -216,3 +216,30 @@ async def test_tampered_cookies_are_not_accepted(pages: Harness, http: httpx.Asy
     refused = await http.get(local(callback), headers={"cookie": f"{session}; {tx_name}={value}"})
     assert refused.status_code == 400
     assert (await pages.flows.get(flow.id)).status == "in_progress"
+
+
+async def test_the_callback_loaded_several_times_at_once_connects_exactly_once(
+    pages: Harness, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reload or a double navigation while the first load is still being handled: exactly one
+    load redeems the code; the others change nothing (before, a second load could revoke the
+    connection the first had just stored as an "earlier" one, or mark the flow failed)."""
+    import asyncio
+
+    flow = await pages.connect_flow()
+    session = await sign_in(pages, http, "alice", f"/connect/{flow.id}")
+    authorize, tx = await start_connect(pages, http, session, flow.id)
+    callback = await login_over_http(authorize, "alice")
+    with caplog.at_level(logging.INFO):
+        loads = await asyncio.gather(
+            *(http.get(local(callback), headers={"cookie": f"{session}; {tx}"}) for _ in range(4))
+        )
+    statuses = sorted(load.status_code for load in loads)
+    assert statuses.count(303) == 1, statuses
+    assert [load.headers.get("location") for load in loads if load.status_code == 303] == ["/done"]
+    assert all("already been used" in load.text for load in loads if load.status_code != 303)
+    assert (await pages.flows.get(flow.id)).status == "completed"
+    connection = await pages.vault.get_connection(pages.principal("alice").key, "github")
+    assert connection is not None
+    assert connection.access_token
+    assert "revoked" not in caplog.text

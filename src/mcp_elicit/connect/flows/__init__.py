@@ -2,7 +2,7 @@
 
 * :class:`PendingFlow`: id (256 random bits, URL-safe), owner (the principal key from the
   validated token), kind, provider, scopes, created, expires (at most 10 minutes), status
-  (``pending → in_progress → completed | failed | declined``, or ``expired``), detail.
+  (``pending → in_progress [→ redeeming] → completed | failed | declined``, or ``expired``), detail.
 * :class:`FlowStore` with :class:`SQLiteFlowStore` and :class:`PostgresFlowStore`: ``create``
   (capped per owner: :class:`TooManyPendingFlows`), ``get`` (server side), ``lookup`` (public
   boundary), ``begin`` (atomic, owner only, exactly one concurrent winner), ``complete``,

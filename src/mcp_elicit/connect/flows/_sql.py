@@ -37,11 +37,12 @@ SELECT: Final = (
 # Housekeeping for one owner, inside create's transaction.
 EXPIRE_OWNER: Final = (
     "UPDATE {table} SET status = 'expired', updated = ? "
-    "WHERE owner = ? AND status IN ('pending', 'in_progress') AND expires <= ?"
+    "WHERE owner = ? AND status IN ('pending', 'in_progress', 'redeeming') AND expires <= ?"
 )
 PURGE_OWNER: Final = "DELETE FROM {table} WHERE owner = ? AND expires < ?"
 COUNT_OPEN: Final = (
-    "SELECT COUNT(*) FROM {table} WHERE owner = ? AND status IN ('pending', 'in_progress') AND expires > ?"
+    "SELECT COUNT(*) FROM {table} "
+    "WHERE owner = ? AND status IN ('pending', 'in_progress', 'redeeming') AND expires > ?"
 )
 
 # Transitions: one compare-and-set statement each; exactly one concurrent caller matches.
@@ -52,22 +53,28 @@ BEGIN: Final = (
     "WHERE flow_key = ? AND status = 'pending' AND expires > ? AND owner = ? "
     "RETURNING owner, kind, provider, scopes, created, expires, status, detail, client, description"
 )
+# The OAuth callback's claim: one load of it redeems the code, a concurrent one matches nothing.
+CLAIM: Final = (
+    "UPDATE {table} SET status = 'redeeming', updated = ? "
+    "WHERE flow_key = ? AND status = 'in_progress' AND expires > ? AND owner = ? "
+    "RETURNING owner, kind, provider, scopes, created, expires, status, detail, client, description"
+)
 COMPLETE: Final = (
     "UPDATE {table} SET status = 'completed', updated = ? "
-    "WHERE flow_key = ? AND status = 'in_progress' AND expires > ? "
+    "WHERE flow_key = ? AND status IN ('in_progress', 'redeeming') AND expires > ? "
     "AND (CAST(? AS TEXT) IS NULL OR owner = ?) "
     "RETURNING owner, kind, provider, scopes, created, expires, status, detail, client, description"
 )
 FAIL: Final = (
     "UPDATE {table} SET status = ?, detail = ?, updated = ? "
-    "WHERE flow_key = ? AND status IN ('pending', 'in_progress') AND expires > ? "
+    "WHERE flow_key = ? AND status IN ('pending', 'in_progress', 'redeeming') AND expires > ? "
     "AND (CAST(? AS TEXT) IS NULL OR owner = ?) "
     "RETURNING owner, kind, provider, scopes, created, expires, status, detail, client, description"
 )
 
 EXPIRE_ALL: Final = (
     "UPDATE {table} SET status = 'expired', updated = ? "
-    "WHERE status IN ('pending', 'in_progress') AND expires <= ?"
+    "WHERE status IN ('pending', 'in_progress', 'redeeming') AND expires <= ?"
 )
 PURGE_ALL: Final = "DELETE FROM {table} WHERE expires < ?"
 
@@ -101,6 +108,7 @@ STATEMENTS: Final = (
     PURGE_OWNER,
     COUNT_OPEN,
     BEGIN,
+    CLAIM,
     COMPLETE,
     FAIL,
     EXPIRE_ALL,

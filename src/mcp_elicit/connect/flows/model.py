@@ -2,12 +2,14 @@
 
 Life of a record::
 
-    pending ──begin──▶ in_progress ──complete──▶ completed
-       │                    │
-       └──────fail──────────┴──▶ failed | declined
-    (pending or in_progress past ``expires``) ─▶ expired
+    pending ──begin──▶ in_progress ──claim──▶ redeeming ──complete──▶ completed
+       │                    │    └───────complete───────────────▲
+       └──────fail──────────┴──────────────┴──fail──▶ failed | declined
+    (pending, in_progress or redeeming past ``expires``) ─▶ expired
 
-A record is *open* while pending or in progress and unexpired. Reads report an open record whose
+``claim`` is the OAuth callback taking the flow for itself before it redeems the code, so that a
+second load of the same callback (a reload, a double navigation) changes nothing. A record is
+*open* while pending, in progress or redeeming and unexpired. Reads report an open record whose
 expiry has passed as ``expired`` even before :meth:`FlowStore.expire_old` writes that down, so an
 expired flow can never be begun or completed, whatever the purge schedule.
 """
@@ -52,10 +54,10 @@ DEFAULT_RETENTION: Final = 3600.0
 rather than "unknown". Keep it at least as long as the ``requestState`` TTL."""
 
 FlowKind = Literal["connect", "secret"]
-FlowStatus = Literal["pending", "in_progress", "completed", "failed", "expired", "declined"]
+FlowStatus = Literal["pending", "in_progress", "redeeming", "completed", "failed", "expired", "declined"]
 FLOW_KINDS: Final[frozenset[str]] = frozenset(get_args(FlowKind))
 FLOW_STATUSES: Final[frozenset[str]] = frozenset(get_args(FlowStatus))
-OPEN_STATUSES: Final = frozenset({"pending", "in_progress"})
+OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "redeeming"})
 
 _ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 _PROVIDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -91,8 +91,14 @@ class FlowStore(Protocol):
         """Atomically ``pending → in_progress``, for the owner, while unexpired."""
         ...
 
+    async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """Atomically ``in_progress → redeeming``, for the owner, while unexpired: the OAuth
+        callback takes the flow before it redeems the code, so exactly one load of it does."""
+        ...
+
     async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
-        """Atomically ``in_progress → completed`` while unexpired (and owned by ``owner``)."""
+        """Atomically ``in_progress | redeeming → completed`` while unexpired (and owned by
+        ``owner``)."""
         ...
 
     async def fail(
@@ -103,7 +109,8 @@ class FlowStore(Protocol):
         owner: str | Principal | None = None,
         declined: bool = False,
     ) -> PendingFlow:
-        """Atomically ``pending | in_progress → failed`` (or ``declined``) while unexpired."""
+        """Atomically ``pending | in_progress | redeeming → failed`` (or ``declined``) while
+        unexpired."""
         ...
 
     async def expire_old(self, now: float | None = None) -> int:
@@ -274,6 +281,12 @@ class BaseFlowStore:
         caller = owner_key(owner)
         return await self._transition(
             "begin", flow_id, caller, lambda key, now: (now, key, now, caller), _sql.BEGIN
+        )
+
+    async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        caller = owner_key(owner)
+        return await self._transition(
+            "claim", flow_id, caller, lambda key, now: (now, key, now, caller), _sql.CLAIM
         )
 
     async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:

@@ -131,18 +131,18 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
         )
         return ctx.page(page, clear)
 
-    # A flow that can no longer complete (used, failed, expired) is answered before the code is
-    # redeemed: presenting a spent code again makes the provider revoke the tokens it issued for
-    # it (RFC 6749 §4.1.2), i.e. the connection just stored.
+    # The callback claims the flow before anything else happens (in_progress -> redeeming, one
+    # compare-and-set): a second load of it running at the same time (a reload, a double
+    # navigation), or any later one, finds the flow taken and changes nothing. Without the claim it
+    # would revoke the connection the first load just stored as an "earlier" one, and present the
+    # spent code again, which makes the provider revoke the tokens it issued for it (RFC 6749
+    # §4.1.2).
     try:
-        before = await ctx.flows.get(flow_id)
+        before = await ctx.flows.claim(flow_id, owner)
     except FlowNotFound:
         return ctx.page(views.not_found(ctx.chrome), clear)
-    if before.status != "in_progress":
-        return ctx.page(
-            views.not_found(ctx.chrome) if before.status == "expired" else views.already_used(ctx.chrome),
-            clear,
-        )
+    except FlowStateConflict:
+        return ctx.page(views.already_used(ctx.chrome), clear)
 
     provider_name = ctx.providers[provider_id].display_name if provider_id in ctx.providers else provider_id
 
@@ -179,7 +179,7 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
     if flow.owner != owner or flow.provider != provider_id:
         await _withdraw(ctx, owner, provider_id, grant, "the flow does not match")
         return ctx.page(views.stale_callback(ctx.chrome), clear)
-    if flow.status != "in_progress":
+    if flow.status != "redeeming":
         await _withdraw(ctx, owner, provider_id, grant, f"the flow is {flow.status}")
         return ctx.page(
             views.not_found(ctx.chrome) if flow.status == "expired" else views.already_used(ctx.chrome), clear

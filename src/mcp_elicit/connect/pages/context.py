@@ -173,7 +173,7 @@ class PagesContext:
 
     def state_page(self, status: str) -> Response:
         """What the owner sees for a flow that is not pending any more."""
-        if status == "in_progress":
+        if status in ("in_progress", "redeeming"):
             return self.page(views.in_use(self.chrome))
         if status == "expired":
             return self.not_found()
