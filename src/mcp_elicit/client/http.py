@@ -136,9 +136,10 @@ class HttpTransport:
         try:
             try:
                 response = await self._exchange(conn, head, request, on_notification)
-            except (ConnectionError, asyncio.IncompleteReadError):
-                if not conn.used:
-                    raise
+            except (ConnectionError, asyncio.IncompleteReadError) as exc:
+                partial = isinstance(exc, asyncio.IncompleteReadError) and bool(exc.partial)
+                if not conn.used or conn.answered or partial:
+                    raise  # the server got the request and began to answer: never send it twice
                 # A kept-alive connection the server had closed while idle: one fresh try.
                 conn.abort()
                 conn = await self._pool.acquire()

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from mcp_elicit.client.errors import MalformedMessageError, TransportError
 
 MAX_HEAD_BYTES = 64 * 1024
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 
 
 class Origin:
@@ -56,9 +57,10 @@ class Reply:
         if "chunked" in encoding:
             self._mode, self._length = "chunked", 0
         elif length is not None:
-            if not length.strip().isdigit():
-                raise MalformedMessageError(f"invalid Content-Length {length!r}")
-            self._mode, self._length = "length", int(length)
+            digits = length.strip()
+            if not (digits.isascii() and digits.isdigit()):  # "²".isdigit() is True
+                raise MalformedMessageError(f"invalid Content-Length {length[:40]!r}")
+            self._mode, self._length = "length", int(digits)
         else:
             self._mode, self._length = "close", 0
             conn.reusable = False
@@ -100,16 +102,24 @@ class Reply:
                     line = await reader.readuntil(b"\r\n")
                 except asyncio.LimitOverrunError:
                     raise MalformedMessageError("malformed chunked encoding in the server's reply") from None
-                try:
-                    size = int(line.split(b";", 1)[0].strip(), 16)
-                except ValueError:
-                    raise MalformedMessageError("malformed chunked encoding in the server's reply") from None
+                token = line.split(b";", 1)[0].strip()
+                if not token or len(token) > 16 or token.strip(_HEX_DIGITS):  # no sign, no "0x"
+                    raise MalformedMessageError("malformed chunked encoding in the server's reply")
+                size = int(token, 16)
                 if size == 0:
                     while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
                         pass
                     break
-                data = await reader.readexactly(size + 2)
-                yield data[:-2]
+                # Read in bounded pieces: the size is the server's word, and the caller's limit
+                # must be able to stop a huge chunk before it is all in memory.
+                while size:
+                    piece = await reader.read(min(size, 65536))
+                    if not piece:
+                        raise asyncio.IncompleteReadError(b"", size)
+                    size -= len(piece)
+                    yield piece
+                if await reader.readexactly(2) != b"\r\n":
+                    raise MalformedMessageError("malformed chunked encoding in the server's reply")
         else:
             while chunk := await reader.read(65536):
                 yield chunk
@@ -117,18 +127,20 @@ class Reply:
 
 
 class Connection:
-    __slots__ = ("reader", "reusable", "used", "writer")
+    __slots__ = ("answered", "reader", "reusable", "used", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
         self.reusable = True
         self.used = False  # has carried a request before (then a dead socket may be stale, not an error)
+        self.answered = False  # the current request's response head has arrived
 
     def alive(self) -> bool:
         return not (self.reader.at_eof() or self.writer.is_closing())
 
     async def request(self, head: bytes, body: bytes) -> Reply:
+        self.answered = False
         self.writer.write(head + body)
         await self.writer.drain()
         while True:
@@ -136,6 +148,7 @@ class Connection:
                 raw = await self.reader.readuntil(b"\r\n\r\n")
             except asyncio.LimitOverrunError:
                 raise MalformedMessageError("the server's response head is too large") from None
+            self.answered = True
             status, headers = _parse_head(raw)
             if status >= 200 or status == 101:
                 break  # skip 1xx interim responses

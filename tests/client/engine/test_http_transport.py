@@ -360,3 +360,46 @@ async def test_mcp_param_headers_are_learned_from_tools_list(ours_http: tuple[Ht
         assert (
             await client.call_tool("run_query", {"region": "eu", "query": "q"})
         ).text == "ran q in eu (limit 10)"
+
+
+async def test_a_reply_cut_off_after_it_began_is_never_sent_again(raw_server: Any) -> None:
+    """The server got the call and began to answer: sending it again would run the tool twice."""
+
+    def cut_off(message: dict[str, Any]) -> bytes:
+        return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+
+    server = await raw_server(discover_or(cut_off, close_after=True))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(TransportError, match="tools/call"):
+            await client.call_tool("once")
+    assert [m["method"] for m, _ in server.requests] == ["server/discover", "tools/call"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \xb2\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX",
+    ],
+    ids=["non-ascii-length", "negative-chunk", "0x-chunk", "chunk-without-crlf"],
+)
+async def test_bad_framing_is_a_malformed_message(raw_server: Any, reply: bytes) -> None:
+    server = await raw_server(discover_or(lambda m: reply, close_after=True))
+    async with Client.connect(server.url) as client:
+        with pytest.raises(MalformedMessageError):
+            await client.call_tool("x")
+
+
+async def test_one_huge_chunk_is_refused_at_the_limit_not_buffered(raw_server: Any) -> None:
+    limit = 1 << 20
+
+    def huge(message: dict[str, Any]) -> bytes:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        return head + b"7fffffff\r\n" + b"x" * (2 * limit)  # declares 2 GiB, sends 2 MiB
+
+    server = await raw_server(discover_or(huge, close_after=True))
+    async with Client.connect(HttpTransport(server.url, max_message_bytes=limit)) as client:
+        with pytest.raises(MalformedMessageError, match="over the limit"):
+            await client.call_tool("x")
