@@ -190,6 +190,14 @@ class StdioTransport:
         try:
             message = decode(line)
         except MalformedMessageError as exc:
+            # The answer to a request in flight that cannot be read fails that request (waiting
+            # would last until the call's timeout); any other line (a banner a server prints on
+            # stdout, say) is skipped.
+            answered = _answered_id(line)
+            future = None if answered is None else self._pending.get(answered)
+            if future is not None and not future.done():
+                future.set_exception(MalformedMessageError(f"the server's answer cannot be read: {exc}"))
+                return
             logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
             return
         if isinstance(message, Response):
@@ -313,3 +321,20 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().process_exited()
         if not self._exited.done():
             self._exited.set_result(None)
+
+
+def _answered_id(line: bytes) -> RequestId | None:
+    """The id of a line the strict decoder refused that still reads as a JSON object with an id
+    and a result or an error (the standard library's parser is laxer: lone surrogates, say)."""
+    import json
+
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not ("result" in data or "error" in data):
+        return None
+    request_id = data.get("id")
+    if isinstance(request_id, float) and request_id.is_integer():
+        return int(request_id)  # an id written 7.0: still that request's answer, malformed
+    return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None

@@ -156,6 +156,8 @@ def call_tool(params: dict[str, Any]) -> dict[str, Any]:
         raise Hang
     if name == "plain":
         return done("plain", structuredContent={"arguments": params.get("arguments")})
+    if name == "unreadable":
+        return done("\ud83d")  # json writes the lone surrogate as an escape no strict parser takes
     raise RpcError(-32602, f"Unknown tool: {name!r}")
 
 

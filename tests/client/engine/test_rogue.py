@@ -275,6 +275,16 @@ async def test_a_server_that_dies_mid_request_fails_the_call_at_once(rogue_stdio
             await client.call_tool("plain")  # and later ones fail at once
 
 
+async def test_an_answer_that_cannot_be_read_fails_its_call_at_once(rogue: Target) -> None:
+    connecting, _ = connect(rogue)
+    async with connecting as client:
+        started = time.monotonic()
+        with pytest.raises(MalformedMessageError):
+            await client.call_tool("unreadable")
+        assert time.monotonic() - started < 5  # not the call's timeout
+        assert (await client.call_tool("plain")).text == "plain"
+
+
 async def test_a_server_command_that_does_not_exist() -> None:
     from mcp_elicit.client import TransportError
 
