@@ -120,6 +120,10 @@ def test_an_invalid_scripted_answer_is_refused_before_it_is_sent(tmp_path: Path)
         (["call", STDIO_TARGET, "nope", "--args", "{}"], "Unknown tool: 'nope'"),
         (["call", STDIO_TARGET, "greet", "--args", "[1]"], "--args must be a JSON object"),
         (["call", STDIO_TARGET, "greet", "--args", "{oops"], "--args is not JSON"),
+        # not numbers: json.loads takes these, and they went out as null
+        (["call", STDIO_TARGET, "greet", "--args", '{"n": NaN}'], "--args is not JSON"),
+        (["call", STDIO_TARGET, "greet", "--args", '{"n": Infinity}'], "--args is not JSON"),
+        (["call", STDIO_TARGET, "greet", "--args", '{"n": 1e400}'], "--args is not JSON"),
         (
             ["call", STDIO_TARGET, "greet"],
             "elicitation.form (This request needs",

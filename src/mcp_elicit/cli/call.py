@@ -8,7 +8,6 @@ terminal and no answers file the command refuses to start rather than hang.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -87,9 +86,13 @@ def run_call(
     headers: list[str] | None = None,
     allow_loopback_http: bool = False,
 ) -> int:
+    from mcp_elicit.wire import codec
+
     try:
-        arguments = json.loads(args_json)
-    except json.JSONDecodeError as exc:
+        # The strict parser: NaN, Infinity and 1e400 are refused (json.loads takes them, and they
+        # would go out as null, which is not what was typed).
+        arguments = codec.loads(args_json)
+    except codec.JSONDecodeError as exc:
         return _fail(f"--args is not JSON: {exc}")
     if not isinstance(arguments, dict):
         return _fail('--args must be a JSON object, e.g. --args \'{"title": "x"}\'')
