@@ -79,6 +79,8 @@ class Harness:
 
     def answerer(self, **options: Any) -> TerminalAnswerer:
         options.setdefault("open_url", self.opener)
+        # Keys are typed at once here: the consent delay has its own test.
+        options.setdefault("consent_delay", 0.0)
         return TerminalAnswerer(input=self.pipe, output=self.output, console=self.console, **options)
 
     def keys(self, *keys: str) -> None:

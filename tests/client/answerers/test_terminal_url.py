@@ -11,7 +11,7 @@ from rich.console import Console
 from mcp_elicit.client.questions import Answer, ServerIdentity
 from mcp_elicit.client.urls import OpenResult
 
-from ._harness import CTRL_C, DOWN, ENTER, ESC, FORBIDDEN, FakeOpener, Harness, url_question
+from ._harness import CTRL_C, DOWN, ENTER, ESC, FORBIDDEN, FakeOpener, Harness, Pause, Until, url_question
 
 GOOD = "https://accounts.example.com/connect?flow=42"
 
@@ -208,3 +208,16 @@ async def test_the_real_opener_is_used_by_default(term: Harness, monkeypatch: py
     answerer = term.answerer(open_url=None)
     assert await term.url(url_question(GOOD), "o", ENTER, answerer=answerer) == Answer("accept")
     assert [a.href for a in fake.calls] == [GOOD]
+
+
+async def test_keys_typed_before_the_consent_choice_appears_never_open_the_address(term: Harness) -> None:
+    """Keys typed while the previous round was in flight (or a paste) reach the consent menu
+    first: for a moment after it appears, keys do nothing, so they cannot say yes."""
+    import asyncio
+
+    answerer = term.answerer(consent_delay=0.3)
+    term.keys("o", ENTER, "y", ENTER)  # typed ahead, before the question is even asked
+    await asyncio.sleep(0.2)
+    answer = await term.url(url_question(GOOD), Until("Open in browser"), Pause(0.5), "d", answerer=answerer)
+    assert answer == Answer("decline")
+    assert term.opener.calls == []

@@ -268,6 +268,7 @@ class Session:
             server,
             [Option("Open in browser", "o"), Option("Decline — do not open", "d"), Option("Cancel", "c")],
             default=1,
+            consent=True,
         )
         if picked == 1:
             return self._declined()
@@ -276,7 +277,7 @@ class Session:
         if assessment.verdict == "warn":
             view.note(console, "This address has the warnings listed above. Open it anyway?", "bold yellow")
             sure = await self._decide(
-                server, [Option("Yes, open it", "y"), Option("No — decline", "n")], default=1
+                server, [Option("Yes, open it", "y"), Option("No — decline", "n")], default=1, consent=True
             )
             if sure == 1:
                 return self._declined()
@@ -326,13 +327,17 @@ class Session:
         return result
 
     # -- helpers --------------------------------------------------------------------------------
-    async def _decide(self, server: ServerIdentity, options: list[Option], *, default: int = 0) -> int:
+    async def _decide(
+        self, server: ServerIdentity, options: list[Option], *, default: int = 0, consent: bool = False
+    ) -> int:
         """A choice that answers the server: who is asking is printed right above it."""
         view.asker(self.console, server)
-        return await self._menu(options, default=default)
+        return await self._menu(options, default=default, consent=consent)
 
-    async def _menu(self, options: list[Option], *, default: int = 0, echo: bool = True) -> int:
-        picked = await choose(self.terminal, options, default=default)
+    async def _menu(
+        self, options: list[Option], *, default: int = 0, echo: bool = True, consent: bool = False
+    ) -> int:
+        picked = await choose(self.terminal, options, default=default, consent=consent)
         if echo:
             self.console.print(Text("  → " + options[picked].label, style="green"))
         return picked

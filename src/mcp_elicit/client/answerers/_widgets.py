@@ -12,6 +12,7 @@ Labels are shown as plain text fragments: prompt_toolkit never interprets them a
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,7 @@ class Terminal:
     input: Input
     output: Output
     escape_delay: float = 0.1  # seconds to tell a lone Esc from the start of a key sequence
+    consent_delay: float = 0.3  # seconds keys are ignored once a consent choice appears
 
 
 def _flush_pending(app: Application[Any]) -> None:
@@ -200,29 +202,45 @@ def _app(
     return app
 
 
-async def choose(terminal: Terminal, options: Sequence[Option], *, default: int = 0, hint: str = "") -> int:
+async def choose(
+    terminal: Terminal,
+    options: Sequence[Option],
+    *,
+    default: int = 0,
+    hint: str = "",
+    consent: bool = False,
+) -> int:
     """Let the person pick one option; returns its index. Enter picks the highlighted one,
-    an option's key picks that option at once."""
+    an option's key picks that option at once. ``consent``: a choice that gives consent (to
+    open an address): for ``terminal.consent_delay`` seconds after it appears, Enter and the
+    options' keys do nothing, so keys typed before it was on screen cannot choose."""
     if not options:
         raise ValueError("choose() needs at least one option")
     state = _ListState(len(options), default)
     kb = KeyBindings()
     _cancel_bindings(kb)
     _list_bindings(kb, state)
+    ready_at = 0.0
+
+    def too_soon() -> bool:
+        return consent and time.monotonic() < ready_at
 
     @kb.add("enter")
     def _pick(event: KeyPressEvent) -> None:
-        event.app.exit(result=state.cursor)
+        if not too_soon():
+            event.app.exit(result=state.cursor)
 
     for index, option in enumerate(options):
         if option.key:
 
             def _hotkey(event: KeyPressEvent, index: int = index) -> None:
-                event.app.exit(result=index)
+                if not too_soon():
+                    event.app.exit(result=index)
 
             kb.add(option.key)(_hotkey)
 
     text = hint or "↑/↓ move · Enter choose · Esc cancel"
+    ready_at = time.monotonic() + terminal.consent_delay
     result = await _run(_app(terminal, lambda: _lines(options, state, text), kb))
     assert isinstance(result, int)
     return result

@@ -56,7 +56,9 @@ class TerminalAnswerer:
     then ``{"form"}``). ``open_url`` replaces :func:`mcp_elicit.client.urls.open_in_browser`
     (it gets the assessment and returns an ``OpenResult``); it is only ever called after
     the person said yes. ``escape_delay`` is how long a lone Esc waits to be told apart
-    from the start of an arrow key (seconds).
+    from the start of an arrow key (seconds). ``consent_delay``: for this long after the
+    choice to open an address appears, keys are ignored (seconds), so that keys typed ahead
+    (while the previous round was in flight, a paste) never count as consent.
 
     Questions asked concurrently are shown one after another.
     """
@@ -71,6 +73,7 @@ class TerminalAnswerer:
         url: bool = True,
         open_url: Opener | None = None,
         escape_delay: float = 0.1,
+        consent_delay: float = 0.3,
     ) -> None:
         if input is None and not self.available():
             raise TerminalUnavailable(
@@ -84,6 +87,7 @@ class TerminalAnswerer:
         self._modes = frozenset({"form", "url"}) if url else frozenset({"form"})
         self._open_url = open_url
         self._escape_delay = escape_delay
+        self._consent_delay = consent_delay
         self._session: Session | None = None
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
@@ -123,7 +127,7 @@ class TerminalAnswerer:
                 pt_output = create_output(stdout=sys.stderr)
             self._session = Session(
                 console,
-                Terminal(pt_input, pt_output, self._escape_delay),
+                Terminal(pt_input, pt_output, self._escape_delay, self._consent_delay),
                 allow_loopback_http=self._allow_loopback_http,
                 opener=self._open_url,
             )
