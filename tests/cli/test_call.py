@@ -64,7 +64,23 @@ def test_declining_exits_3_with_a_reason(tmp_path: Path) -> None:
     done = cli("call", STDIO_TARGET, "greet", "--answers", answers(tmp_path, [{"action": "decline"}]))
     assert done.returncode == 3
     assert done.stdout == "No greeting (decline).\n"
-    assert done.stderr.strip() == "mcp-elicit: declined: the question 'What is your name?' was declined"
+    assert done.stderr.splitlines() == [
+        f"cli-tests (reached via {STDIO_TARGET}) asks: What is your name?",  # shown, though scripted
+        "  answered from the script: decline",
+        "mcp-elicit: declined: the question 'What is your name?' was declined",
+    ]
+
+
+def test_a_scripted_form_answer_is_shown_with_its_question(tmp_path: Path) -> None:
+    """A server asking again under the same key with other words gets the scripted answer, but
+    not unseen: every question answered from the file goes to stderr."""
+    script = answers(tmp_path, {"name": {"action": "accept", "content": {"name": "Ada"}}})
+    done = cli("call", STDIO_TARGET, "greet", "--answers", script)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"cli-tests (reached via {STDIO_TARGET}) asks: What is your name?",
+        "  answered from the script: accept (name)",
+    ]
 
 
 def test_a_scripted_url_answer_still_shows_the_address_first(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ terminal and no answers file the command refuses to start rather than hang.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -68,9 +69,9 @@ def _answerer(answers: str | None, allow_loopback_http: bool = False) -> Any:
     from mcp_elicit.client.answerers import ScriptedAnswerer, TerminalAnswerer
 
     if answers is not None:
-        from mcp_elicit.cli.scripted_urls import ShowScriptedUrls
+        from mcp_elicit.cli.scripted_answers import ShowScriptedAnswers
 
-        return ShowScriptedUrls(ScriptedAnswerer.from_file(answers), allow_loopback_http)
+        return ShowScriptedAnswers(ScriptedAnswerer.from_file(answers), allow_loopback_http)
     if TerminalAnswerer.available():
         return TerminalAnswerer(allow_loopback_http=allow_loopback_http)
     return None
@@ -86,13 +87,11 @@ def run_call(
     headers: list[str] | None = None,
     allow_loopback_http: bool = False,
 ) -> int:
-    from mcp_elicit.wire import codec
-
     try:
-        # The strict parser: NaN, Infinity and 1e400 are refused (json.loads takes them, and they
-        # would go out as null, which is not what was typed).
-        arguments = codec.loads(args_json)
-    except codec.JSONDecodeError as exc:
+        # NaN, Infinity and 1e400 are refused: they would go out as null, not what was typed.
+        # (Not orjson: it would turn an integer past 64 bits into a float as silently.)
+        arguments = json.loads(args_json, parse_constant=_not_a_number, parse_float=_finite)
+    except ValueError as exc:  # json.JSONDecodeError is one
         return _fail(f"--args is not JSON: {exc}")
     if not isinstance(arguments, dict):
         return _fail('--args must be a JSON object, e.g. --args \'{"title": "x"}\'')
@@ -211,3 +210,14 @@ def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False
     except OSError as exc:
         return _fail(f"cannot reach the server: {exc}")
     return code
+
+
+def _not_a_number(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large for a number")
+    return value

@@ -1,9 +1,12 @@
-"""``call --answers``: URL questions answered from a file are still shown, and checked.
+"""``call --answers``: questions answered from a file are still shown, and URLs checked.
 
-A script decides in advance, but the person running the command is who will open the page: the
-address goes to stderr (its canonical form, the domain, and any warning) before the scripted
-answer is sent, and a scripted ``accept`` of an address that must not be opened becomes a
-``decline`` (the spec: show the full URL before consent; never accept what would not be opened).
+A script decides in advance, but the person running the command answers for what it sends:
+each question goes to stderr with who asks and what the script answered, so that a server
+cannot get a scripted "accept" for a question nobody saw (the same key asked again with other
+words, say). For a URL, the address (its canonical form, the domain, and any warning) is shown
+before the scripted answer is sent, and a scripted ``accept`` of an address that must not be
+opened becomes a ``decline`` (the spec: show the full URL before consent; never accept what
+would not be opened).
 """
 
 from __future__ import annotations
@@ -12,15 +15,16 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from mcp_elicit.client.questions import Answer, Answerer, FormQuestion, UrlQuestion
+from mcp_elicit.client.questions import Answer, Answerer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
 
 _SHOWN = 300  # characters of a server's text in one line
 
 
 @dataclass
-class ShowScriptedUrls:
-    """Delegates to a scripted ``inner`` answerer; prints each URL question to ``out``."""
+class ShowScriptedAnswers:
+    """Delegates to a scripted ``inner`` answerer; prints each question and its answer to
+    ``out``."""
 
     inner: Answerer
     allow_loopback_http: bool = False
@@ -31,7 +35,14 @@ class ShowScriptedUrls:
         return self.inner.modes
 
     async def answer_form(self, question: FormQuestion) -> Answer:
-        return await self.inner.answer_form(question)
+        answer = await self.inner.answer_form(question)
+        fields = ", ".join(clean(str(name), single_line=True, max_length=80) for name in answer.content or {})
+        lines = [
+            f"{_asker(question.server)} asks: {clean(question.message, single_line=True, max_length=_SHOWN)}",
+            f"  answered from the script: {answer.action}" + (f" ({fields})" if fields else ""),
+        ]
+        print("\n".join(lines), file=self.out or sys.stderr, flush=True)
+        return answer
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
         from mcp_elicit.client.urls import assess_url
@@ -40,8 +51,7 @@ class ShowScriptedUrls:
         assessment = assess_url(question.url, allow_loopback_http=self.allow_loopback_http)
         server = question.server
         lines = [
-            f"{clean(server.name, single_line=True, max_length=_SHOWN)} (reached via "
-            f"{clean(server.reached_via, single_line=True, max_length=_SHOWN)}) asks you to open a page: "
+            f"{_asker(server)} asks you to open a page: "
             f"{clean(question.message, single_line=True, max_length=_SHOWN)}",
         ]
         if assessment.href is not None and assessment.verdict != "refuse":
@@ -58,3 +68,10 @@ class ShowScriptedUrls:
             lines.append(f"  answered from the script: {answer.action}")
         print("\n".join(lines), file=self.out or sys.stderr, flush=True)
         return answer
+
+
+def _asker(server: ServerIdentity) -> str:
+    return (
+        f"{clean(server.name, single_line=True, max_length=_SHOWN)} (reached via "
+        f"{clean(server.reached_via, single_line=True, max_length=_SHOWN)})"
+    )
