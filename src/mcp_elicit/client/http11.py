@@ -89,13 +89,8 @@ class Reply:
         """The body as it arrives."""
         reader = self._conn.reader
         if self._mode == "length":
-            remaining = self._length
-            while remaining:
-                chunk = await reader.read(min(remaining, 65536))
-                if not chunk:
-                    raise asyncio.IncompleteReadError(b"", remaining)
-                remaining -= len(chunk)
-                yield chunk
+            async for piece in _pieces(reader, self._length):
+                yield piece
         elif self._mode == "chunked":
             while True:
                 try:
@@ -110,13 +105,9 @@ class Reply:
                     while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
                         pass
                     break
-                # Read in bounded pieces: the size is the server's word, and the caller's limit
-                # must be able to stop a huge chunk before it is all in memory.
-                while size:
-                    piece = await reader.read(min(size, 65536))
-                    if not piece:
-                        raise asyncio.IncompleteReadError(b"", size)
-                    size -= len(piece)
+                # In bounded pieces: the size is the server's word, and the caller's limit must be
+                # able to stop a huge chunk before it is all in memory.
+                async for piece in _pieces(reader, size):
                     yield piece
                 if await reader.readexactly(2) != b"\r\n":
                     raise MalformedMessageError("malformed chunked encoding in the server's reply")
@@ -124,6 +115,16 @@ class Reply:
             while chunk := await reader.read(65536):
                 yield chunk
         self.done = True
+
+
+async def _pieces(reader: asyncio.StreamReader, size: int) -> AsyncGenerator[bytes, None]:
+    """Exactly ``size`` bytes, as they arrive, at most 64 KiB at a time."""
+    while size:
+        piece = await reader.read(min(size, 65536))
+        if not piece:
+            raise asyncio.IncompleteReadError(b"", size)
+        size -= len(piece)
+        yield piece
 
 
 class Connection:
