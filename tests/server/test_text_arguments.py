@@ -90,6 +90,12 @@ def test_a_list_argument_of_a_prompt_is_refused_at_registration() -> None:
         async def tags(names: list[str]) -> str:
             return ",".join(names)
 
+    with pytest.raises(TypeError, match="'names' arrives as text"):  # through pydantic too
+
+        @app.prompt()
+        async def described_tags(names: Annotated[list[str], Field(min_length=1)]) -> str:
+            return ",".join(names)
+
 
 async def test_prompts_list_every_argument_with_its_description() -> None:
     listed = await make_server().dispatch(request("prompts/list"))

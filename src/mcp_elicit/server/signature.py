@@ -76,7 +76,11 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
     except UnsupportedAnnotation:
         # pydantic's lax mode reads numbers and booleans from text by itself.
-        return _pydantic_signature(fn, plain, hints, context_param)
+        signature = _pydantic_signature(fn, plain, hints, context_param)
+        if as_text:
+            for name, prop in signature.input_schema.get("properties", {}).items():
+                _refuse_structured(fn, name, prop.get("type") if isinstance(prop, dict) else None)
+        return signature
     if as_text:
         params = tuple(_read_from_text(p, fn) for p in params)
     schema: dict[str, Any] = {
@@ -112,14 +116,18 @@ def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]]
     return bind
 
 
-def _read_from_text(param: Parameter, fn: Callable[..., Any]) -> Parameter:
-    kind = param.schema.get("type")
+def _refuse_structured(fn: Callable[..., Any], name: str, kind: object) -> None:
     if kind in ("array", "object"):
         what = "a list" if kind == "array" else "an object"
         raise TypeError(
-            f"{fn.__qualname__}: argument {param.name!r} arrives as text (prompt arguments and "
+            f"{fn.__qualname__}: argument {name!r} arrives as text (prompt arguments and "
             f"resource template fields are strings), so it cannot be {what}"
         )
+
+
+def _read_from_text(param: Parameter, fn: Callable[..., Any]) -> Parameter:
+    kind = param.schema.get("type")
+    _refuse_structured(fn, param.name, kind)
     parse = _TEXT_READERS.get(kind)
     if parse is None:
         return param
