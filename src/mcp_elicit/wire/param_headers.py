@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_elicit.schema.text import pointer as json_pointer
 from mcp_elicit.wire.errors import header_mismatch
 from mcp_elicit.wire.http import encode_header_value, read_header_value
 
@@ -63,16 +64,17 @@ def header_map(input_schema: object) -> HeaderMap:
             _annotation(node, path, pointer, found, seen)
         children: list[tuple[tuple[str, ...] | None, str, object]] = []
         for keyword, value in node.items():
-            here = f"{pointer}/{_escape(keyword)}"
+            here = pointer + json_pointer(str(keyword))
             if keyword == "properties" and isinstance(value, dict):
                 for name, sub in value.items():
-                    children.append((None if path is None else (*path, name), f"{here}/{_escape(name)}", sub))
+                    sub_path = None if path is None else (*path, name)
+                    children.append((sub_path, here + json_pointer(str(name)), sub))
             elif keyword in _ONE_SCHEMA:
                 children.append((None, here, value))
             elif keyword in _SCHEMA_LISTS and isinstance(value, list):
                 children.extend((None, f"{here}/{index}", sub) for index, sub in enumerate(value))
             elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
-                children.extend((None, f"{here}/{_escape(key)}", sub) for key, sub in value.items())
+                children.extend((None, here + json_pointer(str(key)), sub) for key, sub in value.items())
         stack.extend(reversed(children))  # visit in document order
     return found
 
@@ -96,10 +98,6 @@ def _annotation(
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header {token!r} is used twice")
     seen.add(token.lower())
     found[path] = token
-
-
-def _escape(key: object) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _argument(arguments: object, path: tuple[str, ...]) -> Any:
