@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_elicit.transport.stdio")
 
 EOF_GRACE_SECONDS = 2.0
+EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs
 
 
 def run_stdio(server: Server) -> None:
@@ -65,9 +66,6 @@ async def _serve_then_exit(server: Server, stdin: IO[bytes], stdout: IO[bytes]) 
         await serve_stdio(server, stdin, stdout)
     finally:
         threading.Thread(target=_exit_later, name="mcp-elicit-exit", daemon=True).start()
-
-
-EXIT_GRACE_SECONDS = 2.0
 
 
 def _exit_later() -> None:
@@ -133,7 +131,7 @@ class _LineWriter:
                 self._out.flush()
             else:
                 _write_all(self._fd, data + b"\n")
-        except (BrokenPipeError, ConnectionError, ValueError):
+        except (ConnectionError, ValueError):  # BrokenPipeError is one
             # The client went away; nothing can be delivered any more.
             logger.debug("stdout is closed; dropping a message")
         except OSError as exc:
