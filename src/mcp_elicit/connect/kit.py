@@ -62,7 +62,7 @@ from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit
 from mcp_elicit.connect.vault import Connection, Refresher, RefreshResult, Revoker, Vault
 from mcp_elicit.server.errors import ToolError
-from mcp_elicit.state import KeyRing
+from mcp_elicit.state import KeyFile, KeyRing
 from mcp_elicit.transport.http_server import Authenticate, HttpApp
 
 if TYPE_CHECKING:
@@ -111,10 +111,11 @@ class ConnectKit:
     :class:`~mcp_elicit.connect.identity.DevelopmentIdentity`). ``mcp_path``: where the MCP
     endpoint is (``resource`` = ``base_url + mcp_path``, the audience tokens must carry).
     ``authorization_servers``: for the metadata (default: the identity's ``issuer``).
-    ``keys``: the key ring for the pages' cookies (default: the server's state keys; the pages
-    derive a subkey). ``page_rate_limit``: requests and failed (4xx) requests the pages allow
-    per client address (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`), ``None`` for
-    none. ``clock``: wall-clock seconds (the flow store's clock).
+    ``keys``: the key ring or key file for the pages' cookies (default: the server's state keys,
+    its key file when it has one; the pages derive a subkey, which follows a key file).
+    ``page_rate_limit``: requests and failed (4xx) requests the pages allow per client address
+    (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`), ``None`` for none.
+    ``clock``: wall-clock seconds (the flow store's clock).
     """
 
     def __init__(
@@ -131,7 +132,7 @@ class ConnectKit:
         authorization_servers: Sequence[str] | None = None,
         scopes_supported: Sequence[str] | None = None,
         resource_name: str | None = None,
-        keys: KeyRing | None = None,
+        keys: KeyRing | KeyFile | None = None,
         page_rate_limit: PageRateLimit | None = DEFAULT_PAGE_RATE_LIMIT,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -154,8 +155,8 @@ class ConnectKit:
             raise ValueError(f"hold must be between 0 and {MAX_HOLD:g} seconds")
         if not isinstance(mcp_path, str) or not mcp_path.startswith("/") or mcp_path.rstrip("/") == "":
             raise ValueError("mcp_path must be a path such as '/mcp'")
-        if keys is not None and not isinstance(keys, KeyRing):
-            raise TypeError("keys must be a KeyRing")
+        if keys is not None and not isinstance(keys, KeyRing | KeyFile):
+            raise TypeError("keys must be a KeyRing or a KeyFile")
         if page_rate_limit is not None and not isinstance(page_rate_limit, PageRateLimit):
             raise TypeError("page_rate_limit must be a PageRateLimit (or None for no limits)")
         self.identity = identity
@@ -358,7 +359,8 @@ class ConnectKit:
             flows=self.flows,
             vault=self.vault,
             providers=dict(self._providers),
-            keys=self.keys if self.keys is not None else server.sealer.keys,
+            # A key file is passed on as such: the cookies' keys follow it like requestState's.
+            keys=self.keys if self.keys is not None else (server.sealer.key_file or server.sealer.keys),
             server_name=(server.title or server.name)[:100],
             development=self.development,
             rate_limit=self.page_rate_limit,

@@ -28,6 +28,7 @@ from mcp_elicit.connect.pages.sealing import CookieSealer
 from mcp_elicit.connect.pages.session import Session, SessionCookies
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
+from mcp_elicit.state.key_file import KeyFile
 
 SECURITY_HEADERS = {
     "x-frame-options": "DENY",
@@ -107,7 +108,7 @@ def build_app(
     third_party: OidcProvider,
     flows: Any,
     vault: Vault,
-    keys: KeyRing,
+    keys: KeyRing | KeyFile,
     clock: FakeClock,
     **options: Any,
 ) -> ConnectPages:
@@ -157,17 +158,22 @@ def build_app(
 
 @asynccontextmanager
 async def running_pages(
-    tmp_path: Path, idp: OidcProvider, third_party: OidcProvider, **options: Any
+    tmp_path: Path,
+    idp: OidcProvider,
+    third_party: OidcProvider,
+    keys: KeyRing | KeyFile | None = None,
+    **options: Any,
 ) -> AsyncIterator[Harness]:
     """The pages on uvicorn (127.0.0.1), with an SQLite flow store and vault in ``tmp_path``;
-    ``options`` go to :class:`ConnectPages`."""
-    keys = KeyRing.from_secrets([KeyRing.generate_secret()])
+    ``keys`` for the pages (default: a new ring), ``options`` go to :class:`ConnectPages`."""
+    pages_keys = KeyRing.from_secrets([KeyRing.generate_secret()]) if keys is None else keys
+    keys = pages_keys.ring if isinstance(pages_keys, KeyFile) else pages_keys
     clock = FakeClock()
     flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
     vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
     sock, port = reserve_port()
     base = f"http://127.0.0.1:{port}"
-    app = build_app(base, idp, third_party, flows, vault, keys, clock, **options)
+    app = build_app(base, idp, third_party, flows, vault, pages_keys, clock, **options)
     try:
         async with serve_on(app, sock):
             yield Harness(base, app, flows, vault, keys, idp, third_party, clock)

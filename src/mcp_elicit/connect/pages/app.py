@@ -26,6 +26,7 @@ from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit, PageRateLimiter
 from mcp_elicit.connect.vault import Revoker, Vault, VaultUnavailable
+from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import KeyRing
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
@@ -69,8 +70,8 @@ class ConnectPages:
     server (:class:`OidcLogin`; for a demo on this machine only, ``development=True``, the DEMO
     ONLY :class:`DevelopmentLogin`). ``flows``, ``vault``: the stores. ``providers``: the
     third-party providers by id, each registered with the redirect URI
-    ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring (the cookies use a subkey
-    of their own). ``server_name``: shown on the pages.
+    ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring or key file (the cookies use a
+    subkey of their own; with a key file it follows the file). ``server_name``: shown on the pages.
     ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
     sign-in lasts. ``rate_limit``: requests and failed requests (4xx) allowed per client address
     (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`; behind a reverse proxy, let the
@@ -87,7 +88,7 @@ class ConnectPages:
         flows: FlowStore,
         vault: Vault,
         providers: Mapping[str, OAuthProvider],
-        keys: KeyRing,
+        keys: KeyRing | KeyFile,
         server_name: str,
         development: bool = False,
         http: httpx.AsyncClient | None = None,
@@ -111,8 +112,8 @@ class ConnectPages:
                 "DevelopmentLogin signs anyone in: it needs development=True and a base_url on this "
                 "machine (127.0.0.1, localhost, [::1])"
             )
-        if not isinstance(keys, KeyRing):
-            raise TypeError("keys must be a KeyRing")
+        if not isinstance(keys, KeyRing | KeyFile):
+            raise TypeError("keys must be a KeyRing or a KeyFile")
         if not isinstance(server_name, str) or not server_name.strip() or len(server_name) > _MAX_SERVER_NAME:
             raise ValueError(f"server_name must be a non-empty name of at most {_MAX_SERVER_NAME} characters")
         if (
