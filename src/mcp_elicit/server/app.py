@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.schema import SchemaError
 from mcp_elicit.server.context import Context, Notify, vet_elicitation
-from mcp_elicit.server.errors import ReplayMismatch, ToolError, TooManyInvalidAnswers
+from mcp_elicit.server.errors import HandlerDefect, ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import MAX_ANSWER_NESTING, FlowRecord, MalformedFlow, Round, nested_deeper_than
 from mcp_elicit.server.lowlevel import InputRequired
 from mcp_elicit.server.registry import Handler, Prompt, Resource, Tool, first_paragraph
@@ -347,7 +347,7 @@ class Server:
             outcome = await self._round(call, tool, name, arguments, kwargs)
         except ToolError as exc:
             return tool_error(str(exc))
-        except (McpError, ReplayMismatch):
+        except (McpError, HandlerDefect):
             raise
         except Exception:
             logger.exception("tool %r failed", name)
@@ -404,7 +404,7 @@ class Server:
         """A prompt or resource round: unexpected handler failures become -32603."""
         try:
             return await self._round(call, entry, target, arguments, kwargs)
-        except (McpError, ReplayMismatch):
+        except (McpError, HandlerDefect):
             raise
         except TooManyInvalidAnswers as exc:
             # The client kept sending answers that fail validation: its request is at fault.
@@ -434,14 +434,15 @@ class Server:
         responses = mrtr.read_input_responses(params)
         # Whatever it holds, the sealer judges it: a non-string gets the one fixed refusal too.
         token: object = params.get("requestState")
-        binding: RequestBinding | None = None
         claimed: Claimed | None = None
+        # Bound before the handler runs: a handler that changes its (nested) arguments in place
+        # must not bind the state to arguments the client never sent.
+        binding = self._checked_binding(
+            request.method, target, arguments, bound_principal(call.principal, call.client)
+        )
         if token is None:
             record = FlowRecord()
         else:
-            binding = self._checked_binding(
-                request.method, target, arguments, bound_principal(call.principal, call.client)
-            )
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
@@ -471,7 +472,7 @@ class Server:
             )
         try:
             outcome = await run_round(entry.fn, kwargs, rnd, self.replay_grace)
-        except (ReplayMismatch, SchemaError) as exc:
+        except (HandlerDefect, SchemaError) as exc:
             # A defect in the handler, not in the request: say so loudly, on both sides.
             logger.error("%s in %s %r: %s", type(exc).__name__, request.method, target, exc)
             raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
@@ -487,10 +488,6 @@ class Server:
         else:
             requests = outcome.requests
             payload = rnd.next_payload(record.user_state)
-        if binding is None:
-            binding = self._checked_binding(
-                request.method, target, arguments, bound_principal(call.principal, call.client)
-            )
         try:
             state = self.sealer.seal(payload, binding)
         except TypeError:

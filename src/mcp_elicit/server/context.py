@@ -21,6 +21,7 @@ from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage, elicit
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import (
     MAX_ANSWER_NESTING,
+    RUNNING_STEP,
     FreshAnswer,
     RecordedAnswer,
     Round,
@@ -167,8 +168,10 @@ class Context:
         found = rnd.lookup(wire_key, digest, lambda: _summary(message))
         if isinstance(found, RecordedAnswer):
             action, content = found.value
-            data = spec.to_python(content) if action == "accept" and content is not None else None
-            return elicit_answer(action, content, data)
+            if action != "accept" or content is None:
+                return elicit_answer(action, content)
+            content = _own_copy(content)
+            return elicit_answer(action, content, spec.to_python(content))
         if isinstance(found, FreshAnswer):
             action, content = mrtr.check_elicit_result(wire_key, found.value)
             if action != "accept":
@@ -176,7 +179,8 @@ class Context:
                 return elicit_answer(action)
             try:
                 cleaned = spec.validate(content if content is not None else {})
-                data = spec.to_python(cleaned)
+                content = _own_copy(cleaned)
+                data = spec.to_python(content)
             except AnswerInvalid as exc:
                 attempts = found.attempts + 1
                 reasons = "; ".join(f"{name}: {why}" if name else why for name, why in exc.errors.items())
@@ -191,7 +195,7 @@ class Context:
                 rnd.ask(wire_key, digest, mrtr.elicit_form(retry_message, spec.schema), attempts)
                 return await _wait_forever()
             rnd.record_answer(wire_key, digest, ["accept", cleaned])
-            return elicit_answer("accept", cleaned, data)
+            return elicit_answer("accept", content, data)
         rnd.ask(wire_key, digest, mrtr.elicit_form(message, spec.schema))
         return await _wait_forever()
 
@@ -379,25 +383,28 @@ class Context:
         rnd = self._round
         found, value = rnd.recorded_step(name)
         if found:
-            return value
+            return codec.json_copy(value)  # the record may be sealed again: the handler gets its own
         rnd.step_started(name)
         ok = False
         result: Any = None
+        inside = RUNNING_STEP.set(name)
         try:
             result = fn(self.step_key(name)) if _takes_argument(fn) else fn()
             if inspect.isawaitable(result):
                 result = await result
             try:
-                codec.dumps(result)
-            except TypeError:
+                # What later rounds read back from the state, so this round gets the same.
+                result = codec.json_copy(result)
+            except TypeError as exc:
                 raise TypeError(
-                    f"ctx.once step {name!r} returned a {type(result).__name__}, which cannot be "
-                    "recorded in the flow state: return JSON data (str, int, float, bool, None, "
-                    "lists and dicts of those)"
+                    f"ctx.once step {name!r} returned {exc}, which later rounds could not get "
+                    "back from the flow state: return JSON data (str, int, float, bool, None, "
+                    "lists and dicts with string keys)"
                 ) from None
             ok = True
-            return result
+            return codec.json_copy(result)
         finally:
+            RUNNING_STEP.reset(inside)
             rnd.step_finished(name, result, ok)
 
     def retry_later(self) -> NoReturn:
@@ -533,6 +540,12 @@ def _check_url(url: str) -> None:
     from mcp_elicit.server.urls import check_elicitation_url  # ipaddress and urllib: on first use
 
     check_elicitation_url(url)
+
+
+def _own_copy(content: dict[str, Any]) -> dict[str, Any]:
+    """A form answer the handler may change without changing the recorded one, which is sealed
+    into the state again when later questions follow (values are scalars or lists of them)."""
+    return {name: value.copy() if type(value) is list else value for name, value in content.items()}
 
 
 async def _wait_forever() -> NoReturn:

@@ -12,7 +12,13 @@ class ToolError(Exception):
     """
 
 
-class ReplayMismatch(Exception):
+class HandlerDefect(Exception):
+    """A handler does something the engine cannot serve (asks a question inside ``ctx.once``,
+    hands back a state that is not a string...). The client gets -32603 with this message and
+    the server log an error: it is the handler's code that needs fixing, not the request."""
+
+
+class ReplayMismatch(HandlerDefect):
     """A handler asked different questions on replay than in the round the client answered.
 
     Handlers are replayed from the top on every round; they must ask the same questions, with the

@@ -14,18 +14,23 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from mcp_elicit.server.errors import ReplayMismatch
+from mcp_elicit.server.errors import HandlerDefect, ReplayMismatch
 from mcp_elicit.wire.capabilities import ClientCapabilities, merge_required
 from mcp_elicit.wire.errors import McpError, missing_capability
 from mcp_elicit.wire.mrtr import check_input_response
 
 PAYLOAD_VERSION = 2  # 2: question digests cut to 128 bits
 
+
+# The ctx.once step running in this context, set by Context.once. A question asked inside a step
+# could never be answered: the round waits for steps in flight to finish before it ends.
+RUNNING_STEP: ContextVar[str | None] = ContextVar("mcp_elicit_running_step", default=None)
 
 MAX_ANSWER_NESTING = 200  # answers are kept in the sealed state; its encoder stops at 254 levels
 
@@ -282,6 +287,18 @@ class Round:
         self.new_answers[key] = (digest, stored)
 
     def ask(self, key: str, digest: str, request: dict[str, Any], attempts: int = 0) -> None:
+        step = RUNNING_STEP.get()
+        if step is not None:
+            raise HandlerDefect(
+                f"question {key!r} was asked inside ctx.once step {step!r}; a step must not wait for "
+                "the user (the round ends only when steps finish): ask before the step and pass "
+                "the answer in"
+            )
+        if not attempts:
+            # Asked again without an answer: invalid answers before still count towards the limit.
+            asked = self.record.asked.get(key)
+            if asked is not None and asked[0] == digest:
+                attempts = asked[1]
         self.pending[key] = request
         self.pending_meta[key] = (digest, attempts)
         self.notify()
@@ -293,9 +310,12 @@ class Round:
         the handler may rightly take another branch now (``ctx.can_elicit`` and the like), and
         those answers are then left unused."""
         record = self.record
-        if not record.asked or self._input_kinds_changed():
+        if not record.asked:
             return []
-        return [k for k in record.asked if k in self.responses and k not in self._used]
+        missing = [k for k in record.asked if k in self.responses and k not in self._used]
+        if missing and self._input_kinds_changed():
+            return []
+        return missing
 
     def _input_kinds_changed(self) -> bool:
         recorded = self.record.input_kinds

@@ -19,3 +19,13 @@ class InputRequired:
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str | None = None
     allow_secrets: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Refused here, in the handler's own traceback: a state that is not a string would be
+        # sealed, and only fail (as a client's "invalid requestState") on every retry.
+        if self.state is not None and not isinstance(self.state, str):
+            raise TypeError(f"InputRequired.state must be a str or None, not {type(self.state).__name__}")
+        if not isinstance(self.input_requests, dict):
+            raise TypeError(
+                f"InputRequired.input_requests must be a dict, not {type(self.input_requests).__name__}"
+            )

@@ -118,12 +118,7 @@ class _Watchdog:
                 self.ticking = True
                 self.timer = self.loop.call_later(_POLL_SECONDS, self.tick)
                 return
-            self.failure = ReplayMismatch(
-                f"the client answered {', '.join(map(repr, missing))}, asked in the previous round, "
-                "but on replay the handler asked other questions instead. Handlers are replayed on "
-                "every round and must ask the same questions each time; move changing values "
-                "(timestamps, random ids, fresh reads) into ctx.once(...)"
-            )
+            self.failure = _not_asked_again(missing, "asked other questions instead")
         self.suspending = True
         self.task.cancel()
 
@@ -132,6 +127,20 @@ class _Watchdog:
         self.rnd.on_news = None
         if self.timer is not None:
             self.timer.cancel()
+
+
+def _not_asked_again(keys: list[str], instead: str) -> ReplayMismatch:
+    return ReplayMismatch(
+        f"the client answered {', '.join(map(repr, keys))}, asked in the previous round, but on "
+        f"replay the handler {instead}. Handlers are replayed on every round and must ask the same "
+        "questions each time; move changing values (timestamps, random ids, fresh reads) into "
+        "ctx.once(...)"
+    )
+
+
+class HandlerCancelled(RuntimeError):
+    """The handler raised ``CancelledError`` although nothing cancelled it (it awaited a future
+    or task that something else cancelled): a failure of the handler like any other."""
 
 
 # What the engine makes of a handler's exceptions, most telling first: the request cannot be
@@ -180,9 +189,16 @@ async def run_round(
     watchdog = _Watchdog(rnd, task, grace)
     try:
         value = await handler(**kwargs)
-    except asyncio.CancelledError:
-        if not watchdog.suspending or task.uncancel() > owed:
-            raise  # cancelled from outside (the client went away), maybe as well as by us
+    except asyncio.CancelledError as exc:
+        if not watchdog.suspending:
+            if task.cancelling() > owed:
+                raise  # cancelled from outside (the client went away)
+            raise HandlerCancelled(
+                "the handler raised CancelledError without being cancelled (it awaited a future "
+                "or task that was cancelled elsewhere)"
+            ) from exc
+        if task.uncancel() > owed:
+            raise  # cancelled from outside as well as by us
         if watchdog.failure is not None:
             raise watchdog.failure from None
         return Suspended(dict(rnd.pending))
@@ -200,4 +216,9 @@ async def run_round(
     if watchdog.suspending and task.uncancel() > owed:
         # The handler swallowed our cancellation; someone else's is still owed.
         raise asyncio.CancelledError
+    missing = rnd.unconsumed_answers()
+    if missing:
+        # An answered question the replay never reached: its answer (a decline, say) would be
+        # dropped without anyone noticing.
+        raise _not_asked_again(missing, "finished without asking it")
     return Completed(value)

@@ -1,0 +1,167 @@
+"""What handlers do that the engine must survive: changing their arguments or the values it hands
+them in place, asking inside ``ctx.once``, returning values a later round cannot get back,
+answers the replay never reaches, and invalid answers interleaved with missing ones."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, InputRequired, Server
+from mcp_elicit.wire.errors import INTERNAL_ERROR
+from tests.helpers import Flow, accept, only_key, text
+
+TAGS = {
+    "type": "object",
+    "properties": {"tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "always"]}}},
+    "required": ["tags"],
+}
+
+
+@dataclass
+class Count:
+    n: int
+
+
+def make_server(runs: list[str]) -> Server:
+    app = Server(
+        "hazards", state_keys=["handler-hazard-tests-secret-0123456789abcdef"], max_answer_attempts=2
+    )
+
+    @app.tool()
+    async def deploy(spec: dict[str, Any], ctx: Context) -> str:
+        spec["env"].setdefault("region", "eu")  # changes the request's own nested object
+        answer = await ctx.elicit("Deploy?", None)
+        return f"{answer.action} {spec['env']['region']}"
+
+    @app.tool()
+    async def asks_inside_a_step(ctx: Context) -> str:
+        async def step() -> str:
+            return (await ctx.elicit("Inside the step?", None)).action
+
+        return str(await ctx.once("s", step))
+
+    @app.tool()
+    async def works_through_a_list(ctx: Context) -> str:
+        todo = await ctx.once("load", lambda: ["a", "b", "c"])
+        first = todo.pop(0)  # the handler's own copy: the recorded list stays whole
+        runs.append(first)
+        await ctx.elicit(f"Process {first}?", None)
+        second = todo.pop(0)
+        await ctx.elicit(f"Process {second}?", None)
+        return f"{first} {second}"
+
+    @app.tool()
+    async def keeps_a_timestamp(ctx: Context) -> str:
+        stamp = await ctx.once("now", datetime.datetime.now)
+        await ctx.elicit("Go on?", None)
+        return f"{stamp:%H:%M}"
+
+    @app.tool()
+    async def keeps_a_pair(ctx: Context) -> str:
+        pair = await ctx.once("pair", lambda: (1, 2))
+        runs.append(type(pair).__name__)
+        await ctx.elicit("Go on?", None)
+        return str(pair)
+
+    @app.tool()
+    async def tags(ctx: Context) -> str:
+        first = await ctx.elicit("Tags?", TAGS, key="tags")
+        first.data["tags"].append("always")  # the handler's own copy: the record stays ["a"]
+        await ctx.elicit("And then?", None, key="then")
+        return ",".join(first.data["tags"])
+
+    @app.tool()
+    async def delete(protected: bool, ctx: Context) -> str:
+        if runs and runs[-1] == "protected":  # a fresh read that changed between rounds
+            answer = await ctx.elicit("Really delete the protected repo?", None)
+            if not answer.accepted:
+                return "kept"
+        return "deleted"
+
+    @app.tool()
+    async def low_level_bad_state(ctx: Context) -> Any:
+        return InputRequired({}, state=5)  # type: ignore[arg-type]
+
+    @app.tool()
+    async def count(ctx: Context) -> str:
+        answer = await ctx.elicit("How many?", Count)
+        return str(answer.data.n)
+
+    return app
+
+
+async def test_a_handler_changing_its_arguments_in_place_can_finish_its_flow() -> None:
+    arguments = {"spec": {"env": {"name": "prod"}}}
+    flow = Flow(make_server([]), "deploy", copy.deepcopy(arguments))
+    key = only_key(await flow.send())
+    flow.arguments = copy.deepcopy(arguments)  # the client sends what it sent the first time
+    assert text(await flow.send({key: accept()})) == "accept eu"
+
+
+async def test_a_question_inside_a_step_is_a_defect_reported_at_once() -> None:
+    flow = Flow(make_server([]), "asks_inside_a_step")
+    error = await asyncio.wait_for(flow.error(), 5)  # it used to hang forever
+    assert error.code == INTERNAL_ERROR
+    assert "inside ctx.once step 's'" in error.message
+
+
+async def test_a_step_result_changed_by_the_handler_is_recorded_as_the_step_returned_it() -> None:
+    runs: list[str] = []
+    flow = Flow(make_server(runs), "works_through_a_list")
+    first = only_key(await flow.send())
+    second = only_key(await flow.send({first: accept()}))
+    assert text(await flow.send({first: accept(), second: accept()})) == "a b"
+    assert runs == ["a", "a", "a"]  # every round starts from the whole list
+
+
+async def test_a_step_result_that_would_not_come_back_as_it_went_in_is_refused() -> None:
+    flow = Flow(make_server([]), "keeps_a_timestamp")
+    result = await flow.send()
+    assert result["isError"] is True  # a datetime: the next round would get a string
+    runs: list[str] = []
+    pair = Flow(make_server(runs), "keeps_a_pair")
+    key = only_key(await pair.send())
+    assert text(await pair.send({key: accept()})) == "[1, 2]"
+    assert runs == ["list", "list"]  # the same type on every round
+
+
+async def test_a_form_answer_changed_by_the_handler_stays_recorded_as_given() -> None:
+    flow = Flow(make_server([]), "tags")
+    only_key(await flow.send())
+    then = only_key(await flow.send({"tags": accept({"tags": ["a"]})}))
+    assert then == "then"
+    assert text(await flow.send({"then": accept()})) == "a,always"
+
+
+async def test_an_answer_the_replay_never_reaches_is_reported() -> None:
+    runs = ["protected"]
+    flow = Flow(make_server(runs), "delete", {"protected": True})
+    key = only_key(await flow.send())
+    runs.append("unprotected")  # the read changes: the replay returns before the question
+    error = await flow.error({key: {"action": "decline"}})
+    assert error.code == INTERNAL_ERROR
+    assert "finished without asking it" in error.message
+
+
+async def test_a_low_level_state_that_is_not_a_string_fails_in_the_handler() -> None:
+    result = await Flow(make_server([]), "low_level_bad_state").send()
+    assert result["isError"] is True
+
+
+@pytest.mark.parametrize("leave_out_first", [True, False])
+async def test_invalid_answers_count_across_rounds_that_left_the_answer_out(leave_out_first: bool) -> None:
+    flow = Flow(make_server([]), "count")
+    key = only_key(await flow.send())
+    if leave_out_first:
+        only_key(await flow.send({}))
+    only_key(await flow.send({key: accept({"n": "three"})}))  # invalid: asked again (1 of 2)
+    only_key(await flow.send({}))  # left out: asked again, still 1 of 2
+    result = await flow.send({key: accept({"n": "four"})})
+    assert result["isError"] is True
+    assert "invalid 2 times" in result["content"][0]["text"]
