@@ -22,7 +22,7 @@ from typing import Any
 # Run as a script: the repository root, for tests.shared_tools.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, McpError, Server
 from mcp_elicit.transport.http_server import Caller
 from tests.shared_tools import add_shared_tools
 
@@ -84,6 +84,22 @@ async def stubborn(label: str, ctx: Context) -> str:
 async def exits(ctx: Context) -> str:
     """A library inside a handler calls sys.exit() (argparse does, on bad arguments)."""
     sys.exit(2)
+
+
+@app.tool()
+async def awaits_cancelled(ctx: Context) -> str:
+    """Awaits a future something else cancelled: CancelledError without the request being
+    cancelled (a shared task torn down elsewhere does this)."""
+    future = asyncio.get_running_loop().create_future()
+    future.cancel()
+    await future
+    return "unreachable"
+
+
+@app.tool()
+async def unsendable_error(ctx: Context) -> str:
+    """Raises an McpError whose data is not JSON."""
+    raise McpError(-32602, "Invalid params: the ticket is locked", {"holders": {"alice", "bob"}})
 
 
 @app.tool()

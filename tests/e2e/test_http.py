@@ -165,6 +165,17 @@ async def test_missing_capability_is_400_with_required_capabilities(
     assert error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
 
 
+async def test_handler_failures_that_escaped_the_engine_get_json_answers(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    cancelled = await post(client, http_server.url, body("tools/call", {"name": "awaits_cancelled"}))
+    assert cancelled.status_code == 200
+    assert cancelled.json()["result"]["isError"] is True
+    unsendable = await post(client, http_server.url, body("tools/call", {"name": "unsendable_error"}))
+    assert unsendable.headers["content-type"] == "application/json"
+    assert unsendable.json()["error"]["code"] == -32603
+
+
 async def test_bad_bodies(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     base = {"content-type": "application/json", "accept": "application/json"}
     response = await client.post(http_server.url, content=b"{oops", headers=base)

@@ -241,6 +241,20 @@ async def test_sys_exit_in_a_handler_fails_that_request_only(peer: StdioPeer) ->
     assert (await peer.call(3, "tools/list", {}))["id"] == 3
 
 
+async def test_a_handler_failing_with_cancelled_error_or_unsendable_error_data_gets_an_answer(
+    peer: StdioPeer,
+) -> None:
+    cancelled = await peer.call(1, "tools/call", {"name": "awaits_cancelled", "arguments": {}})
+    assert cancelled["id"] == 1
+    assert cancelled["result"]["isError"] is True
+    assert "unexpected error" in cancelled["result"]["content"][0]["text"]
+    unsendable = await peer.call(2, "tools/call", {"name": "unsendable_error", "arguments": {}})
+    assert unsendable["id"] == 2
+    assert unsendable["error"]["code"] == -32603
+    assert "cannot be sent as JSON" in unsendable["error"]["message"]
+    assert (await peer.call(3, "tools/list", {}))["id"] == 3
+
+
 async def test_eof_ends_the_process_even_with_a_handler_thread_still_running(peer: StdioPeer) -> None:
     long = {"_meta": META, "name": "in_a_thread", "arguments": {"seconds": 30}}
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long})

@@ -30,7 +30,13 @@ async def answer(
         result = await server.dispatch(request, meta=meta, principal=principal, notify=notify, client=client)
         return None, encode_result(request.id, result)
     except McpError as exc:
-        return exc, encode_error(request.id, exc)
+        try:
+            return exc, encode_error(request.id, exc)
+        except TypeError:
+            # A handler raised McpError with data (or a message) that is not JSON: a server bug.
+            logger.exception("could not encode the error %r raised by %s", exc, request.method)
+            error = internal_error("the handler raised an error that cannot be sent as JSON")
+            return error, encode_error(request.id, error)
     except TypeError:
         # A handler returned something that is not JSON (orjson refuses it): a server bug.
         logger.exception("could not encode the result of %s", request.method)
