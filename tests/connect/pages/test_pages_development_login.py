@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from jar_support import BrowserJar
 from pages_support import SESSION_COOKIE, cookie_pair, form_value, reserve_port, serve_on, set_cookies
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
@@ -22,6 +23,7 @@ from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin
+from mcp_elicit.connect.pages.context import MAX_TRANSACTIONS
 from mcp_elicit.connect.pages.sealing import CookieSealer
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
@@ -142,6 +144,24 @@ async def test_the_session_is_the_development_identitys_principal(dev: DevSite) 
     assert "builds:read" in confirm.text
     # The same token cannot sign in again once its cookie is gone.
     assert (await _post(dev, token, None)).status_code == 403
+
+
+async def test_reloading_the_sign_in_page_keeps_only_the_newest_few_login_cookies(dev: DevSite) -> None:
+    """Each load sets a 10-minute cookie that only its POST removes: reloads must not pile them
+    up until the Cookie header is too long to read."""
+    flow = await dev.flow()
+    jar = BrowserJar()
+    tokens: list[str] = []
+    for _ in range(2 * MAX_TRANSACTIONS):
+        page = await dev.http.get("/login", params={"next": f"/connect/{flow.id}"}, headers=jar.header())
+        assert page.status_code == 200
+        jar.keep(page)
+        tokens.append(form_value(page.text, "csrf"))
+        assert len(jar.cookies) <= MAX_TRANSACTIONS
+    assert (await _post(dev, tokens[0], jar.header()["cookie"])).status_code == 403  # cleared
+    signed_in = await _post(dev, tokens[-1], jar.header()["cookie"])
+    assert signed_in.status_code == 303
+    assert SESSION_COOKIE in set_cookies(signed_in)
 
 
 async def test_a_post_without_its_csrf_token_is_refused(dev: DevSite) -> None:

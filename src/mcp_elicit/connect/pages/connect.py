@@ -92,9 +92,9 @@ async def connect_post(ctx: PagesContext, request: Request, receive: Receive, fl
     except FlowStateConflict as exc:
         return ctx.state_page(exc.status)
     url, pending = oauth.begin(flow.scopes)  # the flow's scopes, as the confirmation page listed
-    cookie = ctx.seal_transaction("tx", pending, flow=flow_id, owner=flow.owner)
+    cookies = ctx.seal_transaction(request, "tx", pending, flow=flow_id, owner=flow.owner)
     log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)
-    return redirect(url, cookie)
+    return redirect(url, *cookies)
 
 
 async def connect_callback(ctx: PagesContext, request: Request, provider_id: str) -> Response:

@@ -36,12 +36,17 @@ from .templates import Page
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["TRANSACTION_TTL", "PagesContext", "Transaction", "log"]
+__all__ = ["MAX_TRANSACTIONS", "TRANSACTION_TTL", "PagesContext", "Transaction", "log"]
 
 log = logging.getLogger("mcp_elicit.connect.pages")
 
 TRANSACTION_TTL: Final = 600
 """Seconds a sign-in or connection may spend at the provider (the flows' own maximum)."""
+
+MAX_TRANSACTIONS: Final = 4
+"""Transaction cookies of one kind a browser keeps: starting one more clears the oldest. Those of
+sign-ins and connections abandoned at the provider would otherwise pile up for 10 minutes each,
+until the ``Cookie`` header outgrows what the pages (or the proxy in front) read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +186,31 @@ class PagesContext:
 
     # -------------------------------------------------------------------- transaction cookies
 
-    def seal_transaction(self, kind: str, pending: PendingAuthorization, **data: Any) -> Header:
-        name = self.cookies.transaction(kind, pending.state)
-        value = self.sealer.seal(name, {"pa": pending.to_dict(), **data}, TRANSACTION_TTL)
-        return self.cookies.set(name, value, TRANSACTION_TTL)
+    def seal_transaction(
+        self, request: Request, kind: str, pending: PendingAuthorization, **data: Any
+    ) -> list[Header]:
+        """The cookie of a new ``kind`` transaction, and the clearing of this browser's oldest."""
+        return self.transaction_cookies(
+            request, kind, pending.state, {"pa": pending.to_dict(), **data}, TRANSACTION_TTL
+        )
+
+    def transaction_cookies(
+        self, request: Request, kind: str, key: str, payload: Mapping[str, Any], ttl: int
+    ) -> list[Header]:
+        """``Set-Cookie`` headers for a new ``kind`` transaction cookie named after ``key``, and
+        ``Max-Age=0`` ones for the ``kind`` cookies ``request`` carries beyond the newest
+        :data:`MAX_TRANSACTIONS` ``- 1`` (those that no longer open here go first)."""
+        name = self.cookies.transaction(kind, key)
+        headers = [self.cookies.set(name, self.sealer.seal(name, payload, ttl), ttl)]
+        # Newest first: by sealed expiry, then by place (browsers send the oldest cookies first).
+        held: list[tuple[float, int, str]] = []
+        for place, other in enumerate(self.cookies.transactions(kind, request.cookie_names())):
+            opened = (self.sealer.open(other, value) for value in request.cookies(other))
+            expiries = [float(sealed["exp"]) for sealed in opened if sealed is not None]
+            held.append((max(expiries, default=0.0), place, other))  # 0.0: unreadable, cleared first
+        held.sort(reverse=True)
+        headers += [self.cookies.clear(other) for _, _, other in held[MAX_TRANSACTIONS - 1 :]]
+        return headers
 
     def open_transaction(self, request: Request, kind: str, state: str | None) -> Transaction | None:
         """The transaction whose cookie matches the callback's ``state``, or ``None`` (no

@@ -47,14 +47,13 @@ def development_login_page(ctx: PagesContext, request: Request) -> Response:
         log.info("development sign-in refused: missing or foreign next")
         raise BadRequest(400, "This sign-in link is not valid. Open the link from your app again.")
     token = secrets.token_urlsafe(32)
-    name = ctx.cookies.transaction(_KIND, token)
-    value = ctx.sealer.seal(name, {"t": token, "next": next_path}, _TTL)
+    cookies = ctx.transaction_cookies(request, _KIND, token, {"t": token, "next": next_path}, _TTL)
     principal = login.principal
     identity = Identity(label=login.display_name, subject=principal.subject, issuer=principal.issuer)
     page = views.development_sign_in(
         ctx.chrome, identity=identity, action=ctx.paths.path("/login"), token=token
     )
-    return ctx.page(page, ctx.cookies.set(name, value, _TTL))
+    return ctx.page(page, *cookies)
 
 
 async def development_login_post(ctx: PagesContext, request: Request, receive: Receive) -> Response:

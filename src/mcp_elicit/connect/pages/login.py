@@ -39,7 +39,7 @@ def login_start(ctx: PagesContext, request: Request) -> Response:
         log.info("sign-in refused: missing or foreign next")
         raise BadRequest(400, "This sign-in link is not valid. Open the link from your app again.")
     url, pending = login_flow.begin()
-    return redirect(url, ctx.seal_transaction("login", pending, next=next_path))
+    return redirect(url, *ctx.seal_transaction(request, "login", pending, next=next_path))
 
 
 async def login_callback(ctx: PagesContext, request: Request) -> Response:

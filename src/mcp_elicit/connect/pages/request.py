@@ -90,11 +90,18 @@ class Request:
             raise BadRequest(400, "The address could not be read.") from None
         return parse_fields(text, "address")
 
-    def cookies(self, name: str) -> list[str]:
-        """Every value sent for cookie ``name`` (usually one, or none)."""
+    def _parsed_cookies(self) -> Mapping[str, list[str]]:
         if self._cookies is None:
             self._cookies = parse_cookie_header(self.headers.get("cookie"))
-        return list(self._cookies.get(name, ()))
+        return self._cookies
+
+    def cookies(self, name: str) -> list[str]:
+        """Every value sent for cookie ``name`` (usually one, or none)."""
+        return list(self._parsed_cookies().get(name, ()))
+
+    def cookie_names(self) -> list[str]:
+        """The names of the pages' cookies sent, in the order sent."""
+        return list(self._parsed_cookies())
 
     async def form(self, receive: Receive) -> dict[str, str]:
         """The form body: 415 for another type, 413 above :data:`MAX_BODY`, 400 if unreadable."""

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mcp_elicit.connect.flows.model import clean_label
 from mcp_elicit.connect.identity.principal import Principal
 
 from .cookies import CookiePolicy
@@ -54,12 +55,11 @@ class Session:
 
 
 def _label(value: object) -> str | None:
-    """A display claim, if it is a short printable string (it is shown, escaped, on pages)."""
-    if not isinstance(value, str) or not value or len(value) > _MAX_LABEL:
+    """A display claim, if it is a short string, cleaned as the flows' labels are: it is shown
+    on the pages, where a bidi override or a zero-width character could disguise it."""
+    if not isinstance(value, str) or len(value) > _MAX_LABEL:
         return None
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
-        return None
-    return value
+    return clean_label(value, _MAX_LABEL)
 
 
 class SessionCookies:
