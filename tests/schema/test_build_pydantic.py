@@ -170,6 +170,25 @@ def test_model_validation_errors_become_answer_invalid() -> None:
     assert info.value.errors == {"end": "must not be before start"}
 
 
+class Unlucky(BaseModel):
+    qty: int
+
+    @field_validator("qty")
+    @classmethod
+    def not_thirteen(cls, qty: int) -> int:
+        if qty == 13:
+            raise TypeError("13 is unlucky")  # pydantic only wraps ValueError and AssertionError
+        return qty
+
+
+def test_any_error_of_a_model_validator_becomes_answer_invalid() -> None:
+    spec = form_spec(Unlucky)
+    with pytest.raises(AnswerInvalid) as info:
+        spec.parse({"qty": 13})
+    assert info.value.errors == {"": "13 is unlucky"}
+    assert spec.parse({"qty": 12}) == Unlucky(qty=12)
+
+
 @pydantic_dataclass
 class PDC:
     when: dt.date
@@ -313,3 +332,15 @@ def test_secret_fields_in_a_model() -> None:
     assert "NotSecret" in str(info.value)
     spec = form_spec(Login, allow_secrets=["password", "api_token"])
     assert set(spec.schema["properties"]) == {"username", "password", "api_token", "hint"}
+
+
+class DjangoSignUp(BaseModel):  # the field names of Django's UserCreationForm
+    username: str
+    password1: str
+    password2: str
+
+
+def test_numbered_secret_fields_in_a_model() -> None:
+    with pytest.raises(SecretFieldError) as info:
+        form_spec(DjangoSignUp)
+    assert info.value.fields == ["password1", "password2"]

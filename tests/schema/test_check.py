@@ -128,6 +128,7 @@ def test_properties_missing_or_wrong() -> None:
         ("patternProperties", {"^x": {"type": "string"}}, "nested objects"),
         ("additionalProperties", {"type": "string"}, "nested objects"),
         ("additionalProperties", False, "refused anyway"),
+        ("additionalProperties", True, "only the fields listed in properties"),
         ("title", "Form", "put the text in the elicitation message"),
         ("allOf", [], "only type, properties, required and $schema"),
         ("$schema", 5, "must be text"),

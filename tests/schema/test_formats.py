@@ -22,6 +22,10 @@ from mcp_elicit.schema.formats import (
         "o'brien@example.ie",
         "用户@例子.广告",
         "x@xn--80ak6aa92e.com",
+        "x@bücher.example",
+        "x@münchen.de",
+        "x@a\u0301b.example",  # a combining mark in an internationalized label
+        "x@my-host2.example",
     ],
 )
 def test_good_emails(value: str) -> None:
@@ -65,6 +69,28 @@ def test_bad_emails(value: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "char"),
+    [
+        ("x@!.$", "!"),
+        ("x@evil.example/path?q#frag", "/"),
+        ("x@a.com|id", "|"),
+        ("x@a.com'or'1'='1", "'"),
+        ("x@a.com%0abcc", "%"),
+        ("x@a.b{c}", "{"),
+        ("x@a.*", "*"),
+        ("x@a_b.example", "_"),
+        ("x@a.com\u3002evil", "\u3002"),  # an ideographic full stop is a dot to IDNA, not a letter
+        ("x@例子\uff0e测试.example", "\uff0e"),
+    ],
+)
+def test_email_domains_hold_only_letters_digits_and_hyphens(value: str, char: str) -> None:
+    assert check_email(value) == (
+        "must be an email address such as name@example.com (the domain may hold only letters, "
+        f"digits, hyphens and dots, not {char!r})"
+    )
+
+
+@pytest.mark.parametrize(
     "value",
     [
         "https://example.com",
@@ -77,6 +103,16 @@ def test_bad_emails(value: str) -> None:
         "tel:+1-201-555-0123",
         "custom+scheme.v1:thing",
         "HTTPS://EXAMPLE.COM",
+        "http://[::1]:8080/",
+        "http://[::ffff:192.0.2.1]/",
+        "http://[v1.fe80::a+en1]/",
+        "ldap://[2001:db8::7]/c=GB?objectClass?one",
+        "https://user:pw@example.com:443/p?q=1#frag",
+        "http://example.com:/",  # RFC 3986 allows an empty port
+        "foo://a@b",
+        "urn:example:a%5Bb%5D",
+        "https://shop.example/list?ids[]=1&ids[]=2",  # not RFC 3986, but what browsers send
+        "https://a.example/p]",
     ],
 )
 def test_good_uris(value: str) -> None:
@@ -113,6 +149,30 @@ def test_good_uris(value: str) -> None:
 )
 def test_bad_uris(value: str) -> None:
     assert check_uri(value) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("http://[", "a host in [ ] must be an IPv6 address, such as [::1]"),
+        ("http://[zz]/", "a host in [ ] must be an IPv6 address, such as [::1]"),
+        ("http://]", "[ and ] may only enclose an IP address as the host; percent-encode them elsewhere"),
+        (
+            "http://exa[mple].com/",
+            "[ and ] may only enclose an IP address as the host; percent-encode them elsewhere",
+        ),
+        ("urn:a[b]", "[ and ] may only enclose an IP address as the host; percent-encode them elsewhere"),
+        ("http://[::1]x/", "only :port may follow the host"),
+        ("https://a.example:abc/", "the port after the host must be a number"),
+        ("http://[::1]:8o/", "the port after the host must be a number"),
+        ("http://a@b@c/", "only one @ may separate the user from the host; percent-encode the others as %40"),
+        ("https://a.example#x#y", "only one # may start the fragment; percent-encode the others as %23"),
+    ],
+)
+def test_uri_structure(value: str, reason: str) -> None:
+    # Each of these could point somewhere else than it seems, depending on the parser.
+    hint = "must be an absolute URI with a scheme, such as https://example.com/page"
+    assert check_uri(value) == f"{hint} ({reason})"
 
 
 def test_uri_messages() -> None:

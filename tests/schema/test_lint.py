@@ -99,9 +99,51 @@ def category_of_title(title: str) -> str | None:
         ("recovery_words", "wallet recovery phrase"),
         ("security_answer", "security answer"),
         ("mothers_maiden_name", "security answer"),
+        # one-word and vendor spellings
+        ("idtoken", "access token"),
+        ("authcode", "one-time code"),
+        ("onetimecode", "one-time code"),
+        ("verifycode", "one-time code"),
+        ("verify_code", "one-time code"),
+        ("openai_key", "API key"),
+        ("OpenAIKey", "API key"),
+        ("stripe_key", "API key"),
+        ("consumer_key", "API key"),
+        ("account_key", "secret key"),
+        ("ccv", "card security code"),
     ],
 )
 def test_secret_names(name: str, category: str) -> None:
+    assert category_of_name(name) == category
+
+
+@pytest.mark.parametrize(
+    ("name", "category"),
+    [
+        ("password1", "password"),
+        ("password2", "password"),
+        ("new_password1", "password"),
+        ("newPassword2", "password"),
+        ("passwords2", "password"),
+        ("pwd2", "password"),
+        ("passwd1", "password"),
+        ("pass2", "password"),
+        ("pin4", "PIN"),
+        ("otp6", "one-time code"),
+        ("apiKey2", "API key"),
+        ("api_key2", "API key"),
+        ("token2", "access token"),
+        ("accessToken2", "access token"),
+        ("secret2", "secret"),
+        ("cvv3", "card security code"),
+        ("пароль2", "password"),
+        # words of the vocabulary that end in digits keep them
+        ("cvv2", "card security code"),
+        ("2fa_code", "one-time code"),
+    ],
+)
+def test_numbered_secret_names(name: str, category: str) -> None:
+    # Django's sign-up form has password1 and password2: the digits only number the field.
     assert category_of_name(name) == category
 
 
@@ -239,6 +281,23 @@ def test_secret_titles_in_many_languages(title: str, category: str) -> None:
         "iban",
         "account_number",
         "routing_number",
+        # numbered words that are not secrets, and numbered words about a secret
+        "address2",
+        "ipv4",
+        "sha256",
+        "oauth2_scopes",
+        "key1",
+        "code2",
+        "max_tokens2",
+        "token_count2",
+        "password2_hint",
+        "card_number_last4",
+        "account_key_id",
+        "stripe_public_key",
+        "openai_model",
+        # another word with "pass" or "secret" in it
+        "mountain_pass",
+        "hall_pass",
     ],
 )
 def test_not_secret_names(name: str) -> None:
@@ -258,6 +317,7 @@ def test_not_secret_names(name: str) -> None:
         "Your full name",
         "Postal code",
         "Your IBAN",
+        "Secret Santa gift idea",
     ],
 )
 def test_not_secret_titles(title: str) -> None:
@@ -378,9 +438,26 @@ def test_link_warnings_everywhere_a_client_displays_text() -> None:
 
 
 @pytest.mark.parametrize(
+    ("message", "snippet"),
+    [
+        # Python's \b counts CJK letters as word characters: links glued to them are links too.
+        ("请访问https://evil.example/login 登录", "'https://evil.example/login'"),
+        ("详情见www.evil.example", "'www.evil.example'"),
+        ("请点击javascript:alert(1)", "'javascript:alert(1)'"),
+        ("電話tel:+81312345678", "'tel:+81312345678'"),
+        ("x_https://evil.example", "'https://evil.example'"),
+    ],
+)
+def test_links_glued_to_other_text_are_found(message: str, snippet: str) -> None:
+    (warning,) = lint_form(message, {"type": "object", "properties": {}}).url_warnings
+    assert f" {snippet}: " in warning
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Plain text",
+        "Call the hotel:+1 555 0100",
         "Your email, e.g. jane@example.com",
         "example.com is fine",
         "a [bracket] and (paren)",

@@ -197,6 +197,23 @@ def test_post_init_errors_become_answer_invalid() -> None:
     assert info.value.errors == {"": "low must not be above high"}
 
 
+def test_any_error_of_a_post_init_check_becomes_answer_invalid() -> None:
+    @dataclass
+    class Booking:
+        guests: int
+
+        def __post_init__(self) -> None:
+            if self.guests > 8:
+                raise TypeError("too many guests for one booking")
+
+    spec = form_spec(Booking)
+    with pytest.raises(AnswerInvalid) as info:
+        spec.parse({"guests": 9})
+    assert info.value.errors == {"": "too many guests for one booking"}
+    assert isinstance(info.value.__cause__, TypeError)
+    assert spec.parse({"guests": 8}) == Booking(8)
+
+
 def test_hand_made_form_spec_is_checked() -> None:
     made = FormSpec({"type": "object", "properties": {"a": {"type": "integer"}}}, "not-a-digest")
     checked = form_spec(made)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from mcp_elicit.schema import AnswerInvalid, validate_answer
 from mcp_elicit.schema.check import compile_schema
 from mcp_elicit.schema.rules import FieldRule, check_value
+from mcp_elicit.schema.text import short
 from mcp_elicit.schema.validate import validate_compiled
 
 from .test_properties import SETTINGS, json_values, mutated_schemas, valid_schemas
@@ -106,6 +107,31 @@ def test_what_changes_the_shape_of_the_form_is_refused_in_both_readings(
     form, problems = compile_schema(schema, tolerant=True)
     assert form is None
     assert pointer in [p.pointer for p in problems]
+
+
+@pytest.mark.parametrize("default", ["2", True])
+def test_the_default_of_a_numeric_enum_is_one_of_the_numbers(default: object) -> None:
+    # The rule holds the choices as text ("2"): a text default must not pass for the number.
+    prop = {"type": "integer", "enum": [1, 2, 3], "default": default}
+    form, problems = compile_schema({"type": "object", "properties": {"size": prop}}, tolerant=True)
+    assert form is None
+    assert [(p.pointer, p.reason) for p in problems] == [
+        (
+            "/properties/size/default",
+            f"default {short(default)} does not fit the field: the choices are numbers, so the "
+            "default must be one of them",
+        )
+    ]
+
+
+def test_additional_properties_true_is_refused_for_what_it_is() -> None:
+    schema = {"type": "object", "additionalProperties": True, "properties": {"n": {"type": "string"}}}
+    form, problems = compile_schema(schema, tolerant=True)
+    assert form is None
+    (problem,) = problems
+    assert problem.pointer == "/additionalProperties"
+    assert "nested" not in problem.reason
+    assert problem.reason.startswith("additionalProperties is not part of requestedSchema; remove it")
 
 
 def test_malformed_advisory_bounds_are_left_to_the_server() -> None:

@@ -174,10 +174,11 @@ async def test_low_level_elicitations_are_checked_like_ctx_elicit(
 
 
 async def test_low_level_allow_secrets_overrides_the_lint_for_named_fields() -> None:
-    question = form_request({"secret_santa": {"type": "string", "title": "Your secret Santa"}})
+    # A false positive of the lint: a word to look for, not a credential.
+    question = form_request({"search_token": {"type": "string", "title": "Token to search for in the logs"}})
     with pytest.raises(McpError):
         await Flow(lowlevel_server({"q": question}), "manual").send()
-    result = await Flow(lowlevel_server({"q": question}, allow_secrets=("secret_santa",)), "manual").send()
+    result = await Flow(lowlevel_server({"q": question}, allow_secrets=("search_token",)), "manual").send()
     assert only_key(result) == "q"
 
 

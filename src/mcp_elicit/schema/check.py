@@ -519,6 +519,12 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
         if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
             p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")
             return None
+        if rule.option_values is not None and not _is_number(default):
+            # The rule of a select over numbers holds their text, which a text default would
+            # match; but in the schema, as on the wire, the choices are numbers.
+            reason = "the choices are numbers, so the default must be one of them"
+            p.add((*base, "default"), f"default {short(default)} does not fit the field: {reason}")
+            return None
         normalized, error = check_value(rule, default)
         if error is not None:
             p.add((*base, "default"), f"default {short(default)} does not fit the field: {error}")
@@ -606,6 +612,11 @@ def _top(p: _Problems, schema: object, tolerant: bool) -> CompiledForm | None:
                 reason = (
                     "additionalProperties is not part of requestedSchema; remove it (unknown "
                     "fields in an answer are refused anyway)"
+                )
+            elif key == "additionalProperties" and not isinstance(schema[key], dict):
+                reason = (
+                    "additionalProperties is not part of requestedSchema; remove it (a form has "
+                    "only the fields listed in properties, and an answer with others is refused)"
                 )
             elif key in ("title", "description"):
                 reason = f"requestedSchema has no {key}; put the text in the elicitation message"

@@ -104,8 +104,12 @@ def make_converter(kind: str, cls: type, convs: Sequence[Conv]) -> Callable[[dic
                 return cls.model_validate(data)  # type: ignore[attr-defined]
             if kind in ("dataclass", "pydantic_dataclass"):
                 return cls(**data)
-        except ValueError as exc:  # pydantic's ValidationError, or a __post_init__ check
-            found = _pydantic_errors(exc, names)
+        except AnswerInvalid:
+            raise
+        except Exception as exc:  # pydantic's ValidationError, a __post_init__ or validator check
+            # A check may raise TypeError or anything else: whatever it is, the answer
+            # was refused by the source's own validation, which is what AnswerInvalid says.
+            found = _pydantic_errors(exc, names) if isinstance(exc, ValueError) else None
             raise AnswerInvalid(found or {"": str(exc) or type(exc).__name__}) from exc
         return data
 

@@ -13,6 +13,7 @@ refuse what would surprise the server (spaces, controls, impossible dates).
 from __future__ import annotations
 
 import datetime as _dt
+import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable
@@ -43,6 +44,10 @@ _DATETIME = re.compile(
 # percent escapes.
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+# Where the authority of "scheme://authority" ends.
+_AUTHORITY_END = re.compile(r"[/?#]")
+# RFC 3986's IPvFuture, the other form of a host in "[...]" beside an IPv6 address.
+_IP_FUTURE = re.compile(r"[Vv][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+")
 # Schemes that run code or carry inline content when a page renders them as a link.
 _UNSAFE_SCHEMES = frozenset({"javascript", "vbscript", "data"})
 # Schemes whose URIs always name a host.
@@ -114,13 +119,25 @@ def check_datetime(text: str) -> str | None:
     return None
 
 
+def _is_domain_char(ch: str) -> bool:
+    """A character of a domain label: an ASCII letter, digit or hyphen (RFC 1035), or a
+    letter, mark or digit of another script (IDN; U+3002 and other dots are separators, so
+    they are not letters of a label either)."""
+    if ch.isascii():
+        return ch.isalnum() or ch == "-"
+    return unicodedata.category(ch)[0] in "LMN"
+
+
 def check_email(text: str) -> str | None:
     """``None`` for a practical email address: ``local@domain.tld``.
 
     One ``@``; a non-empty local part of at most 64 characters without spaces, controls
     or separators; a domain with at least one dot, no empty or over-long label, labels
     not starting or ending with ``-``, and a top-level label that is not all digits.
-    Internationalized addresses are accepted.
+    Domain labels hold ASCII letters, digits and hyphens, or, in internationalized
+    domains, letters, marks and digits of any script (no punctuation: ``x@a.com/path``,
+    ``x@a_b.example`` and ``x@a.com。evil`` are refused). Internationalized addresses are
+    accepted.
     """
     hint = "must be an email address such as name@example.com"
     if len(text) > MAX_EMAIL:
@@ -141,6 +158,9 @@ def check_email(text: str) -> str | None:
     for label in labels:
         if not label or len(label) > 63 or label.startswith("-") or label.endswith("-"):
             return hint
+        for ch in label:
+            if not _is_domain_char(ch):
+                return f"{hint} (the domain may hold only letters, digits, hyphens and dots, not {ch!r})"
     if labels[-1].isdigit():
         return hint
     return None
@@ -153,7 +173,10 @@ def check_uri(text: str) -> str | None:
     controls and malformed percent escapes are refused. ``javascript:``, ``vbscript:``
     and ``data:`` are refused although RFC 3986 allows them: a server that later renders
     the answer as a link would run them. ``http(s)``, ``ws(s)`` and ``ftp`` URIs must
-    name a host.
+    name a host. The structure is checked where a mistake could change what the URI points
+    at: one ``@`` at most before the host, a numeric port, ``[`` and ``]`` only around an
+    IPv6 host in the authority (tolerated in the path and query, where browsers send them), one
+    ``#`` at most.
     """
     hint = "must be an absolute URI with a scheme, such as https://example.com/page"
     if len(text) > MAX_URI:
@@ -171,15 +194,59 @@ def check_uri(text: str) -> str | None:
     scheme = m[1].lower()
     if scheme in _UNSAFE_SCHEMES:
         return f"must not use the {scheme}: scheme"
-    if scheme in _HOST_SCHEMES:
-        rest = text[m.end() :]
-        if not rest.startswith("//"):
+    if text.count("#") > 1:
+        return f"{hint} (only one # may start the fragment; percent-encode the others as %23)"
+    rest = text[m.end() :]
+    if not rest.startswith("//"):
+        if scheme in _HOST_SCHEMES:
             return f"{hint} (a {scheme} URI needs //host)"
-        authority = re.split(r"[/?#]", rest[2:], maxsplit=1)[0]
-        host = authority.rpartition("@")[2]
-        if not host or host.startswith(":"):
-            return f"{hint} (a {scheme} URI needs a host)"
+        return _bracket_problem(hint, rest)
+    end = _AUTHORITY_END.search(rest, 2)
+    authority = rest[2 : end.start()] if end else rest[2:]
+    userinfo, _, hostport = authority.rpartition("@")
+    if "@" in userinfo:
+        return f"{hint} (only one @ may separate the user from the host; percent-encode the others as %40)"
+    # Where brackets would change what the URI points at. In the path, query and fragment they
+    # only break RFC 3986, and browsers send them there (PHP-style ``?a[]=1``): tolerated.
+    outside = userinfo
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close < 0 or not _is_ip_literal(hostport[1:close]):
+            return f"{hint} (a host in [ ] must be an IPv6 address, such as [::1])"
+        host, port = hostport[: close + 1], hostport[close + 1 :]
+        if port and not port.startswith(":"):
+            return f"{hint} (only :port may follow the host)"
+    else:
+        host, colon, port = hostport.partition(":")
+        port = colon + port
+        outside += host
+    problem = _bracket_problem(hint, outside)
+    if problem is not None:
+        return problem
+    if not port[1:].isdigit() and port not in ("", ":"):  # RFC 3986 allows an empty port
+        return f"{hint} (the port after the host must be a number)"
+    if not host and scheme in _HOST_SCHEMES:
+        return f"{hint} (a {scheme} URI needs a host)"
     return None
+
+
+def _bracket_problem(hint: str, part: str) -> str | None:
+    """RFC 3986 keeps ``[`` and ``]`` for an IP address as the host: elsewhere they must be
+    percent-encoded."""
+    if "[" in part or "]" in part:
+        return f"{hint} ([ and ] may only enclose an IP address as the host; percent-encode them elsewhere)"
+    return None
+
+
+def _is_ip_literal(inside: str) -> bool:
+    """The inside of ``[...]`` as a host: an IPv6 address or RFC 3986's IPvFuture."""
+    if _IP_FUTURE.fullmatch(inside) is not None:
+        return True
+    try:
+        ipaddress.IPv6Address(inside)
+    except ValueError:
+        return False
+    return True
 
 
 #: Checker for each format name.

@@ -42,10 +42,13 @@ from typing import Any, Literal
 from .limits import MAX_MESSAGE, MAX_NAME, MAX_PROPERTIES, MAX_TEXT
 from .lint_words import (
     CATEGORY_TEXT,
+    CODE_QUALIFIERS,
     COUNT_WORDS,
     KEY_QUALIFIERS,
     META_AFTER,
     META_BEFORE,
+    OTHER_WORD_AFTER,
+    OTHER_WORD_BEFORE,
     PHRASES,
     STOP_WORDS,
     SUBSTRINGS,
@@ -98,6 +101,9 @@ class FormLint:
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
+# A word numbered by trailing digits ("password2", "pin4"): the number only tells fields
+# apart (Django's password1 / password2), so the word is read without it.
+_NUMBERED = re.compile(r"([^\W\d_]+)\d+")
 
 
 def _normalize(text: str) -> str:
@@ -128,7 +134,12 @@ def _singular(token: str) -> str:
 def _tokens(normalized: str) -> list[str]:
     out = []
     for raw in _WORD.findall(normalized):
-        token = _singular(_fold(raw))
+        token = _fold(raw)
+        if token not in _VOCABULARY:  # "cvv2" and "last4" are words of their own
+            numbered = _NUMBERED.fullmatch(token)
+            if numbered is not None:
+                token = numbered[1]
+        token = _singular(token)
         if token not in STOP_WORDS:
             out.append(token)
     return out
@@ -153,6 +164,11 @@ def _build_rules() -> tuple[dict[str, list[_Rule]], list[_Rule]]:
         rules.append(_Rule((qualifier + "key",), category, is_key=True))
     for qualifier in TOKEN_QUALIFIERS:
         rules.append(_Rule((qualifier, "token"), "access token"))
+        # In one word too ("idtoken"): the suffix rule alone reads the head "id" as "its id".
+        rules.append(_Rule((qualifier + "token",), "access token"))
+    for qualifier, category in CODE_QUALIFIERS.items():
+        rules.append(_Rule((qualifier, "code"), category))
+        rules.append(_Rule((qualifier + "code",), category))
     for rule in rules:
         first = rule.words[0]
         if first.endswith("*"):
@@ -163,10 +179,24 @@ def _build_rules() -> tuple[dict[str, list[_Rule]], list[_Rule]]:
 
 
 _EXACT, _PREFIXED = _build_rules()
+# Every word the lint knows, as the tokenizer produces it.
+_VOCABULARY = frozenset(
+    word.rstrip("*")
+    for words in (
+        *PHRASES,
+        SUFFIXES,
+        KEY_QUALIFIERS,
+        TOKEN_QUALIFIERS,
+        CODE_QUALIFIERS,
+        META_AFTER,
+        META_BEFORE,
+        COUNT_WORDS,
+        STOP_WORDS,
+    )
+    for word in words
+)
 _SUFFIX_RE = re.compile("(?:" + "|".join(sorted(SUFFIXES, key=len, reverse=True)) + ")$")
 _PASS = "pass"  # noqa: S105 - a word to look for, not a password
-# A word before "clave"/"chiave" that makes it another word ("palabra clave" is a keyword).
-_NOT_AFTER = {"clave": "palabra", "chiave": "parola"}
 
 
 def _word_matches(pattern: str, token: str) -> bool:
@@ -184,8 +214,14 @@ def _excluded(rule: _Rule, tokens: list[str], i: int, end: int, counting: bool, 
         return True
     if rule.is_key and public:
         return True
-    before = _NOT_AFTER.get(rule.words[0])
-    return before is not None and i > 0 and tokens[i - 1] == before
+    return _another_word(tokens, i, end)
+
+
+def _another_word(tokens: list[str], i: int, end: int) -> bool:
+    """Whether the words around ``tokens[i:end]`` make it another word ("palabra clave")."""
+    if i > 0 and tokens[i - 1] in OTHER_WORD_BEFORE.get(tokens[i], ()):
+        return True
+    return end < len(tokens) and tokens[end] in OTHER_WORD_AFTER.get(tokens[end - 1], ())
 
 
 def _match_tokens(tokens: list[str], *, is_name: bool) -> tuple[str, str] | None:
@@ -215,7 +251,7 @@ def _match_tokens(tokens: list[str], *, is_name: bool) -> tuple[str, str] | None
             if not about and not (i + 1 < len(tokens) and tokens[i + 1] in META_AFTER):
                 return token, SUFFIXES[m[0]]
         # "db_pass", "user_pass": "pass" as the last word of a name only.
-        if is_name and i == len(tokens) - 1 and token == _PASS:
+        if is_name and i == len(tokens) - 1 and token == _PASS and not _another_word(tokens, i, i + 1):
             return token, "password"
     return None
 
@@ -257,15 +293,18 @@ _SECRET_VALUES = re.compile(
 
 # --- URL warnings -------------------------------------------------------------------
 
+# Where a link may start: not inside an ASCII word ("hotel:+1" holds no "tel:" link). Not
+# \b, which also counts CJK letters as word characters: "请访问https://..." is a link.
+_START = r"(?<![A-Za-z0-9])"
 _LINKS = (
     (re.compile(r"\x1b\]8;[^;\x07\x1b]*;[^\x07\x1b]+"), "a terminal hyperlink escape"),
     (re.compile(r"\[[^\]\n]{0,200}\]\([^)\s]{1,2000}\)"), "a markdown link"),
     (re.compile(r"<a\s[^>]{0,500}href[^>]{0,2000}>?", re.IGNORECASE), "an HTML link"),
-    (re.compile(r"\b[a-z][a-z0-9+.\-]{1,30}://[^\s<>\"')\]]*", re.IGNORECASE), "a URL"),
-    (re.compile(r"\bwww\.[^\s<>\"')\]]+", re.IGNORECASE), "a www. address"),
+    (re.compile(_START + r"[a-z][a-z0-9+.\-]{1,30}://[^\s<>\"')\]]*", re.IGNORECASE), "a URL"),
+    (re.compile(_START + r"www\.[^\s<>\"')\]]+", re.IGNORECASE), "a www. address"),
     (
         re.compile(
-            r"\b(?:mailto:|javascript:|vbscript:|tel:\+?[0-9]|data:[a-z]+/)[^\s<>\"']*",
+            _START + r"(?:mailto:|javascript:|vbscript:|tel:\+?[0-9]|data:[a-z]+/)[^\s<>\"']*",
             re.IGNORECASE,
         ),
         "a link",

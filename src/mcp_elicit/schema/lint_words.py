@@ -2,8 +2,10 @@
 
 Words are written the way the lint's tokenizer produces them: NFKC, case-folded, accents
 removed from Latin words ("clé" -> "cle", "Schlüssel" -> "schlussel"), a plural "s"
-dropped, and the stop words below removed ("mot de passe" -> "mot passe"). A word ending
-in ``*`` matches any token starting with it (used for Russian inflections).
+dropped, and the stop words below removed ("mot de passe" -> "mot passe"). Digits that
+number a word are dropped ("password2" -> "password", "pin4" -> "pin"), except in the words
+below that end in digits ("cvv2", "last4"). A word ending in ``*`` matches any token
+starting with it (used for Russian inflections).
 
 Decisions, each deliberate (see also the ``lint`` module docstring):
 
@@ -16,12 +18,14 @@ Decisions, each deliberate (see also the ``lint`` module docstring):
   ``access_key_id``, ``private_key_path``, ``token_url``) is not flagged. Password hints
   are not the password; a key's name, id or path is not the key.
 * ``key`` alone, ``public_key``, ``sort_key``, ``keyword`` are not flagged; ``key`` after a
-  qualifier (api, secret, private, access, signing, license, ...) is, unless "public"
-  appears in the same text.
+  qualifier (api, secret, private, access, signing, license, a vendor such as openai or
+  stripe, ...) is, unless "public" appears in the same text.
 * ``code`` alone (postal, country, promo, discount, confirmation codes) is not flagged;
-  verification / security / one-time / recovery / auth codes are.
+  verification / security / one-time / recovery / auth codes are, in one word too
+  (``authcode``, ``onetimecode``).
 * ``pass`` is flagged only as the last word of a field name (``db_pass``), never in prose
-  ("pass the test"); ``boarding_pass`` is flagged too and needs the override.
+  ("pass the test"); ``boarding_pass`` is flagged too and needs the override, while a
+  mountain, hall, season, ski or bus pass is not.
 * ``pin`` is always flagged, even where a "PIN code" is a postal code (India): override it.
 * ``cc`` alone (email copy) is not flagged; ``cc_number`` / ``ccnum`` are.
 * IBAN, bank account and routing numbers are *not* flagged: they identify where money
@@ -37,10 +41,13 @@ from typing import Final
 
 __all__ = [
     "CATEGORY_TEXT",
+    "CODE_QUALIFIERS",
     "COUNT_WORDS",
     "KEY_QUALIFIERS",
     "META_AFTER",
     "META_BEFORE",
+    "OTHER_WORD_AFTER",
+    "OTHER_WORD_BEFORE",
     "PHRASES",
     "STOP_WORDS",
     "SUBSTRINGS",
@@ -221,9 +228,29 @@ META_BEFORE: Final = frozenset(
     }
 )
 
+#: Word -> words that, just before it, make it another word ("palabra clave" is a keyword,
+#: a mountain pass no password).
+OTHER_WORD_BEFORE: Final[dict[str, frozenset[str]]] = {
+    "clave": frozenset({"palabra"}),
+    "chiave": frozenset({"parola"}),
+    "pass": frozenset({"mountain", "hall", "season", "ski", "bus"}),
+}
+
+#: Word -> words that, just after it, make it another word (a Secret Santa is a gift game).
+OTHER_WORD_AFTER: Final[dict[str, frozenset[str]]] = {
+    "secret": frozenset({"santa"}),
+}
+
 #: ``<qualifier> key`` (or ``<qualifier>key`` in one word) asks for a key of this category.
 KEY_QUALIFIERS: Final = {
     "api": "API key",
+    "openai": "API key",
+    "anthropic": "API key",
+    "stripe": "API key",
+    "twilio": "API key",
+    "sendgrid": "API key",
+    "mailgun": "API key",
+    "consumer": "API key",
     "secret": "secret key",
     "private": "secret key",
     "priv": "secret key",
@@ -236,6 +263,7 @@ KEY_QUALIFIERS: Final = {
     "hmac": "secret key",
     "ssh": "secret key",
     "client": "secret key",
+    "account": "secret key",
     "app": "API key",
     "application": "API key",
     "session": "secret key",
@@ -285,6 +313,26 @@ _C = "payment card number"
 _V = "card security code"
 _S = "social security number"
 
+#: ``<qualifier> code`` (or ``<qualifier>code`` in one word) asks for a code of this
+#: category; ``code`` alone does not (postal, country, promo codes).
+CODE_QUALIFIERS: Final = {
+    "mfa": _O,
+    "onetime": _O,
+    "verification": _O,
+    "verify": _O,
+    "authenticator": _O,
+    "auth": _O,
+    "authorization": _O,
+    "authentication": _O,
+    "recovery": _O,
+    "backup": _O,
+    "sms": _O,
+    "reset": _O,
+    "access": _O,
+    "login": _O,
+    "security": _V,
+}
+
 #: Token sequences -> category. ``key`` phrases come from :data:`KEY_QUALIFIERS`.
 PHRASES: Final[dict[tuple[str, ...], str]] = {
     # passwords, in the usual spellings and languages
@@ -322,6 +370,7 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("git", "lab", "pat"): _T,
     ("токен*",): _T,
     # secrets and keys
+    ("open", "ai", "key"): "API key",  # "OpenAIKey" splits into three words
     ("secret",): "secret",
     ("secrete",): "secret",
     ("secreta",): "secret",
@@ -343,23 +392,13 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("totp",): _O,
     ("hotp",): _O,
     ("2fa",): _O,
-    ("mfa", "code"): _O,
     ("mfa", "token"): _O,
     ("two", "factor"): _O,
     ("one", "time", "code"): _O,
     ("one", "time", "pin"): _O,
-    ("verification", "code"): _O,
-    ("authenticator", "code"): _O,
+    ("onetime", "pin"): _O,
+    ("onetimepin",): _O,
     ("authenticator", "app"): _O,
-    ("auth", "code"): _O,
-    ("authorization", "code"): _O,
-    ("authentication", "code"): _O,
-    ("recovery", "code"): _O,
-    ("backup", "code"): _O,
-    ("sms", "code"): _O,
-    ("reset", "code"): _O,
-    ("access", "code"): _O,
-    ("login", "code"): _O,
     ("code", "verification"): _O,
     ("codigo", "verificacion"): _O,
     ("codigo", "verificacao"): _O,
@@ -394,12 +433,12 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("номер", "ваш*", "карт*"): _C,
     ("кредитн*", "карт*"): _C,
     ("cvv",): _V,
+    ("ccv",): _V,
     ("cvc",): _V,
     ("cvv2",): _V,
     ("cvc2",): _V,
     ("csc",): _V,
     ("cvn",): _V,
-    ("security", "code"): _V,
     ("card", "verification"): _V,
     ("cryptogramme",): _V,
     ("code", "securite"): _V,
