@@ -188,3 +188,92 @@ async def test_a_legacy_initialize_learns_the_supported_versions(
     assert error["code"] == -32022
     assert error["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
     assert "2026-07-28" in error["message"]
+
+
+async def post_with(
+    client: httpx.AsyncClient, url: str, message: dict[str, Any], headers: list[tuple[str, str | bytes]]
+) -> httpx.Response:
+    """A POST with exactly ``headers`` (repeated names kept, in order)."""
+    return await client.post(url, content=json.dumps(message), headers=headers)
+
+
+async def test_repeated_accept_lines_are_one_list_and_q0_refuses(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/list")
+    base = [(k, v) for k, v in headers_for(message).items() if k != "accept"]
+    split = [*base, ("accept", "text/event-stream"), ("accept", "application/json")]
+    assert (await post_with(client, http_server.url, message, split)).status_code == 200
+    refusals = ("application/json;q=0, text/event-stream", "application/jsonl", "*/*, application/json;q=0")
+    for refused in refusals:
+        response = await post_with(client, http_server.url, message, [*base, ("accept", refused)])
+        assert response.status_code == 406, refused
+    # SSE refused with q=0: no stream for the progress, the reply as plain JSON.
+    progress = body("tools/call", {"name": "progress", "arguments": {}})
+    progress["params"]["_meta"]["progressToken"] = "p1"
+    plain = [(k, v) for k, v in headers_for(progress).items() if k != "accept"]
+    response = await post_with(
+        client, http_server.url, progress, [*plain, ("accept", "application/json, text/event-stream;q=0")]
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+
+
+async def test_mcp_headers_this_revision_does_not_use_may_repeat(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/list")
+    headers = [*headers_for(message).items(), ("mcp-session-id", "a"), ("mcp-session-id", "b")]
+    assert (await post_with(client, http_server.url, message, headers)).status_code == 200
+
+
+async def test_non_ascii_method_and_version_headers_are_refused_even_when_they_match(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/lisé")
+    headers = [(k, v) for k, v in headers_for(message).items() if k != "mcp-method"]
+    raw = [*headers, ("mcp-method", b"tools/lis\xe9")]  # the body's value, in Latin-1 bytes
+    response = await post_with(client, http_server.url, message, raw)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32020
+
+
+async def test_an_integer_id_beyond_64_bits_is_named_as_such(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    message = body("tools/list")
+    raw = json.dumps(message).replace(f'"id": {message["id"]}', '"id": 123456789012345678901234567890')
+    response = await client.post(http_server.url, content=raw, headers=headers_for(message))
+    assert response.status_code == 400
+    assert "integer ids must fit in 64 bits" in response.json()["error"]["message"]
+
+
+async def test_a_page_at_an_allowed_origin_can_call_through_cors(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    origin = "http://localhost:5173"  # loopback: allowed by default
+    preflight = await client.options(
+        http_server.url,
+        headers={
+            "origin": origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type, mcp-method, mcp-name, mcp-param-region",
+        },
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == origin
+    assert preflight.headers["access-control-allow-methods"] == "POST"
+    allowed = {h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")}
+    assert {"content-type", "mcp-method", "mcp-name", "mcp-protocol-version", "mcp-param-region"} <= allowed
+    message = body("tools/list")
+    response = await client.post(
+        http_server.url, content=json.dumps(message), headers={**headers_for(message), "origin": origin}
+    )
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == origin
+    foreign = await client.options(
+        http_server.url,
+        headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
+    )
+    assert foreign.status_code == 403
+    assert "access-control-allow-origin" not in foreign.headers

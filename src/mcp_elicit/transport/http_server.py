@@ -1,7 +1,8 @@
 """Streamable HTTP (MCP 2026-07-28), server side, as a plain ASGI app.
 
 One POST carries one JSON-RPC request or notification. GET and DELETE (the older revisions'
-stream and session end) get 405. Checks, in order: path, method, Origin (403), Content-Type
+stream and session end) get 405, and so does OPTIONS, except a CORS preflight from an allowed
+origin. Checks, in order: path, method, Origin (403), Content-Type
 (415), Accept (406), body size (413), JSON-RPC shape, ``_meta`` (-32602), headers against the
 body (-32020), authentication (401), then the server. The reply is JSON, or an SSE stream when
 the handler sends progress or log notifications and the client accepts ``text/event-stream``.
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from mcp_elicit.transport.answer import answer
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
+from mcp_elicit.wire.accept import accepted_replies
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, header_mismatch
 from mcp_elicit.wire.http import check_request_headers, status_for_error
 from mcp_elicit.wire.jsonrpc import (
@@ -85,8 +87,17 @@ _READ_HEADERS: dict[bytes, str] = {
         "mcp-protocol-version",
         "mcp-method",
         "mcp-name",
+        "access-control-request-method",
+        "access-control-request-headers",
     )
 }
+# Mcp-* headers that must not appear twice (the others, Mcp-Session-Id of older revisions say,
+# are ignored like any header this server does not use).
+_SINGLE_MCP_HEADERS = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name"})
+# What a browser page at an allowed origin may send (CORS preflight): the MCP headers, the
+# parameter headers a tool declares and a bearer token.
+_CORS_ALLOWED_HEADERS = "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
+_CORS_HEADER_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 # The Accept value MCP clients send (and what any client that sends exactly it means).
 _COMMON_ACCEPT = "application/json, text/event-stream"
 
@@ -104,7 +115,9 @@ class HttpApp:
 
     ``allowed_origins``: browser origins allowed to call (``["*"]`` for any). By default only
     loopback origins are allowed, which blocks DNS-rebinding attacks on local servers;
-    requests without an Origin header (non-browser clients) are always allowed.
+    requests without an Origin header (non-browser clients) are always allowed. A page at an
+    allowed origin gets what CORS needs: its preflight (``OPTIONS``) is answered and every reply
+    names it in ``Access-Control-Allow-Origin``.
     ``body_timeout``: seconds a request body may take to arrive; slower gets 408 (checked by a
     shared timer, so the answer may come up to ``min(0.05 s, body_timeout / 4)`` later).
     ``sse_hold``: seconds progress and log notifications are held back before an SSE reply
@@ -153,18 +166,25 @@ class HttpApp:
             if name in headers:
                 if name == "origin":
                     headers[name] = "(more than one Origin header)"  # never an allowed origin
-                elif name.startswith("mcp-") and duplicate is None:
+                elif name == "accept":
+                    headers[name] += ", " + raw_value.decode("latin-1")  # one list (RFC 9110 §5.3)
+                elif duplicate is None and (name in _SINGLE_MCP_HEADERS or name.startswith("mcp-param-")):
                     duplicate = name  # refused once the body (and so the request id) is read
                 continue
             headers[name] = raw_value.decode("latin-1")
 
         # Origin first, whatever the method: a page in a browser must learn nothing more.
         origin = headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
-            await _error(
-                send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
-            )
-            return
+        if origin is not None:
+            if not self._origin_allowed(origin):
+                await _error(
+                    send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
+                )
+                return
+            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                await _preflight(send, origin, headers.get("access-control-request-headers"))
+                return
+            send = _with_cors(send, origin)  # a page at an allowed origin may read every reply
         if scope["method"] != "POST":
             await _json(
                 send,
@@ -191,9 +211,8 @@ class HttpApp:
         if accept == _COMMON_ACCEPT:
             accepts_sse = True
         else:
-            accept = accept.lower()
-            accepts_sse = "text/event-stream" in accept or "*/*" in accept
-            if not ("application/json" in accept or "application/*" in accept or "*/*" in accept):
+            accepts_json, accepts_sse = accepted_replies(accept)
+            if not accepts_json:
                 await _error(
                     send,
                     406,
@@ -228,6 +247,10 @@ class HttpApp:
             await _error(send, status_for_error(exc.code), exc.request_id, exc)
             return
         if isinstance(message, Notification):
+            # Authenticated like any request, though nothing runs: a 202 tells a caller that
+            # its credentials were taken.
+            if self.authenticate is not None and await self._authenticated(send, headers, None) is None:
+                return
             await send({"type": _START, "status": 202, "headers": []})
             await send({"type": _BODY, "body": b""})
             return
@@ -248,30 +271,10 @@ class HttpApp:
             return
         principal = client = None
         if self.authenticate is not None:
-            try:
-                caller = await self.authenticate(headers)
-                if isinstance(caller, Caller):
-                    principal, client = caller.principal, caller.client
-                else:
-                    principal = caller
-            except Unauthorized as exc:
-                error = McpError(INVALID_REQUEST, exc.message)
-                await _json(
-                    send,
-                    401,
-                    encode_error(message.id, error),
-                    extra=[(b"www-authenticate", exc.www_authenticate.encode("latin-1"))],
-                )
+            caller = await self._authenticated(send, headers, message.id)
+            if caller is None:
                 return
-            except Exception:
-                # The identity provider (its JWKS) cannot be reached: fail closed, but say it is
-                # temporary; a 401 would make clients throw away tokens that are fine.
-                logger.exception("authentication is unavailable")
-                error = McpError(
-                    INTERNAL_ERROR, "Internal error: credentials cannot be checked right now; retry shortly"
-                )
-                await _json(send, 503, encode_error(message.id, error), extra=[(b"retry-after", b"5")])
-                return
+            principal, client = caller
 
         # Notifications (progress, logs) need an SSE reply; only a request that asked for
         # them and accepts text/event-stream gets one.
@@ -305,6 +308,37 @@ class HttpApp:
             }
         )
         await send({"type": _BODY, "body": payload})
+
+    async def _authenticated(
+        self, send: Send, headers: Mapping[str, str], request_id: Any
+    ) -> tuple[str | None, str | None] | None:
+        """``(principal, client)`` from the ``authenticate`` hook (``(None, None)`` for an
+        anonymous call); or None when the reply (401, or 503 while credentials cannot be checked)
+        has been sent."""
+        assert self.authenticate is not None
+        try:
+            caller = await self.authenticate(headers)
+        except Unauthorized as exc:
+            error = McpError(INVALID_REQUEST, exc.message)
+            await _json(
+                send,
+                401,
+                encode_error(request_id, error),
+                extra=[(b"www-authenticate", exc.www_authenticate.encode("latin-1"))],
+            )
+            return None
+        except Exception:
+            # The identity provider (its JWKS) cannot be reached: fail closed, but say it is
+            # temporary; a 401 would make clients throw away tokens that are fine.
+            logger.exception("authentication is unavailable")
+            error = McpError(
+                INTERNAL_ERROR, "Internal error: credentials cannot be checked right now; retry shortly"
+            )
+            await _json(send, 503, encode_error(request_id, error), extra=[(b"retry-after", b"5")])
+            return None
+        if isinstance(caller, Caller):
+            return caller.principal, caller.client
+        return caller, None
 
     async def _too_large(self, send: Send) -> None:
         too_large = McpError(
@@ -541,6 +575,43 @@ async def _json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, b
 
 async def _error(send: Send, status: int, request_id: Any, error: McpError) -> None:
     await _json(send, status, encode_error(request_id, error))
+
+
+async def _preflight(send: Send, origin: str, requested: str | None) -> None:
+    """The answer to a CORS preflight from an allowed origin: POST, with the MCP headers (and the
+    ``Mcp-Param-*`` ones a tool declares, which the browser names in its request)."""
+    allowed = _CORS_ALLOWED_HEADERS
+    if requested:
+        names = [name.strip().lower() for name in requested.split(",") if name.strip()]
+        extra = [n for n in names if n.startswith("mcp-param-") and _CORS_HEADER_NAME.issuperset(n)]
+        if extra:
+            allowed += ", " + ", ".join(dict.fromkeys(extra))
+    headers = [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-allow-methods", b"POST"),
+        (b"access-control-allow-headers", allowed.encode("latin-1")),
+        (b"access-control-max-age", b"600"),
+        (b"vary", b"origin"),
+        (b"content-length", b"0"),
+    ]
+    await send({"type": _START, "status": 204, "headers": headers})
+    await send({"type": _BODY, "body": b""})
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    """``send`` adding the CORS headers that let a page at ``origin`` (allowed) read the reply."""
+    cors = [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", b"www-authenticate, retry-after"),
+        (b"vary", b"origin"),
+    ]
+
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == _START:
+            message = {**message, "headers": [*message.get("headers", ()), *cors]}
+        await send(message)
+
+    return send_with_cors
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:

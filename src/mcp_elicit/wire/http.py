@@ -119,7 +119,14 @@ def check_request_headers(headers: Mapping[str, str], request: Request) -> None:
     body_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
     method = request.method
     version = headers.get("mcp-protocol-version")
-    if version is None or version != body_version or headers.get("mcp-method") != method:
+    # Equal values pass at once, unless they hold more than ASCII (a header value decoded as
+    # Latin-1 can equal a non-ASCII body value): those _expect refuses.
+    if (
+        version is None
+        or version != body_version
+        or headers.get("mcp-method") != method
+        or not (method.isascii() and version.isascii())
+    ):
         _expect(headers, "mcp-protocol-version", "MCP-Protocol-Version", body_version, decode=False)
         _expect(headers, "mcp-method", "Mcp-Method", method, decode=False)
     key = NAMED_METHODS.get(method)

@@ -123,7 +123,10 @@ def _parse_data(data: Any) -> Message:
             )
         raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id)
     if has_id and request_id is None:
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer', None)
+        detail = '"id" must be a string or an integer'
+        if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
+            detail += " (integer ids must fit in 64 bits)"
+        raise InvalidMessage(INVALID_REQUEST, f"Invalid request: {detail}", None)
     params = data.get("params", {})
     if params is None:
         params = {}

@@ -171,6 +171,24 @@ async def test_no_token_bad_token_good_token(deployment: Deployment, rsa: Signin
             assert result["content"][0]["text"] == f"{ISSUER}|alice"
 
 
+async def test_a_notification_is_authenticated_like_a_request(
+    deployment: Deployment, rsa: SigningKey
+) -> None:
+    body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.post(f"{deployment.base}/mcp", content=json.dumps(body), headers=headers)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer ")
+        good = rsa.mint(live_claims(deployment.resource))
+        response = await client.post(
+            f"{deployment.base}/mcp",
+            content=json.dumps(body),
+            headers={**headers, "authorization": f"Bearer {good}"},
+        )
+        assert response.status_code == 202
+
+
 async def test_state_is_bound_to_the_client_the_token_was_issued_to(
     deployment: Deployment, rsa: SigningKey
 ) -> None:
