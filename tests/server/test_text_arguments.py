@@ -39,6 +39,20 @@ def make_server() -> Server:
     async def count(n: int) -> str:
         return repr(n)
 
+    # One pydantic-typed parameter takes the whole signature through pydantic: it must read the
+    # others as the plain path does.
+    @app.prompt()
+    async def typed_plan(
+        topic: Annotated[str, Field(description="The topic")], days: int, urgent: bool = False
+    ) -> str:
+        return f"{topic} {days!r} {urgent!r}"
+
+    @app.tool()
+    async def typed_count(
+        label: Annotated[str, Field(description="A label")], n: int, flag: bool = False, ratio: float = 0.5
+    ) -> str:
+        return f"{label} {n!r} {flag!r} {ratio!r}"
+
     return app
 
 
@@ -124,3 +138,27 @@ async def test_whole_numbers_a_float_cannot_hold_exactly_are_refused(value: floa
     result = await make_server().dispatch(request("tools/call", {"name": "count", "arguments": {"n": value}}))
     assert result["isError"] is True
     assert "too large to read exactly" in result["content"][0]["text"]
+
+
+async def test_the_pydantic_path_reads_text_arguments_as_the_plain_path_does() -> None:
+    app = make_server()
+    assert await get_prompt(app, "typed_plan", {"topic": "t", "days": "3", "urgent": "true"}) == "t 3 True"
+    for days, urgent in (("3", "yes"), ("3", "off"), ("3", "1"), ("3.0", "true"), ("three", "false")):
+        with pytest.raises(McpError) as info:
+            await get_prompt(app, "typed_plan", {"topic": "t", "days": days, "urgent": urgent})
+        assert info.value.code == INVALID_PARAMS
+
+
+async def call_tool(app: Server, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return await app.dispatch(request("tools/call", {"name": name, "arguments": arguments}))
+
+
+async def test_the_pydantic_path_takes_json_arguments_as_they_are() -> None:
+    app = make_server()
+    result = await call_tool(app, "typed_count", {"label": "x", "n": 5.0, "flag": True, "ratio": 2})
+    assert result["content"][0]["text"] == "x 5 True 2.0"  # a whole float is an integer, as on the plain path
+    wrongs = ({"n": "5"}, {"n": 5, "flag": "yes"}, {"n": 5, "flag": 1}, {"n": 5.5}, {"n": 5, "ratio": "1.5"})
+    for wrong in wrongs:
+        result = await call_tool(app, "typed_count", {"label": "x", **wrong})
+        assert result["isError"] is True, wrong
+        assert "Invalid arguments" in result["content"][0]["text"]

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
+import orjson
+
 from mcp_elicit.schema.markers import Description
 
 _MISSING = inspect.Parameter.empty
@@ -75,12 +77,7 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
     try:
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
     except UnsupportedAnnotation:
-        # pydantic's lax mode reads numbers and booleans from text by itself.
-        signature = _pydantic_signature(fn, plain, hints, context_param)
-        if as_text:
-            for name, prop in signature.input_schema.get("properties", {}).items():
-                _refuse_structured(fn, name, prop.get("type") if isinstance(prop, dict) else None)
-        return signature
+        return _pydantic_signature(fn, plain, hints, context_param, as_text=as_text)
     if as_text:
         params = tuple(_read_from_text(p, fn) for p in params)
     schema: dict[str, Any] = {
@@ -301,11 +298,41 @@ def _choice(values: list[str], enum_type: type[enum.Enum] | None) -> Convert:
     return convert
 
 
+def _json_kind(prop: object) -> str | None:
+    """The JSON type of a property of pydantic's schema, an optional one's included."""
+    if not isinstance(prop, dict):
+        return None
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        return kind
+    kinds = [p.get("type") for p in prop.get("anyOf", ()) if isinstance(p, dict)]
+    kinds = [k for k in kinds if k != "null"]
+    return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
+
+
+_MAX_NESTING = 200
+
+
+def _whole(value: Any, depth: int = 0) -> Any:
+    """``value`` with whole floats as integers (5.0 is 5, as JavaScript clients write it)."""
+    if type(value) is float:
+        return int(value) if value.is_integer() and abs(value) <= _EXACT_FLOAT_INT else value
+    if type(value) is not list and type(value) is not dict:
+        return value
+    if depth >= _MAX_NESTING:
+        raise ArgumentError(f"arguments must be nested at most {_MAX_NESTING} levels deep")
+    if isinstance(value, list):
+        return [_whole(item, depth + 1) for item in value]
+    return {key: _whole(item, depth + 1) for key, item in value.items()}
+
+
 def _pydantic_signature(
     fn: Callable[..., Any],
     params: list[inspect.Parameter],
     hints: dict[str, Any],
     context_param: str | None,
+    *,
+    as_text: bool = False,
 ) -> Signature:
     try:
         import pydantic
@@ -323,10 +350,29 @@ def _pydantic_signature(
     )
     schema = model.model_json_schema()
     schema.pop("title", None)
+    # Read as the plain path reads them: JSON types as they are (strict: no "yes" for True, no
+    # "5" for 5), whole floats as integers, and for text arguments numbers and booleans from text.
+    readers: dict[str, Callable[[str, str], Any]] = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind = _json_kind(prop)
+        if as_text:
+            _refuse_structured(fn, name, kind)
+            reader = _TEXT_READERS.get(kind)
+            if reader is not None:
+                readers[name] = reader
 
     def bind(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        values = {name: _whole(value) for name, value in arguments.items()}
+        for name, reader in readers.items():
+            value = values.get(name)
+            if isinstance(value, str):
+                values[name] = reader(value, name)
         try:
-            instance = model.model_validate(dict(arguments), strict=False)
+            encoded = orjson.dumps(values)
+        except TypeError:  # orjson's JSONEncodeError: an integer beyond 64 bits
+            raise ArgumentError("arguments must be JSON data with integers of at most 64 bits") from None
+        try:
+            instance = model.model_validate_json(encoded, strict=True)
         except pydantic.ValidationError as exc:
             problems = [
                 f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()
