@@ -34,6 +34,7 @@ from mcp_elicit.client.errors import (
     AuthorizationRequiredError,
     HttpStatusError,
     LegacyServerError,
+    LocalError,
     MalformedMessageError,
     McpClientError,
     RequestTimeoutError,
@@ -47,7 +48,9 @@ from mcp_elicit.client.providers import RootsProvider, Sampler, StaticRoots
 from mcp_elicit.client.questions import Answerer, ServerIdentity
 from mcp_elicit.client.results import DiscoverResult, PromptResult, ResourceResult, ToolResult
 from mcp_elicit.client.stdio import StderrMode
+from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing, Transport
+from mcp_elicit.wire import codec
 from mcp_elicit.wire.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -69,7 +72,10 @@ DEFAULT_CLIENT_INFO = {"name": "mcp-elicit", "version": __version__}
 _MODERN_CODES = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, INVALID_PARAMS}
 )
+# What one listing (all its pages) may hold: a server that keeps paging cannot fill memory.
 MAX_PAGES = 1000
+MAX_LIST_ITEMS = 100_000
+MAX_LIST_BYTES = 32 * 1024 * 1024  # of the items' JSON
 
 
 class Client:
@@ -265,7 +271,12 @@ class Client:
             try:
                 mapping = header_map(tool.get("inputSchema"))
             except InvalidHeaderAnnotation as exc:
-                logger.warning("leaving out tool %r: %s", name, exc)
+                # The name and the reason (a property name in it) are the server's text.
+                logger.warning(
+                    "leaving out tool %r: %s",
+                    clean(name, single_line=True, max_length=200),
+                    clean(str(exc), single_line=True, max_length=500),
+                )
                 continue
             if mapping:
                 self._header_maps[name] = mapping
@@ -314,13 +325,22 @@ class Client:
     # -- the engine ------------------------------------------------------------------------
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
+        size = 0
         params: dict[str, Any] = {}
         for _ in range(MAX_PAGES):
             result = await self._call(method, params)
             page = result.get(key)
             if not isinstance(page, list):
                 raise MalformedMessageError(f"the result of {method} must have {key!r} as an array")
-            items.extend(item for item in page if isinstance(item, dict))
+            kept = [item for item in page if isinstance(item, dict)]
+            items.extend(kept)
+            size += len(codec.dumps(kept))  # JSON the codec just read, so it writes it back
+            if len(items) > MAX_LIST_ITEMS:
+                raise LocalError(f"{method}: the server listed more than {MAX_LIST_ITEMS} {key}; giving up")
+            if size > MAX_LIST_BYTES:
+                raise LocalError(
+                    f"{method}: the server listed more than {MAX_LIST_BYTES >> 20} MiB of {key}; giving up"
+                )
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return items

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mcp_elicit.client.text import clean
+
 
 class ClientError(Exception):
     """Base class of every error raised by :mod:`mcp_elicit.client`."""
@@ -77,7 +79,9 @@ class UnsupportedVersionError(McpClientError):
     ) -> None:
         super().__init__(code, message, data, method=method)
         supported = data.get("supported") if isinstance(data, dict) else None
-        self.supported: tuple[str, ...] = tuple(v for v in supported or () if isinstance(v, str))
+        # An array of versions; anything else (a lone string, say) lists none.
+        listed = supported if isinstance(supported, list) else []
+        self.supported: tuple[str, ...] = tuple(v for v in listed if isinstance(v, str))
         self.args = (
             "no protocol version in common: the server supports "
             f"{', '.join(self.supported) or '(none listed)'}; this client speaks {', '.join(ours)}",
@@ -189,7 +193,8 @@ class HttpStatusError(TransportError):
 
     def __init__(self, status: int, detail: str) -> None:
         self.status = status
-        super().__init__(f"HTTP {status}: {detail}")
+        # The detail quotes the server's body: nothing in it may reach a terminal as a control.
+        super().__init__(f"HTTP {status}: {clean(detail, single_line=True)}")
 
 
 class AuthorizationRequiredError(HttpStatusError):
@@ -201,8 +206,9 @@ class AuthorizationRequiredError(HttpStatusError):
     """
 
     def __init__(self, status: int, detail: str, www_authenticate: str | None) -> None:
-        self.www_authenticate = www_authenticate
-        hint = f"; the server asks for: {www_authenticate}" if www_authenticate else ""
+        self.www_authenticate = www_authenticate  # as received
+        shown = clean(www_authenticate, single_line=True, max_length=500).strip() if www_authenticate else ""
+        hint = f"; the server asks for: {shown}" if shown else ""
         super().__init__(status, f"{detail}{hint} (pass headers={{'Authorization': 'Bearer ...'}})")
 
 

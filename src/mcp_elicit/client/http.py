@@ -71,10 +71,9 @@ def json_reply(
         snippet = (said if isinstance(said, str) else "") or body[:200].decode("utf-8", "replace")
         snippet = clean(snippet, single_line=True, max_length=200) or "(empty body)"
         raise AuthorizationRequiredError(status, f"{request.method} to {url}: {snippet}", www_authenticate)
-    if (
-        isinstance(message, Response)
-        and (message.id == request.id or message.id is None)
-        and (message.error is not None or 200 <= status < 300)
+    if isinstance(message, Response) and (
+        (message.error is not None and message.id in (request.id, None))  # only an error may have a null id
+        or (message.id == request.id and 200 <= status < 300)
     ):
         return message
     if 200 <= status < 300:
@@ -132,21 +131,21 @@ class HttpTransport:
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
         lines = "".join(f"{k}: {v}\r\n" for k, v in request_headers(request).items())
         head = self._head_start + f"{lines}Content-Length: {len(request.body)}\r\n\r\n".encode("latin-1")
-        conn = await self._pool.acquire()
+        conn = await self._pool.acquire()  # a kept-alive one only if the server has not closed it
         try:
-            try:
-                response = await self._exchange(conn, head, request, on_notification)
-            except (ConnectionError, asyncio.IncompleteReadError) as exc:
-                partial = isinstance(exc, asyncio.IncompleteReadError) and bool(exc.partial)
-                if not conn.used or conn.answered or partial:
-                    raise  # the server got the request and began to answer: never send it twice
-                # A kept-alive connection the server had closed while idle: one fresh try.
-                conn.abort()
-                conn = await self._pool.acquire()
-                response = await self._exchange(conn, head, request, on_notification)
-        except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
+            response = await self._exchange(conn, head, request, on_notification)
+        except (asyncio.IncompleteReadError, OSError) as exc:
+            # Never sent again: the server may have received the request and run it before the
+            # connection dropped, and nothing tells that apart from a connection it had closed.
             conn.abort()
-            raise TransportError(f"HTTP {request.method} to {self._url} failed: {exc!r}") from exc
+            why = (
+                "the connection closed before the reply was complete"
+                if isinstance(exc, EOFError)
+                else repr(exc)
+            )
+            raise TransportError(
+                f"HTTP {request.method} to {self._url} failed: {why} (not sent again: it may have run)"
+            ) from exc
         except BaseException:
             conn.abort()  # cancelled or failed mid-reply: closing the stream tells the server
             raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import ssl
 from collections.abc import AsyncGenerator
 from urllib.parse import urlsplit
@@ -128,20 +129,25 @@ async def _pieces(reader: asyncio.StreamReader, size: int) -> AsyncGenerator[byt
 
 
 class Connection:
-    __slots__ = ("answered", "reader", "reusable", "used", "writer")
+    __slots__ = ("reader", "reusable", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
         self.reusable = True
-        self.used = False  # has carried a request before (then a dead socket may be stale, not an error)
-        self.answered = False  # the current request's response head has arrived
 
     def alive(self) -> bool:
-        return not (self.reader.at_eof() or self.writer.is_closing())
+        """Whether this idle connection can carry a request. A request that fails is never sent
+        again (the server may have run it before the connection dropped), so a connection the
+        server has closed must be told apart before use: between requests the server has nothing
+        to say, and its close (EOF or reset) makes the socket readable, even before the event
+        loop has seen it."""
+        if self.reader.at_eof() or self.writer.is_closing():
+            return False
+        sock = self.writer.get_extra_info("socket")
+        return sock is None or not _readable(sock.fileno())
 
     async def request(self, head: bytes, body: bytes) -> Reply:
-        self.answered = False
         self.writer.write(head + body)
         await self.writer.drain()
         while True:
@@ -149,7 +155,6 @@ class Connection:
                 raw = await self.reader.readuntil(b"\r\n\r\n")
             except asyncio.LimitOverrunError:
                 raise MalformedMessageError("the server's response head is too large") from None
-            self.answered = True
             status, headers = _parse_head(raw)
             if status >= 200 or status == 101:
                 break  # skip 1xx interim responses
@@ -163,6 +168,17 @@ class Connection:
         transport = self.writer.transport
         with contextlib.suppress(Exception):
             transport.abort()
+
+
+def _readable(fd: int) -> bool:
+    """Whether the socket has something to read (data, EOF or a reset) right now."""
+    if fd < 0:
+        return True  # closed
+    if hasattr(select, "poll"):  # not select(): it cannot watch a descriptor past FD_SETSIZE
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
@@ -223,7 +239,6 @@ class Pool:
 
     def release(self, conn: Connection) -> None:
         if conn.reusable and not self._closed and len(self._idle) < self._max_idle and conn.alive():
-            conn.used = True
             self._idle.append(conn)
         else:
             conn.abort()

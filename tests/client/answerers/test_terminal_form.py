@@ -13,7 +13,22 @@ import pytest
 from mcp_elicit.client.answerers import TerminalAnswerer, TerminalUnavailable
 from mcp_elicit.client.questions import Answer, Answerer, ServerIdentity
 
-from ._harness import BACKSPACE, CTRL_C, CTRL_U, DOWN, ENTER, ESC, FORBIDDEN, PAUSE, SPACE, UP, Harness, form
+from ._harness import (
+    BACKSPACE,
+    CTRL_C,
+    CTRL_U,
+    DOWN,
+    ENTER,
+    ESC,
+    FORBIDDEN,
+    PAUSE,
+    SPACE,
+    UP,
+    Harness,
+    Pause,
+    Until,
+    form,
+)
 
 ALL_KINDS: dict[str, Any] = {
     "type": "object",
@@ -515,3 +530,35 @@ async def test_long_lists_scroll(term: Harness) -> None:
     assert "↓ 40 more" in term.screen
     assert "↑ 40 more" in term.screen
     assert "option-49" in term.transcript  # the first choice, echoed
+
+
+# -- keys typed ahead ----------------------------------------------------------------------------
+DELETE_ALL = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Delete every file?", "default": True}},
+}
+
+
+@pytest.mark.parametrize(
+    "schema", [DELETE_ALL, {"type": "object", "properties": {}}], ids=["defaults", "empty"]
+)
+async def test_keys_typed_before_the_form_appears_never_send_it(
+    term: Harness, schema: dict[str, Any]
+) -> None:
+    """Enter pressed while the call was starting (or a paste) reaches the form's first menu: it
+    must not start the form, accept the pre-filled defaults and send them."""
+    answerer = term.answerer(consent_delay=0.3)
+    term.keys(ENTER, ENTER, ENTER, "s")  # typed ahead, before the question is even asked
+    await asyncio.sleep(0.2)
+    answer = await term.form(form(schema), Until("Decline"), Pause(0.5), "d", answerer=answerer)
+    assert answer == Answer("decline")
+
+
+async def test_an_extra_enter_after_the_last_field_does_not_send(term: Harness) -> None:
+    answerer = term.answerer(consent_delay=0.3)
+    keys = (Until("Fill in the form"), Pause(0.5), ENTER, Until("Delete every file?"), ENTER, ENTER)
+    answer = await term.form(
+        form(DELETE_ALL), *keys, Until("Send this answer"), Pause(0.5), "d", answerer=answerer
+    )
+    assert answer == Answer("decline")
+    assert "Sent." not in term.transcript

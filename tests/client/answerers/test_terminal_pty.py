@@ -30,6 +30,10 @@ async def main():
 asyncio.run(main())
 """
 
+# The start menu and the review's Send ignore keys for the consent delay (0.3 s by default), as
+# a person takes longer than that to read them: keys typed ahead never answer the form.
+READ = 0.6
+
 
 class Pty:
     def __init__(self) -> None:
@@ -60,8 +64,8 @@ class Pty:
                     os.write(self.master, b"\x1b[1;1R")
                 self.seen += data
 
-    def send(self, keys: str) -> None:
-        time.sleep(0.15)  # let the widget start reading
+    def send(self, keys: str, after: float = 0.15) -> None:
+        time.sleep(after)  # let the widget start reading
         os.write(self.master, keys.encode())
 
     def close(self) -> None:
@@ -75,7 +79,7 @@ def test_a_real_terminal_session() -> None:
     pty = Pty()
     try:
         pty.expect("Fill in the form")
-        pty.send("\r")
+        pty.send("\r", after=READ)
         pty.expect("[1/2]")
         pty.send("A\r")  # too short: refused while typing and on Enter
         pty.expect("at least 2 characters long")
@@ -83,7 +87,7 @@ def test_a_real_terminal_session() -> None:
         pty.expect("[2/2]")
         pty.send("\r")  # optional number left empty
         pty.expect("Send this answer")
-        pty.send("s")
+        pty.send("s", after=READ)
         pty.expect('RESULT {"action": "accept", "content": {"name": "Ada"}}')
         # Second question: Esc cancels (a lone Esc, told apart from arrow keys by its delay).
         pty.expect("Fill in the form")

@@ -10,7 +10,8 @@ client closes the stream of a request still waiting for its answer.
 
 Tests tell their runs apart by ``clientInfo.name``; a name may also select a behaviour for the
 whole run: ``reject-version-once-*`` (the first request gets -32022, like the conformance
-harness), ``no-common-version-*`` (every request gets -32022 listing only an unknown version).
+harness), ``no-common-version-*`` (every request gets -32022 listing only an unknown version),
+``supported-as-string-*`` (the same, with ``supported`` a string instead of an array).
 What ``tools/call`` does depends on the tool name; see ``TOOLS``.
 """
 
@@ -189,6 +190,8 @@ def handle(message: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
             raise RpcError(
                 -32022, "Unsupported protocol version", {"supported": ["2099-01-01"], "requested": VERSION}
             )
+        if name.startswith("supported-as-string"):
+            raise RpcError(-32022, "Unsupported protocol version", {"supported": "2099-01-01"})
         if name.startswith("reject-version-once") and name not in _seen_names:
             _seen_names.add(name)
             raise RpcError(

@@ -197,6 +197,14 @@ async def test_no_common_version_is_a_clear_error(rogue: Target) -> None:
     assert len(log_of(rogue).requests(name)) == 1  # nothing in common: no point retrying
 
 
+async def test_supported_versions_that_are_not_an_array_list_none(rogue: Target) -> None:
+    connecting, _ = connect(rogue, prefix="supported-as-string")
+    with pytest.raises(UnsupportedVersionError, match=r"supports \(none listed\)") as caught:
+        async with connecting:
+            pass
+    assert caught.value.supported == ()  # not one version per character
+
+
 # -- limits -------------------------------------------------------------------------------------
 async def test_a_server_that_keeps_asking_hits_the_round_limit(rogue: Target) -> None:
     person = Script(form=accept(ok=True))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.client import Client, MalformedMessageError, ServerExitedError
+from mcp_elicit.client import Client, LocalError, MalformedMessageError, ServerExitedError
 from mcp_elicit.client.stdio import StdioTransport
 
 TINY = str(Path(__file__).with_name("tiny_server.py"))
@@ -104,3 +104,45 @@ async def test_stdout_ending_inside_an_over_long_line_fails_cleanly(caplog: pyte
             await client.call_tool("after")
     logged = [r for r in caplog.records if r.name == "mcp_elicit.client.stdio" and r.levelno >= logging.ERROR]
     assert logged == []  # an end of stream, not a failure with a traceback
+
+
+@pytest.mark.parametrize("tool", ["latin1", "deep"])
+async def test_an_answer_the_decoder_refuses_fails_its_call_at_once(tool: str) -> None:
+    """A byte that is not UTF-8, or nesting deeper than the decoder goes: the answer still says
+    whose it is, so that request fails now instead of waiting for its timeout."""
+    async with await Client.connect(tiny(stderr="devnull"), request_timeout=10) as client:
+        started = time.monotonic()
+        with pytest.raises(MalformedMessageError, match="the server's answer cannot be read"):
+            await client.call_tool(tool)
+        assert time.monotonic() - started < 5
+        assert (await client.call_tool("after")).text == "ran after"
+
+
+async def test_the_servers_text_in_log_lines_carries_no_escape_sequences(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A property name (in why a tool is left out) and a method name (of a request a server must
+    not send) are the server's text: a log line printed to a terminal must not run them."""
+    async with await Client.connect(tiny(stderr="devnull")) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["plain"]
+        assert (await client.call_tool("escapes")).text == "ran escapes"
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("mcp_elicit.client")]
+    assert any("leaving out tool 'bad': property all good" in line for line in logged), logged
+    assert any("the server sent a all good request" in line for line in logged), logged
+    for line in logged:
+        assert "\x1b" not in line, repr(line)
+        assert "\x07" not in line, repr(line)
+
+
+@pytest.mark.parametrize(
+    ("flags", "limit"),
+    [
+        (("--pages", "1000"), "more than 100000 tools"),
+        (("--pages", "1", "--pad", "8000000"), "more than 32 MiB of tools"),
+    ],
+    ids=["items", "bytes"],
+)
+async def test_a_listing_that_never_ends_stops_at_a_total_limit(flags: tuple[str, ...], limit: str) -> None:
+    async with await Client.connect(tiny(*flags, stderr="devnull")) as client:
+        with pytest.raises(LocalError, match=rf"tools/list: the server listed {limit}"):
+            await client.list_tools()

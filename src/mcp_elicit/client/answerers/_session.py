@@ -7,6 +7,8 @@ Form::
     fields:  one at a time, pre-filled with the previous answer or the default
     review:  every value; Send (s) · Change a field (e) · Decline (d) · Cancel (c)
              [Enter = send; "Change" lists the fields, pick one, edit it, back to review]
+    The start and review menus ignore keys for a moment after they appear (``consent_delay``),
+    like the URL consent: keys typed ahead never start or send a form.
 
 URL::
 
@@ -102,9 +104,12 @@ class Session:
             view.note(
                 console, f"The form has {len(fields)} field{'s' if len(fields) != 1 else ''}. {_KEYS_HINT}"
             )
+            # Keys typed before the form was on screen must not start it (nor, through the
+            # fields' pre-filled values, send it): the first menu waits like a consent does.
             start = await self._decide(
                 question.server,
                 [Option("Fill in the form", "f"), Option("Decline — answer no", "d"), Option("Cancel", "c")],
+                consent=True,
             )
             if start == 1:
                 return self._declined()
@@ -145,7 +150,9 @@ class Session:
                 options.append(("edit", Option("Change a field…", "e")))
             options.append(("decline", Option("Decline — answer no", "d")))
             options.append(("cancel", Option("Cancel", "c")))
-            action = options[await self._decide(question.server, [o for _, o in options])][0]
+            # Sending is a consent: an Enter meant for the last field cannot give it.
+            picked = await self._decide(question.server, [o for _, o in options], consent=True)
+            action = options[picked][0]
             if action == "send":
                 assert final is not None
                 view.note(self.console, "Sent.", "bold green")

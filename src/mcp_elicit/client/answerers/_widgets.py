@@ -212,8 +212,9 @@ async def choose(
 ) -> int:
     """Let the person pick one option; returns its index. Enter picks the highlighted one,
     an option's key picks that option at once. ``consent``: a choice that gives consent (to
-    open an address): for ``terminal.consent_delay`` seconds after it appears, Enter and the
-    options' keys do nothing, so keys typed before it was on screen cannot choose."""
+    open an address, to start or send a form): for ``terminal.consent_delay`` seconds after it
+    appears, Enter and the options' keys do nothing, so keys typed before it was on screen
+    cannot choose."""
     if not options:
         raise ValueError("choose() needs at least one option")
     state = _ListState(len(options), default)
