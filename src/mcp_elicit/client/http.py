@@ -15,9 +15,11 @@ cancellation: a cancelled caller drops the connection, which the server sees.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from mcp_elicit.client.answered_id import answered_id
 from mcp_elicit.client.errors import (
     AuthorizationRequiredError,
     HttpStatusError,
@@ -30,6 +32,8 @@ from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.http import encode_header_value
+
+logger = logging.getLogger("mcp_elicit.client.http")
 
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 ACCEPT = "application/json, text/event-stream"
@@ -91,7 +95,15 @@ async def sse_reply(
     decoder = SseDecoder(limit)
     async for chunk in chunks:
         for data in decoder.feed(chunk):
-            message = decode(data)
+            try:
+                message = decode(data)
+            except MalformedMessageError:
+                if answered_id(data) == request.id:
+                    raise  # the answer itself cannot be read
+                # A notification (a log line, progress) this client cannot read: the answer may
+                # still come, as an unreadable line on stdio does not stop a call either.
+                logger.warning("ignoring an unreadable event in the reply to %s", request.method)
+                continue
             if isinstance(message, Response):
                 if message.id == request.id or (message.id is None and message.error is not None):
                     return message

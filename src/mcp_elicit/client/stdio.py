@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from mcp_elicit.client.answered_id import answered_id
 from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
 from mcp_elicit.client.messages import Response, ServerNotification, decode, encode_notification
 from mcp_elicit.client.text import clean
@@ -196,7 +195,7 @@ class StdioTransport:
             # The answer to a request in flight that cannot be read fails that request (waiting
             # would last until the call's timeout); any other line (a banner a server prints on
             # stdout, say) is skipped.
-            answered = _answered_id(line)
+            answered = answered_id(line)
             future = None if answered is None else self._pending.get(answered)
             if future is not None and not future.done():
                 future.set_exception(MalformedMessageError(f"the server's answer cannot be read: {exc}"))
@@ -324,52 +323,3 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().process_exited()
         if not self._exited.done():
             self._exited.set_result(None)
-
-
-# In a JSON text: a whole string (escapes included), or a run of brackets (one token for a deep
-# nest, so that scanning one stays cheap).
-_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}][\[\]{}\s,]*')
-_COLON = re.compile(r"\s*:\s*")
-_SCALAR_STARTS = frozenset('"-0123456789')
-_SCALAR_DECODER = json.JSONDecoder()
-
-
-def _answered_id(line: bytes) -> RequestId | None:
-    """The id of a line the strict decoder refused that still reads as a JSON object with an id
-    and a result or an error. A shallow scan of the top-level keys, so that what made the strict
-    decoder fail (a byte that is not UTF-8, nesting deeper than it goes, a lone surrogate) does
-    not hide whose answer it is."""
-    text = line.decode("utf-8", "replace").strip()
-    if not text.startswith("{"):
-        return None
-    request_id: object = None
-    answers = False
-    depth = 0
-    for token in _JSON_TOKEN.finditer(text):
-        found = token[0]
-        if found[0] != '"':
-            depth += found.count("[") + found.count("{") - found.count("]") - found.count("}")
-            if depth <= 0:
-                break  # the end of the top-level object
-            continue
-        colon = _COLON.match(text, token.end()) if depth == 1 else None
-        if colon is None:
-            continue  # a value, or a key inside a nested object
-        key = _json_scalar(found)
-        if key in ("result", "error"):
-            answers = True
-        elif key == "id" and text[colon.end() : colon.end() + 1] in _SCALAR_STARTS:
-            request_id = _json_scalar(text, colon.end())  # never an object or array: no recursion
-    if not answers:
-        return None
-    if isinstance(request_id, float) and request_id.is_integer():
-        return int(request_id)  # an id written 7.0: still that request's answer, malformed
-    return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
-
-
-def _json_scalar(text: str, start: int = 0) -> object:
-    """The JSON string or number at ``start`` (None if there is none)."""
-    try:
-        return _SCALAR_DECODER.raw_decode(text, start)[0]
-    except ValueError:
-        return None

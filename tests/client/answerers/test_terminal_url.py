@@ -221,3 +221,13 @@ async def test_keys_typed_before_the_consent_choice_appears_never_open_the_addre
     answer = await term.url(url_question(GOOD), Until("Open in browser"), Pause(0.5), "d", answerer=answerer)
     assert answer == Answer("decline")
     assert term.opener.calls == []
+
+
+async def test_keys_typed_after_opening_never_say_done(term: Harness) -> None:
+    """An Enter pressed twice at "Open" reaches the "Done — continue" menu that follows: for a
+    moment after it appears keys do nothing, so the person has to come back from the browser."""
+    answerer = term.answerer(consent_delay=0.3)
+    keys = (Until("Open in browser"), Pause(0.5), "o", ENTER, ENTER, Until("Done"), Pause(0.5), "c")
+    answer = await term.url(url_question(GOOD), *keys, answerer=answerer)
+    assert answer == Answer("cancel")
+    assert [a.href for a in term.opener.calls] == [GOOD]

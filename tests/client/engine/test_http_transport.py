@@ -247,6 +247,25 @@ async def test_sse_reply_with_progress_then_the_response(raw_server: Any) -> Non
     assert seen == [Progress("tools/call", "s", 1.0, None, None)]
 
 
+async def test_an_unreadable_notification_does_not_fail_the_call_an_unreadable_answer_does(
+    raw_server: Any,
+) -> None:
+    broken = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\\ud800"}}'
+
+    def reply(message: dict[str, Any]) -> bytes:
+        answer = ok(message, tool_text("streamed"))
+        if message["params"]["name"] == "bad-answer":
+            answer = answer.replace(b'"streamed"', b'"\\ud800"')  # a lone surrogate: unreadable
+        events = [b"data: " + broken + b"\n\n", b"data: " + answer + b"\n\n"]
+        return chunked(events, "text/event-stream")
+
+    server = await raw_server(discover_or(reply))
+    async with Client.connect(server.url) as client:
+        assert (await client.call_tool("s")).text == "streamed"
+        with pytest.raises(MalformedMessageError):
+            await client.call_tool("bad-answer")
+
+
 async def test_an_sse_stream_that_ends_without_the_response(raw_server: Any) -> None:
     server = await raw_server(discover_or(lambda m: chunked([b": nothing to see\n\n"], "text/event-stream")))
     async with Client.connect(server.url) as client:

@@ -295,6 +295,7 @@ class Session:
             picked = await self._decide(
                 server,
                 [Option("Done — continue"), Option("Not yet — keep waiting", "w"), Option("Cancel", "c")],
+                consent=True,  # a second Enter typed at "Open" must not say "done" before the browser
             )
             if picked == 0:
                 return Answer("accept")
