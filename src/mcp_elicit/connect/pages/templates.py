@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from mcp_elicit.connect.flows.model import visible_identifier
+
 __all__ = ["STYLESHEET", "Identity", "Page", "render"]
 
 STYLESHEET: Final = (
@@ -72,9 +74,10 @@ def hidden(name: str, value: str) -> str:
 
 def who_block(identity: Identity, *, logout_action: str, logout_token: str, next_path: str) -> str:
     """The "Signed in as …" block with its "Not you? Sign out" POST form."""
+    subject = visible_identifier(identity.subject)
     return (
         '<div class="who"><p>Signed in as <strong>'
-        f'{esc(identity.label)}</strong> <span class="small">({esc(identity.subject)})</span></p>'
+        f'{esc(identity.label)}</strong> <span class="small">({esc(subject)})</span></p>'
         f'<form class="inline" method="post" action="{esc(logout_action)}">'
         f"{hidden('csrf', logout_token)}{hidden('next', next_path)}"
         'Not you? <button type="submit">Sign out</button></form></div>'
