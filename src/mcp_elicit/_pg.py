@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import math
 import re
 import select
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     Ddl: TypeAlias = Query | Callable[[AsyncConnection[Any]], Awaitable[object]]
 
 _T = TypeVar("_T")
+_log = logging.getLogger("mcp_elicit.postgres")
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -136,6 +138,7 @@ class PgConnection:
             psycopg.errors.DuplicateObject,
             psycopg.errors.DuplicateColumn,
         )
+        self._not_allowed: type[Exception] = psycopg.errors.InsufficientPrivilege
         self._set_timeout = sql.SQL("SET statement_timeout = {}").format(
             sql.Literal(max(1, int(self.timeout * 1000)))
         )
@@ -184,11 +187,21 @@ class PgConnection:
             for statement in self.ddl:
                 # Two processes creating an object at the same moment: the loser gets a duplicate
                 # error although IF NOT EXISTS was given. The object exists then, all we need.
-                with contextlib.suppress(*self._race_lost):
-                    if callable(statement):
-                        await statement(conn)
-                    else:
-                        await conn.execute(statement)
+                try:
+                    with contextlib.suppress(*self._race_lost):
+                        if callable(statement):
+                            await statement(conn)
+                        else:
+                            await conn.execute(statement)
+                except self._not_allowed as exc:
+                    # A role with read/write rights on tables an administrator made: even "IF NOT
+                    # EXISTS" needs CREATE (or ownership, for an index). If the object is in fact
+                    # missing, the first query says so.
+                    _log.warning(
+                        "%s: not allowed to create or update the schema (%s); using it as it is",
+                        self.label,
+                        self.scrub(str(exc).splitlines()[0] if str(exc) else type(exc).__name__),
+                    )
         except BaseException:
             await conn.close()
             raise

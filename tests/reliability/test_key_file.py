@@ -61,10 +61,35 @@ def test_parse_key_file_skips_comments_and_blank_lines() -> None:
     with pytest.raises(ValueError, match="state key #0") as info:
         parse_key_file("short\n")
     assert "short" not in str(info.value)
+    # A byte-order mark is not part of the key; a comment after a key would be.
+    assert parse_key_file(f"\ufeff{K1}\n").kids == (KID1,)
+    for commented in (f"{K1}  # primary", f"{K1}\t# primary"):
+        with pytest.raises(ValueError, match="key 1 is followed by a comment") as info:
+            parse_key_file(commented)
+        assert K1 not in str(info.value)
+
+
+def test_a_key_file_saved_with_a_byte_order_mark_gives_the_same_key(tmp_path: Path) -> None:
+    path = tmp_path / "keys"
+    path.write_bytes(b"\xef\xbb\xbf" + K1.encode() + b"\r\n")
+    path.chmod(0o600)
+    assert KeyFile(path).ring.kids == (KID1,)
+
+
+@pytest.mark.parametrize("where", ["missing", "a directory"])
+def test_a_key_file_that_cannot_be_read_is_a_clear_error_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    path = tmp_path / "keys"
+    if where == "a directory":
+        path.mkdir()
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(path))
+    with pytest.raises(ValueError, match="MCP_ELICIT_STATE_KEYS_FILE: cannot read the state key file"):
+        KeyFile.from_env()
 
 
 def test_a_bad_file_at_start_up_fails_fast(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="cannot read the state key file"):
         KeyFile(tmp_path / "missing")
     (tmp_path / "empty").write_text("")
     with pytest.raises(ValueError, match="no keys"):
@@ -111,8 +136,9 @@ def test_a_broken_file_never_replaces_working_keys(tmp_path: Path, caplog: pytes
         assert sealer.unseal(token, BINDING).payload == {}
         assert sealer.keys.kids == (KID1,)
     path.unlink()
-    clock.now += 1.5
-    assert sealer.unseal(token, BINDING).payload == {}
+    for _ in range(3):  # missing at every check: reported once
+        clock.now += 1.5
+        assert sealer.unseal(token, BINDING).payload == {}
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 4  # once per bad version of the file, none of them shows a secret
     assert not any(K1 in r.getMessage() for r in errors)

@@ -131,6 +131,24 @@ async def test_answers_too_large_for_the_state_are_the_clients_to_shorten() -> N
     assert only_key(second) == "b"  # the same flow goes on with a shorter answer
 
 
+@pytest.mark.parametrize("redelivery", [False, True])
+async def test_in_single_use_mode_answers_too_large_are_refused_before_the_state_is_used(
+    tmp_path: Path, redelivery: bool
+) -> None:
+    store = SQLiteSingleUseStore(tmp_path / "used.db")
+    try:
+        flow = Flow(server([OLD], single_use=store, single_use_redelivery=redelivery), "two")
+        await flow.send()
+        error = await flow.error({"a": accept({"name": "x" * 300_000})})
+        assert error.code == INVALID_PARAMS
+        assert "answer with less text" in error.message
+        # The advice can be followed: the state was not used up by the refused request.
+        second = await flow.send({"a": accept({"name": "x" * 1000})}, state=flow.results[0]["requestState"])
+        assert only_key(second) == "b"
+    finally:
+        await store.close()
+
+
 async def test_a_handler_keeping_too_much_in_the_state_is_an_internal_error_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -9,6 +9,8 @@ import time
 from collections.abc import Iterator
 
 import psycopg
+import psycopg.conninfo
+import psycopg.sql
 import pytest
 from state_support import StoreSpec
 from tests.helpers import until_server_hung_up
@@ -50,6 +52,42 @@ async def test_concurrent_first_use_by_many_stores(pg_dsn: str, pg_table: str) -
     finally:
         for s in stores:
             await s.close()
+
+
+@pytest.mark.parametrize("may_create", [False, True], ids=["dml-only", "create-on-schema"])
+async def test_a_role_with_only_read_write_rights_uses_a_table_an_administrator_made(
+    pg_dsn: str, pg_table: str, may_create: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Least privilege: the application's role neither owns the table (CREATE INDEX IF NOT EXISTS
+    needs that) nor, maybe, may create anything in the schema (CREATE TABLE IF NOT EXISTS needs
+    that). It must still work on the table the administrator made."""
+    role = f"{pg_table}_app"
+    async with PostgresSingleUseStore(pg_dsn, table=pg_table) as admin_store:  # the admin's run
+        assert await admin_store.consume("made-by-admin", FAR)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(psycopg.sql.Identifier(role)))
+        grants = ["GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {role}"]
+        if may_create:
+            grants.append("GRANT CREATE ON SCHEMA public TO {role}")
+        for grant in grants:
+            conn.execute(
+                psycopg.sql.SQL(grant).format(
+                    table=psycopg.sql.Identifier(pg_table), role=psycopg.sql.Identifier(role)
+                )
+            )
+    try:
+        app_dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=role)
+        async with PostgresSingleUseStore(app_dsn, table=pg_table) as store:
+            assert await store.consume("first", FAR) is True
+            assert await store.consume("first", FAR) is False
+            assert await store.consume("made-by-admin", FAR) is False
+        assert any("not allowed to create or update the schema" in r.getMessage() for r in caplog.records)
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            ident = psycopg.sql.Identifier(role)
+            conn.execute(psycopg.sql.SQL("REVOKE ALL ON SCHEMA public FROM {}").format(ident))
+            conn.execute(psycopg.sql.SQL("DROP OWNED BY {}").format(ident))
+            conn.execute(psycopg.sql.SQL("DROP ROLE {}").format(ident))
 
 
 async def test_schema_qualified_table(pg_dsn: str, pg_table: str) -> None:

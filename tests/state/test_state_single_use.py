@@ -223,6 +223,29 @@ async def test_open_keeps_the_record_past_expiry_by_the_clock_skew(store: Single
     assert await store.purge_expired(now + 100 + 61) == 1
 
 
+@pytest.mark.parametrize("method", ["open", "claim"])
+async def test_the_record_outlives_every_instances_ttl(store: SingleUseStore, method: str) -> None:
+    """A rollout that raises state_ttl (600 -> 1200): a token sealed by an upgraded instance and
+    used on one not upgraded yet is remembered as long as the upgraded one accepts it."""
+    clock = FakeClock(1_800_000_000.0)
+    ring = KeyRing.from_secrets([KeyRing.generate_secret()])
+    upgraded = StateSealer(ring, audience=AUDIENCE, ttl=1200, clock=clock, single_use=store)
+    not_yet = StateSealer(ring, audience=AUDIENCE, ttl=600, clock=clock, single_use=store)
+    binding = RequestBinding("tools/call", "pay", "d" * 64, None)
+    token = upgraded.seal({}, binding)
+    clock.now += 10
+    if method == "open":
+        await not_yet.open(token, binding)
+    else:
+        await not_yet.claim(token, binding, "request-1")
+    clock.now += 700  # past the first use's own ttl, within the token's
+    assert await store.purge_expired(clock()) == 0
+    again = upgraded.open(token, binding) if method == "open" else upgraded.claim(token, binding, "request-2")
+    with pytest.raises(StateRejected) as info:
+        await again
+    assert info.value.reason == "replayed"
+
+
 async def test_without_a_store_open_does_not_track(sealer: StateSealer) -> None:
     binding = RequestBinding("tools/call", "pay", "d" * 64, None)
     token = sealer.seal({}, binding)

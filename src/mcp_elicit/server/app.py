@@ -443,6 +443,9 @@ class Server:
         if token is None:
             record = FlowRecord()
         else:
+            if responses and self.sealer.single_use is not None:
+                # Refused before the state is used up: the client can still answer again.
+                _refuse_answers_too_large(responses, self.sealer.max_token_bytes)
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
@@ -690,6 +693,20 @@ def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> d
     result.setdefault("ttlMs", 0)
     result.setdefault("cacheScope", "private")
     return result
+
+
+def _refuse_answers_too_large(responses: dict[str, Any], limit: int) -> None:
+    """-32602 for answers that could not fit in the next requestState whatever the handler does
+    with them (kept as sent, base64 makes 4 bytes of every 3)."""
+    try:
+        size = len(codec.dumps(responses)) * 4 // 3
+    except TypeError:
+        return  # not JSON the encoder takes back (nested too deeply): the round says so later
+    if size > limit:
+        raise invalid_params(
+            f"the answers are too large to carry to the next round (about {size} bytes in "
+            f"requestState; the server's limit is {limit}): answer with less text"
+        )
 
 
 def _state_too_large(exc: StateTooLarge, payload: dict[str, Any], method: str, target: str) -> McpError:

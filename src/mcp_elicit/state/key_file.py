@@ -51,13 +51,21 @@ DEFAULT_CHECK_INTERVAL: Final = 5.0
 _log = logging.getLogger("mcp_elicit.state")
 
 _Signature = tuple[int, int, int, int]
+_MISSING: Final[_Signature] = (-1, -1, -1, -1)  # the "version" of a file that cannot be stat'ed
 
 
 def parse_key_file(text: str, *, origin: str = "key file") -> KeyRing:
     """A :class:`KeyRing` from the text of a key file; ``ValueError`` (never showing a secret)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark (Notepad's) is not part of the first key
     secrets = [
         line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
     ]
+    for number, secret in enumerate(secrets, 1):
+        if " #" in secret or "\t#" in secret:
+            # Read as part of the secret, a trailing comment would silently make another key.
+            raise ValueError(
+                f"{origin}: key {number} is followed by a comment; put comments on lines of their own"
+            )
     if not secrets:
         raise ValueError(f"{origin}: no keys (one secret per line; '#' starts a comment)")
     try:
@@ -109,7 +117,12 @@ class KeyFile:
         self._bad: _Signature | None = None
         self.reloads = 0
         """How many times a changed ring was installed after start-up (for tests and metrics)."""
-        ring, signature = self._read()  # ValueError at start-up: fail fast
+        try:
+            ring, signature = self._read()  # ValueError at start-up: fail fast
+        except OSError as exc:
+            raise ValueError(
+                f"cannot read the state key file {str(self._path)!r}: {exc.strerror or exc}"
+            ) from None
         self._ring = ring
         self._signature: _Signature | None = signature
         self._next_check = clock() + self._check_interval
@@ -178,7 +191,8 @@ class KeyFile:
             try:
                 st = os.stat(self._path)
             except OSError as exc:
-                self._complain(None, f"cannot stat the state key file {str(self._path)!r}: {exc}")
+                message = f"cannot stat the state key file {str(self._path)!r}: {exc}"
+                self._complain(_MISSING, f"{message}; keeping the current keys {list(self._ring.kids)}")
                 return False
             signature = _signature(st)
             if not forced and signature == self._signature:
@@ -205,8 +219,8 @@ class KeyFile:
         self.reloads += 1
         _log.info("state keys reloaded from %s: key ids %s (were %s)", self._path, list(ring.kids), list(old))
 
-    def _complain(self, signature: _Signature | None, message: str) -> None:
-        if signature is None or signature != self._bad:
+    def _complain(self, signature: _Signature, message: str) -> None:
+        if signature != self._bad:  # once per bad version of the file, "missing" included
             _log.error("state key file: %s", message)
         self._bad = signature
 

@@ -111,22 +111,30 @@ class Unsealed:
     token_id: str
     issued_at: float
     expires_at: float
+    # The expiry written in the token, which ``expires_at`` may shorten (this sealer's ttl): an
+    # instance with a longer ttl still accepts the token until then, so a single-use record must
+    # be kept that long.
+    sealed_expires_at: float = 0.0
 
 
 _new = object.__new__
 _UNSEALED_SETTERS = tuple(
-    getattr(Unsealed, name).__set__ for name in ("payload", "token_id", "issued_at", "expires_at")
+    getattr(Unsealed, name).__set__
+    for name in ("payload", "token_id", "issued_at", "expires_at", "sealed_expires_at")
 )
 
 
-def _unsealed(payload: dict[str, Any], token_id: str, issued_at: float, expires_at: float) -> Unsealed:
+def _unsealed(
+    payload: dict[str, Any], token_id: str, issued_at: float, expires_at: float, sealed_expires_at: float
+) -> Unsealed:
     """``Unsealed(...)`` built through its slots: half the cost of the frozen ``__init__``."""
-    set_payload, set_token_id, set_issued_at, set_expires_at = _UNSEALED_SETTERS
+    set_payload, set_token_id, set_issued_at, set_expires_at, set_sealed_expires_at = _UNSEALED_SETTERS
     unsealed: Unsealed = _new(Unsealed)
     set_payload(unsealed, payload)
     set_token_id(unsealed, token_id)
     set_issued_at(unsealed, issued_at)
     set_expires_at(unsealed, expires_at)
+    set_sealed_expires_at(unsealed, sealed_expires_at)
     return unsealed
 
 
@@ -231,6 +239,10 @@ class StateSealer:
     @property
     def single_use(self) -> SingleUseStore | None:
         return self._single_use
+
+    @property
+    def max_token_bytes(self) -> int:
+        return self._max_token_bytes
 
     # ------------------------------------------------------------------------------------ seal
 
@@ -357,6 +369,7 @@ class StateSealer:
             or type(payload) is not dict
         ):
             raise StateRejected("bad-claims")
+        sealed_expires_at = float(expires_at)
         expires_at = min(expires_at, issued_at + self._ttl)
         now = self._clock()
         if now > expires_at:
@@ -379,7 +392,7 @@ class StateSealer:
                 raise StateRejected("principal")
         elif not _same(principal, expected):
             raise StateRejected("principal")
-        return _unsealed(payload, token_id, float(issued_at), float(expires_at))
+        return _unsealed(payload, token_id, float(issued_at), float(expires_at), sealed_expires_at)
 
     async def open(self, token: object, binding: RequestBinding) -> Unsealed:
         """:meth:`unseal`, then consume the token id in the single-use store if one is configured.
@@ -390,9 +403,9 @@ class StateSealer:
         unsealed = self.unseal(token, binding)
         store = self._single_use
         if store is not None:
-            # Keep the record a little past the expiry so an instance whose clock lags behind (up
-            # to clock_skew) cannot accept the token after a purge elsewhere removed the record.
-            keep_until = unsealed.expires_at + self._clock_skew
+            # Keep the record until no instance accepts the token: the expiry written in it (one
+            # with a longer ttl honours it all), plus clock_skew for an instance whose clock lags.
+            keep_until = max(unsealed.sealed_expires_at, unsealed.expires_at) + self._clock_skew
             if not await store.consume(unsealed.token_id, keep_until):
                 raise StateRejected("replayed")
         return unsealed
@@ -411,7 +424,7 @@ class StateSealer:
             return Claimed(unsealed, request_digest, None)
         if not isinstance(store, RedeliveryStore):
             raise TypeError(f"{type(store).__name__} does not support redelivery (claim/commit)")
-        keep_until = unsealed.expires_at + self._clock_skew
+        keep_until = max(unsealed.sealed_expires_at, unsealed.expires_at) + self._clock_skew
         found = await store.claim(unsealed.token_id, request_digest, keep_until)
         if not found.same_request:
             raise StateRejected("replayed")

@@ -138,7 +138,7 @@ async def test_a_bad_state_key_file_fails_at_start_up(
     with pytest.raises(ValueError, match="MCP_ELICIT_STATE_KEYS_FILE"):
         vaults.make(None)  # type: ignore[arg-type]
     monkeypatch.setenv("MCP_ELICIT_STATE_KEYS_FILE", str(tmp_path / "missing"))
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="MCP_ELICIT_STATE_KEYS_FILE: cannot read the state key file"):
         vaults.make(None)  # type: ignore[arg-type]
 
 
