@@ -1,7 +1,9 @@
 """A key ring read from a file and re-read while the server runs (key rotation without restarts).
 
 File format: one secret per line (any form :meth:`KeyRing.from_secrets` accepts), the first one
-seals; blank lines and lines starting with ``#`` are ignored. Write it atomically (write a
+seals; blank lines and lines starting with ``#`` are ignored (a comment after a key, on its
+line, is refused: it would be read as part of the key), and so is a leading byte-order mark.
+Write it atomically (write a
 temporary file in the same directory, then rename it over the old one).
 
 How a change reaches the sealer:
@@ -67,7 +69,7 @@ def parse_key_file(text: str, *, origin: str = "key file") -> KeyRing:
                 f"{origin}: key {number} is followed by a comment; put comments on lines of their own"
             )
     if not secrets:
-        raise ValueError(f"{origin}: no keys (one secret per line; '#' starts a comment)")
+        raise ValueError(f"{origin}: no keys (one secret per line; a line starting with '#' is a comment)")
     try:
         return KeyRing.from_secrets(secrets)
     except (ValueError, TypeError) as exc:
