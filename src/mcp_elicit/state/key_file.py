@@ -3,8 +3,8 @@
 File format: one secret per line (any form :meth:`KeyRing.from_secrets` accepts), the first one
 seals; blank lines and lines starting with ``#`` are ignored (a comment after a key, on its
 line, is refused: it would be read as part of the key), and so is a leading byte-order mark.
-Write it atomically (write a
-temporary file in the same directory, then rename it over the old one).
+Write it atomically (write a temporary file in the same directory, then rename it over the old
+one).
 
 How a change reaches the sealer:
 
