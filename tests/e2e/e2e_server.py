@@ -140,14 +140,10 @@ def main() -> None:
     if args.stdio:
         app.run_stdio()
     else:
-        from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, head_timeout_protocol
         from mcp_elicit.transport.http_server import serve
 
-        options: dict[str, Any] = {}
-        if args.h11:
-            from uvicorn.protocols.http.h11_impl import H11Protocol
-
-            options["http"] = head_timeout_protocol(args.head_timeout or DEFAULT_HEAD_TIMEOUT, H11Protocol)
+        # uvicorn's h11 protocol (what runs without httptools), with the same head timeout.
+        options: dict[str, Any] = {"http": "h11"} if args.h11 else {}
         serve(
             app.asgi(authenticate=bearer, body_timeout=args.body_timeout),
             host="127.0.0.1",

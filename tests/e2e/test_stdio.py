@@ -327,3 +327,26 @@ def test_stdin_and_stdout_on_one_socket_get_whole_lines(tmp_path: Path) -> None:
         process.stderr.close()
     assert b"Traceback" not in errors, errors.decode()
     assert b"never retrieved" not in errors, errors.decode()
+
+
+async def test_ctrl_c_ends_the_server_with_the_interrupted_status(peer: StdioPeer) -> None:
+    assert (await peer.call(1, "tools/list", {}))["id"] == 1  # serving
+    peer.process.send_signal(2)  # SIGINT, as Ctrl-C in the terminal running it
+    assert await asyncio.wait_for(peer.process.wait(), 15) == 130
+
+
+@pytest.mark.parametrize("closed", ["stdin", "stdout"])
+def test_a_closed_stdin_or_stdout_is_said_plainly(closed: str, tmp_path: Path) -> None:
+    """Started with ``<&-`` or ``>&-``: one clear line and status 1, not a traceback."""
+    fd = 0 if closed == "stdin" else 1
+    process = subprocess.run(
+        [sys.executable, str(SERVER), "--stdio", "--marker-dir", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(fd),  # the child closes its own descriptor before exec
+        timeout=30,
+        check=False,
+    )
+    assert process.returncode == 1
+    assert b"stdin or stdout is closed" in process.stderr
+    assert b"Traceback" not in process.stderr

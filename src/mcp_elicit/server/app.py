@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.schema import SchemaError
+from mcp_elicit.server import options
 from mcp_elicit.server.context import Context, Notify, vet_elicitation
 from mcp_elicit.server.errors import HandlerDefect, ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.flow import MAX_ANSWER_NESTING, FlowRecord, MalformedFlow, Round, nested_deeper_than
@@ -129,15 +130,20 @@ class Server:
         cache_ttl_ms: int = 3_600_000,
         connect: ConnectKit | None = None,
     ) -> None:
-        self.name = name
-        self.version = version
-        self.title = title
-        self.instructions = instructions
-        self.audience = audience or f"mcp-elicit:{name}"
-        self.max_answer_attempts = max_answer_attempts
-        self.replay_grace = replay_grace
-        self.max_message_bytes = max_message_bytes
-        self.cache_ttl_ms = cache_ttl_ms
+        self.name = options.text("name", name)
+        self.version = options.text("version", version)
+        self.title = options.optional_text("title", title)
+        self.instructions = options.optional_text("instructions", instructions)
+        self.audience = options.optional_text("audience", audience) or f"mcp-elicit:{name}"
+        self.max_answer_attempts = options.whole_number("max_answer_attempts", max_answer_attempts, minimum=1)
+        self.replay_grace = options.seconds("replay_grace", replay_grace)
+        self.max_message_bytes = options.whole_number("max_message_bytes", max_message_bytes, minimum=1024)
+        self.cache_ttl_ms = options.whole_number("cache_ttl_ms", cache_ttl_ms, minimum=0)
+        if single_use is not None and not isinstance(single_use, SingleUseStore):
+            raise TypeError(
+                "single_use must be a single-use store (SQLiteSingleUseStore or PostgresSingleUseStore), "
+                f"not {type(single_use).__name__}"
+            )
         self.sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
         if single_use_redelivery and not isinstance(single_use, RedeliveryStore):
             raise ValueError(
@@ -164,6 +170,7 @@ class Server:
         annotations: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register an async function as a tool; its signature becomes the ``inputSchema``."""
+        _called("tool", name)
 
         def register(fn: F) -> F:
             tool_name = name or fn.__name__
@@ -193,6 +200,7 @@ class Server:
         self, name: str | None = None, *, title: str | None = None, description: str | None = None
     ) -> Callable[[F], F]:
         """Register an async function as a prompt; its (string) parameters are the arguments."""
+        _called("prompt", name)
 
         def register(fn: F) -> F:
             prompt_name = name or fn.__name__
@@ -218,8 +226,12 @@ class Server:
     ) -> Callable[[F], F]:
         """Register a resource; ``{field}`` parts of ``uri`` make it a template whose fields
         are passed to the handler."""
+        if not isinstance(uri, str):
+            raise TypeError("@app.resource needs the resource's URI: @app.resource('notes://{id}')")
 
         def register(fn: F) -> F:
+            if any(resource.uri == uri for resource in self._resources):
+                raise ValueError(f"a resource {uri!r} is already registered")
             self._resources.append(
                 Resource.create(
                     uri,
@@ -616,25 +628,49 @@ class Server:
         run_stdio(self)
 
     def run_http(
-        self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp", **uvicorn_options: Any
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Sequence[str] | None = None,
+        authenticate: Authenticate | None = None,
+        body_timeout: float = 30.0,
+        **uvicorn_options: Any,
     ) -> None:
         """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path`` (and,
         with a ConnectKit, its pages and metadata: everything :meth:`asgi` serves).
 
+        ``path``, ``allowed_origins``, ``authenticate`` and ``body_timeout`` are :meth:`asgi`'s.
         ``head_timeout=`` (seconds, default 10) closes connections that do not finish a request
         head in time; other keyword arguments go to ``uvicorn.run``."""
         from mcp_elicit.transport.http_server import serve
 
-        serve(self.asgi(path=path), host=host, port=port, **uvicorn_options)
+        app = self.asgi(
+            path=path, allowed_origins=allowed_origins, authenticate=authenticate, body_timeout=body_timeout
+        )
+        serve(app, host=host, port=port, **uvicorn_options)
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """``run()`` serves stdio; ``run("http", port=...)`` serves Streamable HTTP."""
         if transport == "stdio":
+            if options:
+                raise TypeError(
+                    f"run() serves stdio, which takes no {', '.join(sorted(options))}: "
+                    "for HTTP write run('http', ...) or run_http(...)"
+                )
             self.run_stdio()
         elif transport == "http":
             self.run_http(**options)
         else:
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+
+def _called(decorator: str, name: object) -> None:
+    """``@app.tool`` without parentheses hands the function over as ``name``: say how to write it
+    (registering nothing, silently, is what happened before)."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"write @app.{decorator}() with parentheses (or @app.{decorator}('name'))")
 
 
 def _make_sealer(

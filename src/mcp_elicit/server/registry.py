@@ -90,6 +90,23 @@ class Resource:
     @classmethod
     def create(cls, uri: str, name: str, fn: Handler, signature: Signature, **info: Any) -> Resource:
         fields = _PLACEHOLDER.findall(uri)
+        # Checked here, where the author can fix it: a mismatch would otherwise answer every read
+        # with an error that blames the client.
+        repeated = sorted({field for field in fields if fields.count(field) > 1})
+        if repeated:
+            raise ValueError(f"resource {uri!r}: the field {{{repeated[0]}}} appears more than once")
+        schema = signature.input_schema
+        params = set(schema.get("properties", {}))
+        if set(fields) - params:
+            missing = sorted(set(fields) - params)[0]
+            raise ValueError(f"resource {uri!r}: the handler has no parameter for the field {{{missing}}}")
+        required = set(schema.get("required", ()))
+        if required - set(fields):
+            extra = sorted(required - set(fields))[0]
+            raise ValueError(
+                f"resource {uri!r}: the handler's parameter {extra!r} is not a field of the URI "
+                f"(write it as {{{extra}}}) and has no default"
+            )
         pattern = None
         if fields:
             parts = _PLACEHOLDER.split(uri)

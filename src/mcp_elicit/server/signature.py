@@ -60,6 +60,11 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
 
     ``as_text``: the arguments arrive as strings (prompt arguments, resource template fields), so
     numbers and booleans are read from their text, and lists and objects are refused here."""
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError(
+            f"{getattr(fn, '__qualname__', fn)!r} must be an async function (async def): handlers "
+            "are awaited, and ctx.elicit needs await"
+        )
     hints = typing.get_type_hints(fn, include_extras=True)
     sig = inspect.signature(fn)
     context_param: str | None = None
@@ -73,6 +78,11 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be tool arguments")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(
+                f"{fn.__qualname__}: {param.name!r} is positional-only (before '/'); arguments are "
+                "passed by name"
+            )
         plain.append(param)
     try:
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)

@@ -134,10 +134,16 @@ class HttpApp:
         body_timeout: float = 30.0,
         sse_hold: float = 0.1,
     ) -> None:
+        from mcp_elicit.server import options
+
         self.server = server
-        self.body_timeout = body_timeout
-        self.sse_hold = sse_hold
+        self.body_timeout = options.seconds("body_timeout", body_timeout, positive=True)
+        self.sse_hold = options.seconds("sse_hold", sse_hold)
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"path must start with '/', such as '/mcp', not {path!r}")
         self.path = path.rstrip("/") or "/"
+        if isinstance(allowed_origins, str | bytes):
+            raise TypeError(f"allowed_origins must be a list of origins, such as [{allowed_origins!r}]")
         self.allowed_origins = None if allowed_origins is None else frozenset(allowed_origins)
         self.authenticate = authenticate
         self.max_body = server.max_message_bytes
@@ -637,15 +643,42 @@ def serve(
 
     ``head_timeout`` (default :data:`~mcp_elicit.transport.head_timeout.DEFAULT_HEAD_TIMEOUT`
     seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
-    turn it off, or ``http=...`` to choose uvicorn's protocol yourself.
+    turn it off. ``http="httptools"`` or ``"h11"`` picks uvicorn's protocol and keeps the head
+    timeout; a protocol class of your own (``http=MyProtocol``) runs without it.
     """
     import uvicorn
 
     from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, head_timeout_protocol
 
-    settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    if not isinstance(host, str) or not host.strip():
+        # uvicorn would take "" for every interface: never by accident.
+        raise ValueError(f"host must be an address or a name to listen on, such as 127.0.0.1, not {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        # Not 0 either: uvicorn would pick a free port and tell no one which.
+        raise ValueError(f"port must be a whole number from 1 to 65535, not {port!r}")
     seconds = DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
-    if "http" not in options and seconds > 0:
-        settings["http"] = head_timeout_protocol(seconds)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
+        raise ValueError(f"head_timeout must be a number of seconds (0 turns it off), not {head_timeout!r}")
+    settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    protocol = options.pop("http", None)
+    if seconds > 0 and protocol in (None, "auto", "httptools", "h11"):
+        settings["http"] = head_timeout_protocol(seconds, base=_protocol_class(protocol))
+    elif protocol is not None:
+        if head_timeout:
+            raise ValueError("head_timeout works with http='httptools' or 'h11', not with a protocol class")
+        settings["http"] = protocol
     settings.update(options)
     uvicorn.run(app, host=host, port=port, **settings)
+
+
+def _protocol_class(name: str | None) -> type[Any] | None:
+    """uvicorn's protocol class for ``http=name`` (None: uvicorn's own choice)."""
+    if name == "httptools":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        return HttpToolsProtocol
+    if name == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        return H11Protocol
+    return None

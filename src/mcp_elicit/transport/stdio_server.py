@@ -41,6 +41,7 @@ logger = logging.getLogger("mcp_elicit.transport.stdio")
 
 EOF_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs
+_exit_status = 0  # what the process exits with when the grace runs out
 
 
 def run_stdio(server: Server) -> None:
@@ -54,8 +55,16 @@ def run_stdio(server: Server) -> None:
         runner: Any = uvloop.run
     except ImportError:
         runner = asyncio.run
-    with contextlib.suppress(KeyboardInterrupt), _protocol_stdout() as out:
-        runner(_serve_then_exit(server, sys.stdin.buffer, out))
+    if sys.stdin is None or sys.stdout is None:  # started with <&- or >&-
+        logger.error("stdin or stdout is closed: a stdio MCP server talks to its client over both")
+        raise SystemExit(1)
+    global _exit_status
+    try:
+        with _protocol_stdout() as out:
+            runner(_serve_then_exit(server, sys.stdin.buffer, out))
+    except KeyboardInterrupt:
+        _exit_status = 130  # interrupted (Ctrl-C), as shells report it: not a clean end of input
+        raise SystemExit(130) from None
 
 
 async def _serve_then_exit(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:
@@ -74,7 +83,7 @@ def _exit_later() -> None:
     for stream in (sys.stderr, sys.__stderr__):
         with contextlib.suppress(Exception):
             stream.flush()  # type: ignore[union-attr]
-    os._exit(0)
+    os._exit(_exit_status)
 
 
 @contextlib.contextmanager
