@@ -207,3 +207,88 @@ def test_malformed_header_option_is_refused(guarded_target: str, bad: str) -> No
     done = cli("call", guarded_target, "greet", "--header", bad)
     assert done.returncode == 2
     assert "is not 'Name: value'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Content-Length: 0",
+        "transfer-encoding: chunked",
+        "Content-Type: text/plain",
+        "Host: elsewhere.example",
+        "Accept: */*",
+        "Connection: close",
+        "Mcp-Method: tools/list",
+        "MCP-Protocol-Version: 2025-06-18",
+        "Mcp-Name: greet",
+        "Mcp-Param-Region: eu",
+    ],
+)
+def test_a_header_the_client_sets_itself_is_refused_not_blamed_on_the_server(
+    http_target: str, header: str
+) -> None:
+    """A second Content-Length or Mcp-Method made the server refuse the request, and the
+    message then said the server does not speak MCP."""
+    name = header.partition(":")[0]
+    for args in (["call", http_target, "greet"], ["tools", http_target]):
+        done = cli(*args, "--header", header)
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"mcp-elicit: --header {header!r} cannot be sent: mcp-elicit sets ")
+        assert name in done.stderr or "Mcp-*" in done.stderr
+        assert "does not speak MCP" not in done.stderr
+        assert done.stdout == ""
+
+
+def test_custom_headers_are_still_sent(guarded_target: str) -> None:
+    done = cli(
+        "tools",
+        guarded_target,
+        "--header",
+        "X-Request-Id: 42",
+        "--header",
+        "Authorization: Bearer s3cret-token",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "greet\tAsks for a name." in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("nan", "is not a positive, finite number of seconds"),
+        ("inf", "is not a positive, finite number of seconds"),
+        ("0", "is not a positive, finite number of seconds"),
+        ("-1", "is not a positive, finite number of seconds"),
+        ("soon", "is not a number of seconds"),
+    ],
+)
+def test_a_timeout_that_cannot_be_waited_for_is_a_usage_error(value: str, why: str) -> None:
+    """It used to "give up: the call took longer than --timeout" before sending anything."""
+    done = cli("call", STDIO_TARGET, "fails", f"--timeout={value}")
+    assert done.returncode == 2
+    assert f"mcp-elicit call: error: argument --timeout: {value!r} {why}" in done.stderr
+    assert "gave up" not in done.stderr
+
+
+def test_a_positive_timeout_is_waited_for() -> None:
+    done = cli("call", STDIO_TARGET, "fails", "--timeout", "30.5")
+    assert done.returncode == 1  # the tool ran and reported its error
+    assert "the printer is on fire" in done.stderr
+
+
+DEEP = 20_000  # far past the JSON decoder's recursion limit (and short enough for argv)
+
+
+def test_deeply_nested_args_are_a_usage_error() -> None:
+    args = '{"a": ' + "[" * DEEP + "]" * DEEP + "}"
+    done = cli("call", STDIO_TARGET, "greet", "--args", args)
+    assert done.returncode == 2
+    assert done.stderr == "mcp-elicit: --args is nested too deeply to read\n"
+
+
+def test_a_deeply_nested_answers_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text("[" + '{"action": "accept", "content": ' * DEEP + "1" + "}" * DEEP + "]")
+    done = cli("call", STDIO_TARGET, "greet", "--answers", str(path))
+    assert done.returncode == 2
+    assert done.stderr == f"mcp-elicit: {path}: the script is nested too deeply to read\n"

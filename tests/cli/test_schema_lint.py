@@ -71,3 +71,17 @@ def test_keygen_prints_a_usable_key() -> None:
     key = done.stdout.strip()
     assert len(key) == 43
     assert len(KeyRing.from_secrets([key]).kids) == 1
+
+
+def test_a_deeply_nested_schema_is_unreadable_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_elicit.cli", "schema", "lint", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2  # bad input, like a file that is not JSON (1 means "has problems")
+    assert done.stderr == f"mcp-elicit: {path} is nested too deeply to read\n"
+    assert done.stdout == ""

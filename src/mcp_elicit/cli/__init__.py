@@ -14,19 +14,81 @@ imports what it needs when it runs, so that start-up stays fast.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Sequence
 
 # Exit codes: 0 success; 1 the tool reported an error; 2 usage, protocol or transport error;
-# 3 the person declined or cancelled a question.
+# 3 the person declined or cancelled a question; 4 the command's own output could not be
+# written; 141 the output pipe was closed (128 + SIGPIPE, as a shell reports a tool it killed).
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_FAILURE = 2
 EXIT_DECLINED = 3
+EXIT_OUTPUT = 4
+EXIT_BROKEN_PIPE = 141
+
+_EPILOG = """exit status:
+  0    success
+  1    the tool reported an error (schema lint: the schema has problems)
+  2    usage, protocol or transport error
+  3    a question was declined or cancelled
+  4    the output could not be written (a full disk, ...)
+  130  interrupted
+  141  the output pipe was closed (e.g. `| head`): the command ends quietly"""
+
+
+class OutputError(Exception):
+    """Writing the command's own output (stdout) failed: a local problem, never the server's."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def write_output(text: str) -> None:
+    """Print ``text`` to stdout, flushed at once so that a full disk or a closed pipe shows up
+    here as an :class:`OutputError` (not later, or as another error such as a server one)."""
+    try:
+        print(text, flush=True)
+    except OSError as exc:
+        raise OutputError(exc) from exc
+
+
+def _output_failed(error: OSError) -> int:
+    # What is still buffered would fail again when Python flushes stdout at exit ("Exception
+    # ignored ..."): send it to /dev/null instead.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no descriptor behind stdout (captured in a test): nothing to do
+        pass
+    if isinstance(error, BrokenPipeError):
+        return EXIT_BROKEN_PIPE  # the reader has gone (`| head`): nothing to say, nobody to say it to
+    print(f"mcp-elicit: cannot write the output: {error.strerror or error}", file=sys.stderr)
+    return EXIT_OUTPUT
+
+
+def _positive_seconds(text: str) -> float:
+    """A ``--timeout``: a positive, finite number (NaN, 0 or less would give up at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-elicit", description="MCP elicitation from the terminal.")
+    parser = argparse.ArgumentParser(
+        prog="mcp-elicit",
+        description="MCP elicitation from the terminal.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser("demo", help="run the bundled issue-tracker demo end to end")
@@ -37,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("--args", default="{}", help="the tool's arguments as a JSON object")
     call.add_argument("--answers", metavar="FILE", help="answer from a JSON file instead of the terminal")
-    call.add_argument("--timeout", type=float, default=1800.0, help="give up after this many seconds")
+    call.add_argument(
+        "--timeout", type=_positive_seconds, default=1800.0, help="give up after this many seconds"
+    )
     call.add_argument(
         "--allow-loopback-http",
         action="store_true",
@@ -67,6 +131,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        return _run_command(args)
+    except OutputError as exc:
+        return _output_failed(exc.error)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     if args.command == "schema":
         from mcp_elicit.cli.schema_lint import run_lint
 
@@ -74,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "keygen":
         from mcp_elicit.state.keys import KeyRing
 
-        print(KeyRing.generate_secret())
+        write_output(KeyRing.generate_secret())
         return EXIT_OK
     if args.command == "call":
         from mcp_elicit.cli.call import run_call

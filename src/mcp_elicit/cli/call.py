@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mcp_elicit.cli import EXIT_DECLINED, EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR
+from mcp_elicit.cli import EXIT_DECLINED, EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR, write_output
 from mcp_elicit.cli.recording import Recording
 from mcp_elicit.client.text import clean
 
@@ -45,8 +45,8 @@ def parse_headers(values: list[str]) -> dict[str, str]:
     """``--header 'Name: value'`` options as a mapping; ValueError says which one is wrong.
 
     The characters are checked by the client's own header check (nothing that could break the
-    request head)."""
-    from mcp_elicit.client.http import check_header_values
+    request head), and the headers the client writes itself are refused."""
+    from mcp_elicit.client.http import check_header_values, reserved_header
 
     headers: dict[str, str] = {}
     for value in values:
@@ -55,9 +55,15 @@ def parse_headers(values: list[str]) -> dict[str, str]:
         try:
             if not sep or not name:
                 raise ValueError(value)
-            check_header_values({name: content})
+            reason = reserved_header(name)
+            if reason is None:
+                check_header_values({name: content})
         except ValueError:
             raise ValueError(f"--header {value!r} is not 'Name: value'") from None
+        if reason is not None:
+            raise ValueError(
+                f"--header {value!r} cannot be sent: {reason} (others, such as Authorization, can be)"
+            )
         headers[name] = content
     return headers
 
@@ -93,6 +99,8 @@ def run_call(
         arguments = json.loads(args_json, parse_constant=_not_a_number, parse_float=_finite)
     except ValueError as exc:  # json.JSONDecodeError is one
         return _fail(f"--args is not JSON: {exc}")
+    except RecursionError:  # the decoder recurses once per level
+        return _fail("--args is nested too deeply to read")
     if not isinstance(arguments, dict):
         return _fail('--args must be a JSON object, e.g. --args \'{"title": "x"}\'')
     try:
@@ -127,7 +135,7 @@ async def _call(
     if text:
         # The server wrote this text: escape sequences (clipboard writes, window titles,
         # links, cursor moves) and bidi controls go; newlines and tabs stay readable.
-        print(clean(text))
+        write_output(clean(text))
     if recording is not None and recording.refused:
         action, message = recording.refused[0]
         done = "declined" if action == "decline" else "cancelled"
@@ -149,7 +157,7 @@ async def _tools(target: str, headers: dict[str, str]) -> int:
     for tool in tools:
         name = clean(str(tool.get("name", "?")), single_line=True, max_length=200)
         description = clean(str(tool.get("description") or ""), single_line=True, max_length=300)
-        print(f"{name}\t{description}" if description else name)
+        write_output(f"{name}\t{description}" if description else name)
     return EXIT_OK
 
 

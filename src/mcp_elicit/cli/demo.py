@@ -17,7 +17,7 @@ import asyncio
 import sys
 from typing import Any
 
-from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK
+from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, write_output
 from mcp_elicit.client.questions import Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
 
@@ -34,7 +34,7 @@ SCRIPT: dict[str, dict[str, Any]] = {
 
 
 def _say(text: str = "") -> None:
-    print(text, flush=True)
+    write_output(text)
 
 
 class ScriptedWalkThrough:

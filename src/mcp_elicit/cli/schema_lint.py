@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR
+from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR, write_output
 from mcp_elicit.schema import check_schema, lint_form
 
 
@@ -23,22 +23,25 @@ def run_lint(file: str, message: str) -> int:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         print(f"mcp-elicit: {file} is not JSON: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except RecursionError:  # the decoder recurses once per level
+        print(f"mcp-elicit: {file} is nested too deeply to read", file=sys.stderr)
+        return EXIT_FAILURE
     problems = check_schema(schema)
     for problem in problems:
-        print(f"{problem.pointer or '/'}: {problem.reason}")
+        write_output(f"{problem.pointer or '/'}: {problem.reason}")
     if problems:
         print(f"{file}: {len(problems)} problem(s): outside the elicitation schema subset", file=sys.stderr)
         return EXIT_TOOL_ERROR
     lint = lint_form(message, schema)
     for finding in lint.secret_fields:
-        print(
+        write_output(
             f"/properties/{finding.field}: asks for a secret ({finding.category}, "
             f"its {finding.where} says {finding.matched!r}); forms must not collect secrets, use URL mode"
         )
     for warning in lint.url_warnings:
-        print(f"warning: {warning}")
+        write_output(f"warning: {warning}")
     if lint.secret_fields:
         print(f"{file}: asks for secrets in form mode", file=sys.stderr)
         return EXIT_TOOL_ERROR
-    print(f"{file}: inside the subset" + (" (with warnings)" if lint.url_warnings else ""))
+    write_output(f"{file}: inside the subset" + (" (with warnings)" if lint.url_warnings else ""))
     return EXIT_OK

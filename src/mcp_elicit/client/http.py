@@ -54,11 +54,49 @@ def request_headers(request: Outgoing) -> dict[str, str]:
     return headers
 
 
+# Headers the client writes (or that frame the request and its connection): a second copy
+# would make the request malformed or contradict the MCP headers, and the server would then be
+# blamed for refusing it. Every Mcp-* name is the protocol's own too.
+_CLIENT_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "connection",
+        "content-encoding",
+        "content-length",
+        "content-type",
+        "expect",
+        "host",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "user-agent",
+    }
+)
+
+
+def reserved_header(name: str) -> str | None:
+    """Why a caller cannot send header ``name`` (the client writes it), or None if it can."""
+    lowered = name.lower()
+    if lowered.startswith("mcp-"):
+        return "mcp-elicit sets the Mcp-* headers of the protocol itself"
+    if lowered in _CLIENT_HEADERS:
+        return f"mcp-elicit sets {name} itself"
+    return None
+
+
 def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
-    """Caller-supplied headers, refused if they could break the request head."""
+    """Caller-supplied headers, refused if they could break the request head or repeat one the
+    client writes itself."""
     for name, value in headers.items():
         if not name or any(c in name for c in ":\r\n\t ") or "\r" in value or "\n" in value:
             raise ValueError(f"invalid HTTP header {name!r}")
+        reason = reserved_header(name)
+        if reason is not None:
+            raise ValueError(f"header {name!r} cannot be given: {reason}")
     return dict(headers)
 
 

@@ -366,6 +366,11 @@ async def test_nothing_listening() -> None:
 def test_header_injection_is_refused() -> None:
     with pytest.raises(ValueError, match="invalid HTTP header"):
         HttpTransport("http://127.0.0.1:1/mcp", headers={"X-Evil": "a\r\nInjected: yes"})
+    # Headers the client writes itself: a second copy would make the request malformed.
+    for name in ("Content-Length", "transfer-encoding", "Host", "Mcp-Method", "MCP-Protocol-Version"):
+        with pytest.raises(ValueError, match="cannot be given: mcp-elicit sets"):
+            HttpTransport("http://127.0.0.1:1/mcp", headers={name: "0"})
+    HttpTransport("http://127.0.0.1:1/mcp", headers={"Authorization": "Bearer t", "X-Trace": "1"})
     with pytest.raises(ValueError, match="not an http"):
         HttpTransport("ftp://127.0.0.1/mcp")
 

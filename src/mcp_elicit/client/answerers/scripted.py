@@ -198,6 +198,8 @@ class ScriptedAnswerer:
             ) from exc
         except ValueError as exc:
             raise ScriptFileError(source, f"not valid JSON: {exc}") from exc
+        except RecursionError as exc:  # the decoder recurses once per level
+            raise ScriptFileError(source, "the script is nested too deeply to read") from exc
         if not isinstance(parsed, dict | list):
             raise ScriptFileError(source, f"the script file holds {_kind(parsed)}; {_SHAPE_HINT}")
         return cls(parsed, modes=modes, source=source)
