@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from mcp_elicit.connect.flows import FlowStore, check_base_url, sign_out_everywhere
 from mcp_elicit.connect.identity import (
@@ -58,6 +59,7 @@ from mcp_elicit.connect.identity import (
     protected_resource_metadata,
     resource_metadata_url,
 )
+from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit
 from mcp_elicit.connect.vault import Connection, Refresher, RefreshResult, Revoker, Vault
@@ -138,6 +140,12 @@ class ConnectKit:
     ) -> None:
         self.base_url = check_base_url(base_url, development=development)
         self.development = bool(development)
+        if self.development and not is_loopback_host(urlsplit(self.base_url).hostname):
+            # Development mode trusts a demo identity: never on an address others can reach.
+            raise ValueError(
+                "development=True is only for a base_url on this machine (127.0.0.1, localhost, [::1]), "
+                f"not {base_url!r}"
+            )
         if not isinstance(identity, Verifier):
             raise TypeError("identity must be a Verifier (e.g. JWTIdentity)")
         if isinstance(identity, DevelopmentIdentity) and not development:

@@ -114,6 +114,8 @@ def test_kit_configuration_is_checked(tmp_path: Path) -> None:
     dev = DevelopmentIdentity(i_understand_this_is_not_secure=True)
     with pytest.raises(ValueError, match="development=True"):
         ConnectKit(base_url="https://mcp.example.com", identity=dev, vault=vault)
+    with pytest.raises(ValueError, match="development=True is only for a base_url on this machine"):
+        ConnectKit(base_url="https://mcp.example.com", identity=dev, vault=vault, development=True)
     kit = ConnectKit(base_url="http://127.0.0.1:9", identity=dev, vault=vault, development=True)
     assert kit.metadata is None  # no issuer to publish
     settings = {"authorize_url": "https://a.example/x", "token_url": "https://a.example/t", "client_id": "c"}

@@ -40,7 +40,8 @@ class OidcLogin:
         if not provider.openid or not provider.issuer:
             raise ValueError(
                 "OidcLogin needs an OpenID Connect provider (openid=True, with its issuer): the "
-                "signed-in user is the (iss, sub) of its ID token"
+                "signed-in user is the (iss, sub) of its ID token; with discover(), ask for the "
+                "'openid' scope (scopes=['openid', 'profile', 'email'])"
             )
         self.provider = provider
 
