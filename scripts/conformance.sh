@@ -59,6 +59,12 @@ SERVER_SCENARIOS=(
     input-required-result-ignore-extra-params
     input-required-result-validate-input
     server-stateless
+    sep-2164-resource-not-found
+    caching
+    tools-list
+    http-header-validation
+    dns-rebinding-protection
+    server-sse-multiple-streams
 )
 
 CLIENT_SCENARIOS=(

@@ -134,6 +134,40 @@ def test_additional_properties_true_is_refused_for_what_it_is() -> None:
     assert problem.reason.startswith("additionalProperties is not part of requestedSchema; remove it")
 
 
+def test_const_and_unique_items_are_read_as_the_form_can_show_them() -> None:
+    """What pydantic writes for Literal[True], Literal[5], Literal["x"] and set[Literal[...]]."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "agree": {"type": "boolean", "const": True},
+            "level": {"type": "integer", "const": 5},
+            "name": {"type": "string", "const": "x"},
+            "toppings": {"type": "array", "items": {"enum": ["cheese", "ham"]}, "uniqueItems": True},
+        },
+        "required": ["agree", "level", "name"],
+    }
+    form, problems = compile_schema(schema, tolerant=True)
+    assert problems == []
+    assert form is not None
+    strict_form, strict_problems = compile_schema(schema)
+    assert strict_form is None
+    assert {p.pointer for p in strict_problems} >= {
+        "/properties/agree/const",
+        "/properties/toppings/uniqueItems",
+    }
+    good = {"agree": True, "level": 5, "name": "x", "toppings": ["ham"]}
+    assert validate_compiled(form, good)["toppings"] == ["ham"]
+    for field, wrong in (("level", 4), ("name", "y"), ("toppings", ["olives"]), ("toppings", [3])):
+        with pytest.raises(AnswerInvalid) as info:
+            validate_compiled(form, {**good, field: wrong})
+        assert field in info.value.errors
+    # A const of the wrong type for its field is not turned into anything: refused as it is.
+    _, problems = compile_schema(
+        {"type": "object", "properties": {"n": {"type": "array", "const": [1]}}}, tolerant=True
+    )
+    assert problems
+
+
 def test_malformed_advisory_bounds_are_left_to_the_server() -> None:
     prop = {"type": "number", "exclusiveMinimum": "0", "multipleOf": 0, "exclusiveMaximum": True}
     form, problems = compile_schema({"type": "object", "properties": {"n": prop}}, tolerant=True)

@@ -162,3 +162,13 @@ async def test_the_pydantic_path_takes_json_arguments_as_they_are() -> None:
         result = await call_tool(app, "typed_count", {"label": "x", **wrong})
         assert result["isError"] is True, wrong
         assert "Invalid arguments" in result["content"][0]["text"]
+
+
+async def test_a_resource_not_found_names_its_uri_in_the_error_data() -> None:
+    """SEP-2164: the -32602 for an unknown resource carries ``data.uri``."""
+    app = make_server()
+    for uri in ("notes://nothing", "tickets://not-a-number"):
+        with pytest.raises(McpError) as info:
+            await app.dispatch(request("resources/read", {"uri": uri}))
+        assert info.value.code == INVALID_PARAMS
+        assert info.value.data == {"uri": uri}

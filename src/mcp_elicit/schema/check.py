@@ -120,11 +120,28 @@ _ADVISORY: Final = frozenset(
         "writeOnly",
         "contentEncoding",
         "contentMediaType",
+        "uniqueItems",  # a multi-select's answer holds each option once anyway
     }
 )
 _NUMBER_EXTRAS: Final = ("exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _NUMBER_KEYWORDS: Final = frozenset({"minimum", "maximum", *_NUMBER_EXTRAS})
 _ADVISORY_TOP: Final = frozenset({"title", "description", "$comment", "$id", "examples"})
+
+
+def _const_as_choice(prop: dict[Any, Any], t: object) -> dict[Any, Any]:
+    """Tolerant mode: a ``const`` field (what other servers make of ``Literal[value]``) read as
+    the form can show it. A text or number is a choice of one; a boolean is a plain checkbox
+    ticked as the const says, which the server checks like any answer."""
+    rest = {key: value for key, value in prop.items() if key != "const"}
+    const = prop["const"]
+    if t == "boolean":
+        if isinstance(const, bool):
+            rest.setdefault("default", const)
+        return rest
+    if "enum" not in rest and t in ("string", "number", "integer"):
+        rest["enum"] = [const]
+        return rest
+    return prop  # left as it is, to be refused for what it is
 
 
 def _advisory(key: str) -> bool:
@@ -420,6 +437,8 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
     if t == "object":
         p.add((*base, "type"), _NESTED)
         return None
+    if tolerant and "const" in prop:
+        prop = _const_as_choice(prop, t)
     if t not in _TYPES:
         shown = quote(t) if isinstance(t, str) else describe(t)
         p.add((*base, "type"), f"unknown type {shown}; use one of {', '.join(_TYPES)}")
@@ -492,7 +511,7 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
             extra.update(options=tuple(found[0]), titles=tuple(found[1]))
     else:
         kind = "multiselect"
-        options = _items(p, base, prop.get("items"), "items" in prop)
+        options = _items(p, base, prop.get("items"), "items" in prop, tolerant)
         low, high, ok = _bounds(p, base, prop, "minItems", "maxItems", True)
         extra.update(min_items=low, max_items=high)
         if options is not None and ok:
@@ -536,9 +555,11 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
 
 
 def _items(
-    p: _Problems, base: tuple[str, ...], items: object, present: bool
+    p: _Problems, base: tuple[str, ...], items: object, present: bool, tolerant: bool = False
 ) -> tuple[list[str], list[str] | None] | None:
-    """The choices of a multi-select ``items``: (values, titles or None)."""
+    """The choices of a multi-select ``items``: (values, titles or None). Tolerant mode takes an
+    ``enum`` without ``"type": "string"`` (other servers write ``set[Literal[...]]`` so); the
+    values must still be text."""
     here = (*base, "items")
     arrays = (
         "arrays are only allowed as multi-selects: items must be "
@@ -567,7 +588,7 @@ def _items(
         if key not in ("type", "enum"):
             p.add((*here, str(key)), f"{quote(str(key))} is not allowed in items; {arrays}")
             bad = True
-    if items.get("type") != "string":
+    if items.get("type") != "string" and not (tolerant and "type" not in items):
         p.add((*here, "type"), 'items of a multi-select must have "type": "string"')
         bad = True
     values = _enum_values(p, (*here, "enum"), items["enum"])

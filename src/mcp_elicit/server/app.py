@@ -389,11 +389,11 @@ class Server:
             if fields is not None:
                 break
         else:
-            raise invalid_params(f"Resource not found: {uri!r}")
+            raise invalid_params(f"Resource not found: {uri!r}", {"uri": uri})  # SEP-2164: data.uri
         try:
             kwargs = resource.signature.bind(fields)
         except ArgumentError as exc:
-            raise invalid_params(f"resource {uri!r}: {exc}") from None
+            raise invalid_params(f"resource {uri!r}: {exc}", {"uri": uri}) from None
         outcome = await self._guarded_round(call, resource, uri, fields, kwargs)
         if isinstance(outcome, dict):
             return outcome

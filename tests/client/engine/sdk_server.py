@@ -83,6 +83,18 @@ def ask_order() -> Elicit[Order]:
     return Elicit("Order?", Order)
 
 
+class Terms(BaseModel):
+    """pydantic writes Literal[True] as "const": true and set[Literal] with "uniqueItems": true."""
+
+    agree: Literal[True]
+    toppings: set[Literal["cheese", "ham", "olives"]] = set()
+    level: Literal[5] = 5
+
+
+def ask_terms() -> Elicit[Terms]:
+    return Elicit("Agree to the terms?", Terms)
+
+
 @app.tool()
 async def create_ticket(title: str, answer: Annotated[Confirm, Resolve(ask_confirm)]) -> str:
     return f"Created {title}" if answer.ok else "Not created"
@@ -113,6 +125,11 @@ async def details(value: Annotated[Details, Resolve(ask_details)]) -> str:
 @app.tool()
 async def order(value: Annotated[Order, Resolve(ask_order)]) -> str:
     return f"quantity={value.quantity} pack={value.pack} code={value.code} size={value.size!r}"
+
+
+@app.tool()
+async def terms(value: Annotated[Terms, Resolve(ask_terms)]) -> str:
+    return f"agree={value.agree} toppings={sorted(value.toppings)} level={value.level}"
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ async def test_discover_and_list(sdk: Target) -> None:
         assert client.server_identity.version == "9.9.9"
         assert client.discovery.supported_versions == ("2026-07-28",)
         tools = [tool["name"] for tool in await client.list_tools()]
-    assert tools == ["create_ticket", "greet", "pair", "maybe", "details", "order"]
+    assert tools == ["create_ticket", "greet", "pair", "maybe", "details", "order", "terms"]
 
 
 async def test_a_single_elicitation(sdk: Target) -> None:
@@ -140,3 +140,12 @@ async def test_a_form_with_constraints_beyond_the_subset_is_answered(sdk: Target
         "pack": "must be a multiple of 6 (got 7)",
         "size": "'4' is not one of the choices: '1', '2', '3'",
     }
+
+
+async def test_const_and_unique_items_from_the_sdk_are_answered(sdk: Target) -> None:
+    """What pydantic writes for ``Literal[True]``, ``Literal[5]`` and ``set[Literal[...]]``
+    goes beyond the subset; tolerant reading turns it into a form a person can answer."""
+    person = Script(form=lambda _q: Answer("accept", {"agree": True, "toppings": ["ham", "cheese"]}))
+    async with connect(sdk, person) as client:
+        result = await client.call_tool("terms")
+    assert (result.text, result.is_error) == ("agree=True toppings=['cheese', 'ham'] level=5", False)
