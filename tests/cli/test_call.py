@@ -200,6 +200,8 @@ def test_a_refused_token_says_so_and_how_to_send_one(guarded_target: str) -> Non
         assert "AuthorizationRequiredError: HTTP 401" in done.stderr
         assert 'Bearer error="invalid_token"' in done.stderr
         assert "does not speak MCP" not in done.stderr
+        assert "(pass --header 'Authorization: Bearer ...')" in done.stderr  # the CLI's way, not Python's
+        assert "headers=" not in done.stderr
 
 
 @pytest.mark.parametrize("bad", ["no colon", ": empty name", "Bad Name: x", "Tab\tName: x"])

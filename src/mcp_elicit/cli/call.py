@@ -202,6 +202,7 @@ def _declares(name: str, modes: frozenset[str]) -> bool:
 def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False) -> int:
     from mcp_elicit.client import ClientError, MissingCapabilityError
     from mcp_elicit.client.answerers import AnswererError
+    from mcp_elicit.client.errors import AuthorizationRequiredError
 
     try:
         code: int = asyncio.run(work)
@@ -213,6 +214,9 @@ def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False
         return _fail("interrupted", 130)
     except TimeoutError:
         return _fail("gave up: the call took longer than --timeout")
+    except AuthorizationRequiredError as exc:
+        name = type(exc).__name__
+        return _fail(f"{name}: HTTP {exc.status}: {exc.reason} (pass --header 'Authorization: Bearer ...')")
     except (ClientError, AnswererError) as exc:
         return _fail(f"{type(exc).__name__}: {exc}")
     except OSError as exc:

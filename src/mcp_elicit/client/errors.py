@@ -209,6 +209,8 @@ class AuthorizationRequiredError(HttpStatusError):
         self.www_authenticate = www_authenticate  # as received
         shown = clean(www_authenticate, single_line=True, max_length=500).strip() if www_authenticate else ""
         hint = f"; the server asks for: {shown}" if shown else ""
+        # Without the advice on how to pass a token, which differs for the command line.
+        self.reason = clean(f"{detail}{hint}", single_line=True)
         super().__init__(status, f"{detail}{hint} (pass headers={{'Authorization': 'Bearer ...'}})")
 
 

@@ -320,17 +320,22 @@ def _json_kind(prop: object) -> str | None:
     return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
 
 
-_MAX_NESTING = 200
+# pydantic's JSON parser stops at 200 levels (the arguments object counted): refused here first,
+# with a message of our own.
+PYDANTIC_MAX_NESTING = 200
 
 
-def _whole(value: Any, depth: int = 0) -> Any:
-    """``value`` with whole floats as integers (5.0 is 5, as JavaScript clients write it)."""
+def _whole(value: Any, depth: int = 1) -> Any:
+    """``value`` (an argument: the arguments object is level 0) with whole floats as integers
+    (5.0 is 5, as JavaScript clients write it)."""
     if type(value) is float:
         return int(value) if value.is_integer() and abs(value) <= _EXACT_FLOAT_INT else value
     if type(value) is not list and type(value) is not dict:
         return value
-    if depth >= _MAX_NESTING:
-        raise ArgumentError(f"arguments must be nested at most {_MAX_NESTING} levels deep")
+    if depth >= PYDANTIC_MAX_NESTING:
+        raise ArgumentError(
+            f"arguments must be nested at most {PYDANTIC_MAX_NESTING} levels deep for this tool"
+        )
     if isinstance(value, list):
         return [_whole(item, depth + 1) for item in value]
     return {key: _whole(item, depth + 1) for key, item in value.items()}
