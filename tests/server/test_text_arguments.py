@@ -172,3 +172,22 @@ async def test_a_resource_not_found_names_its_uri_in_the_error_data() -> None:
             await app.dispatch(request("resources/read", {"uri": uri}))
         assert info.value.code == INVALID_PARAMS
         assert info.value.data == {"uri": uri}
+
+
+async def test_a_pydantic_typed_tool_refuses_deep_arguments_with_its_own_message() -> None:
+    app = Server("nesting", state_keys=["text-arguments-tests-secret-0123456789-ab"])
+
+    @app.tool()
+    async def takes_anything(x: object = None) -> str:
+        return "ok"
+
+    def nested(levels: int) -> object:  # the arguments object is one level
+        value: object = 1
+        for _ in range(levels - 1):
+            value = [value]
+        return value
+
+    assert (await call_tool(app, "takes_anything", {"x": nested(200)}))["content"][0]["text"] == "ok"
+    refused = await call_tool(app, "takes_anything", {"x": nested(201)})
+    assert refused["isError"] is True
+    assert "nested at most 200 levels deep" in refused["content"][0]["text"]
