@@ -7,12 +7,15 @@ The harness starts a mock server, appends its URL as the last argument and names
 ``MCP_CONFORMANCE_SCENARIO``. The person is a script: every form is accepted with values made
 from its schema (``{"confirmed": true}`` for the harness's confirmation form), and the engine
 checks them against the schema before they are sent, like any other answer. Exit status 0 means
-the scenario's client steps all completed.
+the scenario's client steps all completed. ``SCENARIOS`` lists the scenarios it plays: state
+(SEP-2322), request metadata (SEP-2575), tool calls, the standard and ``Mcp-Param-*`` headers
+(SEP-2243) and the JSON Schema of tools kept as the server wrote it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -75,9 +78,65 @@ async def request_metadata(client: Client) -> None:
     print(f"protocol version {client.protocol_version}; {len(tools)} tools")
 
 
+async def tools_call(client: Client) -> None:
+    """A plain tool call: ``add_numbers`` with two numbers."""
+    await client.list_tools()
+    print((await client.call_tool("add_numbers", {"a": 2, "b": 3})).text)
+
+
+async def standard_headers(client: Client) -> None:
+    """SEP-2243: every request carries Mcp-Method (and Mcp-Name where it names a target)."""
+    for tool in await client.list_tools():
+        print(tool["name"], (await client.call_tool(tool["name"], {})).text)
+    for resource in await client.list_resources():
+        print(resource["uri"], (await client.read_resource(resource["uri"])).text)
+    for prompt in await client.list_prompts():
+        print(prompt["name"], len((await client.get_prompt(prompt["name"])).messages))
+
+
+async def custom_headers(client: Client) -> None:
+    """x-mcp-header arguments mirrored in Mcp-Param-* headers; the calls come from the harness."""
+    await client.list_tools()
+    for call in _context().get("toolCalls", []):
+        print(call["name"], (await client.call_tool(call["name"], call["arguments"])).text)
+
+
+async def invalid_tool_headers(client: Client) -> None:
+    """Tools whose x-mcp-header annotations are invalid are left out of the listing; the valid
+    one is called with its header."""
+    for tool in await client.list_tools():
+        arguments = {"region": "us-west1"} if tool["name"] == "valid_tool" else {}
+        print(tool["name"], (await client.call_tool(tool["name"], arguments)).text)
+
+
+async def schema_preservation(client: Client) -> None:
+    """JSON Schema 2020-12 keywords of an inputSchema reach the caller as the server wrote them."""
+    tools = await client.list_tools()
+    focal = next(tool for tool in tools if tool["name"] != "json_schema_echo")
+    print((await client.call_tool("json_schema_echo", {"schema": focal["inputSchema"]})).text)
+
+
+async def schema_listing(client: Client) -> None:
+    """$ref in an inputSchema is kept, never dereferenced (the harness checks the listing)."""
+    print(f"{len(await client.list_tools())} tools listed")
+
+
+def _context() -> dict[str, Any]:
+    """What the harness passes about the scenario (``MCP_CONFORMANCE_CONTEXT``, JSON)."""
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"
+    context = json.loads(raw)
+    return context if isinstance(context, dict) else {}
+
+
 SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "sep-2322-client-request-state": request_state,
     "request-metadata": request_metadata,
+    "tools_call": tools_call,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-2020-12-preservation": schema_preservation,
+    "json-schema-ref-no-deref": schema_listing,
 }
 
 

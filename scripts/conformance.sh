@@ -70,6 +70,12 @@ SERVER_SCENARIOS=(
 CLIENT_SCENARIOS=(
     sep-2322-client-request-state
     request-metadata
+    tools_call
+    http-standard-headers
+    http-custom-headers
+    http-invalid-tool-headers
+    json-schema-ref-no-deref
+    json-schema-2020-12-preservation
 )
 
 DEFAULT_SERVER_CMD="python examples/conformance_server.py --port {port}"
