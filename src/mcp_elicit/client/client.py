@@ -187,6 +187,8 @@ class Client:
             raise
 
     async def aclose(self) -> None:
+        """Close the connection: stop a spawned server (stdin closed, then SIGTERM, then SIGKILL),
+        close HTTP connections."""
         await self._transport.aclose()
 
     async def __aenter__(self) -> Client:
@@ -207,12 +209,15 @@ class Client:
 
     @property
     def discovery(self) -> DiscoverResult:
+        """The last ``server/discover`` result; ``RuntimeError`` before the client connected."""
         if self._discovery is None:
             raise RuntimeError("not connected: use Client.connect(...)")
         return self._discovery
 
     @property
     def protocol_version(self) -> str:
+        """The protocol version every request declares: this client's most preferred one that the
+        server supports."""
         return self._version
 
     @property
@@ -222,6 +227,7 @@ class Client:
 
     @property
     def reached_via(self) -> str:
+        """How the server was reached (the command line or the URL): shown with every question."""
         return self._transport.reached_via
 
     # -- the calls -------------------------------------------------------------------------
@@ -286,15 +292,27 @@ class Client:
         return tools
 
     async def list_prompts(self) -> list[dict[str, Any]]:
+        """Every prompt (all pages)."""
         return await self._list("prompts/list", "prompts")
 
     async def list_resources(self) -> list[dict[str, Any]]:
+        """Every resource (all pages)."""
         return await self._list("resources/list", "resources")
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
+        """Every resource template (all pages)."""
         return await self._list("resources/templates/list", "resourceTemplates")
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Call tool ``name`` with ``arguments``, answering every ``InputRequiredResult`` round until
+        the result is complete.
+
+        A tool that failed comes back with ``is_error`` set. A JSON-RPC error from the server raises
+        :class:`~mcp_elicit.client.errors.McpClientError`; a limit reached (``max_rounds``,
+        ``max_total_seconds``, ``request_timeout``) or a dead transport raises a
+        :class:`~mcp_elicit.client.errors.LocalError`; a server breaking the protocol, a
+        :class:`~mcp_elicit.client.errors.ProtocolViolation`.
+        """
         args = dict(arguments) if arguments is not None else {}
         try:
             result = await self._call_tool(name, args)
@@ -314,12 +332,16 @@ class Client:
         return await self._call("tools/call", {"name": name, "arguments": args}, target=name, headers=headers)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> PromptResult:
+        """``prompts/get`` for prompt ``name``, with its rounds answered and errors raised as
+        :meth:`call_tool` does."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
         return PromptResult.parse(await self._call("prompts/get", params, target=name))
 
     async def read_resource(self, uri: str) -> ResourceResult:
+        """``resources/read`` of ``uri``, with its rounds answered and errors raised as
+        :meth:`call_tool` does."""
         return ResourceResult.parse(await self._call("resources/read", {"uri": uri}, target=uri))
 
     # -- the engine ------------------------------------------------------------------------

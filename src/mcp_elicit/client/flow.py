@@ -57,6 +57,9 @@ class Backoff:
     url_cap: float = 5.0
 
     def delay(self, streak: int, *, waiting_for_url: bool) -> float:
+        """Seconds to wait before retrying after ``streak`` earlier state-only rounds in a row
+        (0 for the first): ``initial * 2**streak``, at most ``cap`` (``url_cap`` when
+        ``waiting_for_url``)."""
         cap = self.url_cap if waiting_for_url else self.cap
         return min(cap, self.initial * (2.0 ** min(streak, 32)))
 

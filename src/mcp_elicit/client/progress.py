@@ -9,6 +9,10 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Progress:
+    """One ``notifications/progress`` about a request this client sent, as given to
+    ``on_progress``: ``progress`` out of ``total`` (None when unknown), with an optional
+    ``message`` (the server's text)."""
+
     method: str  # the request it is about
     target: str | None  # its tool / prompt name or resource URI
     progress: float
@@ -17,6 +21,8 @@ class Progress:
 
     @classmethod
     def from_params(cls, method: str, target: str | None, params: dict[str, Any]) -> Progress | None:
+        """Read the notification's ``params``; None when ``progress`` is not a number. A
+        ``total`` or ``message`` of the wrong type is dropped."""
         progress = params.get("progress")
         if isinstance(progress, bool) or not isinstance(progress, (int, float)):
             return None

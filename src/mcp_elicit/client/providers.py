@@ -16,14 +16,19 @@ class Sampler(Protocol):
     """Answers ``sampling/createMessage``: takes its ``params``, returns a ``CreateMessageResult``
     (``{"role", "content", "model", "stopReason"?}``)."""
 
-    async def create_message(self, params: dict[str, Any]) -> dict[str, Any]: ...
+    async def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Run the model on the request's ``params``; the returned ``CreateMessageResult`` goes to
+        the server as is."""
+        ...
 
 
 @runtime_checkable
 class RootsProvider(Protocol):
     """Answers ``roots/list``: the roots (``{"uri": "file://...", "name"?}``) the server may use."""
 
-    async def list_roots(self) -> Sequence[Mapping[str, Any]]: ...
+    async def list_roots(self) -> Sequence[Mapping[str, Any]]:
+        """The roots to send now (asked again at each ``roots/list``)."""
+        ...
 
 
 class StaticRoots:

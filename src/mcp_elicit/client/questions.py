@@ -31,6 +31,13 @@ class ServerIdentity:
 
 @dataclass(frozen=True, slots=True)
 class FormQuestion:
+    """A form to fill in: ``message`` and the ``schema`` (``requestedSchema``) the answer must fit.
+
+    ``key`` is the entry's key in ``inputRequests``. When the previous answer failed validation,
+    the same question comes back with ``errors`` (field name to message, ``""`` for the answer as
+    a whole) and that answer in ``previous``.
+    """
+
     server: ServerIdentity
     key: str
     message: str
@@ -41,6 +48,10 @@ class FormQuestion:
 
 @dataclass(frozen=True, slots=True)
 class UrlQuestion:
+    """A request to open ``url`` (out of band: what the person enters there never reaches the
+    client). ``key`` is the entry's key in ``inputRequests``; check the URL with
+    :func:`~mcp_elicit.client.urls.assess_url` before showing or opening it."""
+
     server: ServerIdentity
     key: str
     message: str
@@ -49,10 +60,14 @@ class UrlQuestion:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
+    """An answerer's reply: ``accept`` (with the form's ``content``), ``decline`` (an explicit
+    no) or ``cancel`` (dismissed). ``content`` is ignored for anything but an accepted form."""
+
     action: Action
     content: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
+        """The ``ElicitResult``: ``action``, and ``content`` when accepted with content."""
         wire: dict[str, Any] = {"action": self.action}
         if self.action == "accept" and self.content is not None:
             wire["content"] = self.content
@@ -67,8 +82,16 @@ class Answerer(Protocol):
     """
 
     @property
-    def modes(self) -> frozenset[str]: ...
+    def modes(self) -> frozenset[str]:
+        """The elicitation modes it can answer (``"form"``, ``"url"``): the client declares these."""
+        ...
 
-    async def answer_form(self, question: FormQuestion) -> Answer: ...
+    async def answer_form(self, question: FormQuestion) -> Answer:
+        """The person's answer to a form. The engine validates an accepted answer and, if it is
+        invalid, asks again with ``question.errors`` set. Raise (an
+        :class:`~mcp_elicit.client.AnswererError`) rather than guess an answer."""
+        ...
 
-    async def answer_url(self, question: UrlQuestion) -> Answer: ...
+    async def answer_url(self, question: UrlQuestion) -> Answer:
+        """The person's answer to a URL question (``accept`` once they agreed to open it)."""
+        ...

@@ -21,6 +21,9 @@ def _list(result: dict[str, Any], key: str, method: str, *, required: bool = Fal
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
+    """The final result of ``tools/call``: ``content`` blocks, ``structured`` content (a dict, or
+    None), ``is_error`` (the tool failed: its message is in ``content``) and the ``raw`` result."""
+
     content: list[dict[str, Any]]
     structured: dict[str, Any] | None
     is_error: bool
@@ -35,6 +38,8 @@ class ToolResult:
 
     @classmethod
     def parse(cls, result: dict[str, Any]) -> ToolResult:
+        """Read a ``CallToolResult``; ``MalformedMessageError`` when ``content`` is there and not an
+        array."""
         content = _list(result, "content", "tools/call")
         structured = result.get("structuredContent")
         return cls(
@@ -47,12 +52,15 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class PromptResult:
+    """The final result of ``prompts/get``: its ``messages``, ``description`` and ``raw`` result."""
+
     messages: list[dict[str, Any]]
     description: str | None
     raw: dict[str, Any]
 
     @classmethod
     def parse(cls, result: dict[str, Any]) -> PromptResult:
+        """Read a ``GetPromptResult``; ``MalformedMessageError`` when ``messages`` is not an array."""
         messages = _list(result, "messages", "prompts/get", required=True)
         description = result.get("description")
         return cls(
@@ -64,6 +72,8 @@ class PromptResult:
 
 @dataclass(frozen=True, slots=True)
 class ResourceResult:
+    """The final result of ``resources/read``: its ``contents`` items and the ``raw`` result."""
+
     contents: list[dict[str, Any]]
     raw: dict[str, Any]
 
@@ -74,6 +84,8 @@ class ResourceResult:
 
     @classmethod
     def parse(cls, result: dict[str, Any]) -> ResourceResult:
+        """Read a ``ReadResourceResult``; ``MalformedMessageError`` when ``contents`` is not an
+        array."""
         contents = _list(result, "contents", "resources/read", required=True)
         return cls([c for c in contents if isinstance(c, dict)], result)
 
@@ -91,6 +103,8 @@ class DiscoverResult:
 
     @classmethod
     def parse(cls, result: dict[str, Any]) -> DiscoverResult:
+        """Read a ``server/discover`` result; ``MalformedMessageError`` when ``supportedVersions``
+        is not an array or ``capabilities`` not an object. A missing or invalid ``ttlMs`` is 0."""
         versions = _list(result, "supportedVersions", "server/discover", required=True)
         capabilities = result.get("capabilities")
         if not isinstance(capabilities, dict):
@@ -112,6 +126,8 @@ class DiscoverResult:
         )
 
     def identity(self, reached_via: str) -> ServerIdentity:
+        """The :class:`ServerIdentity` shown with each question: ``serverInfo``'s name, title and
+        version, and ``reached_via`` (how this client reached the server)."""
         info = self.server_info
 
         def text(key: str) -> str | None:

@@ -32,16 +32,23 @@ class Outgoing:
 
 
 class Transport(Protocol):
+    """A connection to one server, as :class:`~mcp_elicit.client.Client` uses it; pass one to
+    ``Client.connect`` to bring your own."""
+
     @property
     def reached_via(self) -> str:
         """How the server was reached (command line or URL): shown with every question."""
         ...
 
-    async def start(self) -> None: ...
+    async def start(self) -> None:
+        """Make the connection ready (spawn the server; HTTP connects on first use)."""
+        ...
 
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
         """Send ``request`` and return its response; notifications about it go to
         ``on_notification``. Cancelling the caller cancels the request on the wire."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Close the connection and free what it holds (stop a spawned server)."""
+        ...

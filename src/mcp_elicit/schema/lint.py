@@ -94,6 +94,7 @@ class FormLint:
 
     @property
     def clean(self) -> bool:
+        """True when the lint found neither secret fields nor URL warnings."""
         return not self.secret_fields and not self.url_warnings
 
 

@@ -25,18 +25,23 @@ class ElicitAnswer(Generic[T]):
 
     @property
     def accepted(self) -> bool:
+        """The person submitted the form (or, in URL mode, agreed to open the URL)."""
         return self.action == "accept"
 
     @property
     def declined(self) -> bool:
+        """The person explicitly said no."""
         return self.action == "decline"
 
     @property
     def cancelled(self) -> bool:
+        """The person dismissed the question without choosing."""
         return self.action == "cancel"
 
     @property
     def data(self) -> T:
+        """The validated form answer, of the type the question was asked with (a dict for a
+        hand-written schema). Raises ``AttributeError`` unless the answer is an accepted form."""
         if self.action != "accept" or self.content is None:
             raise AttributeError(
                 f"this answer was {self.action!r} and carries no form data; "

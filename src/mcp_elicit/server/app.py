@@ -251,6 +251,8 @@ class Server:
 
     # -- dispatch --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
+        """The server capabilities ``server/discover`` advertises: ``logging``, and ``tools``,
+        ``prompts`` and ``resources`` for each kind with at least one handler registered."""
         # Every handler can send log messages (ctx.log) to a request that asks for them.
         caps: dict[str, Any] = {"logging": {}}
         if self._tools:

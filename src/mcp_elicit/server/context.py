@@ -112,6 +112,7 @@ class Context:
         return self._round.record.user_state
 
     def can_elicit(self, mode: str = "form") -> bool:
+        """Whether this request's client takes elicitations in ``mode`` (``"form"`` or ``"url"``)."""
         return mode in self.meta.capabilities.modes
 
     def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
@@ -120,6 +121,7 @@ class Context:
         return self.meta.capabilities.can_sample(tools=tools, context=context)
 
     def can_list_roots(self) -> bool:
+        """Whether this request's client takes ``roots/list`` requests (``ctx.list_roots``)."""
         return self.meta.capabilities.can_list_roots()
 
     # -- elicitation -----------------------------------------------------------------------
@@ -416,6 +418,8 @@ class Context:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
+        """Send ``notifications/progress`` (``progress`` out of ``total``, when known, with an
+        optional ``message``); does nothing when the request sent no ``progressToken``."""
         token = self.meta.progress_token
         if token is None or self._notify is None:
             return

@@ -16,6 +16,16 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class InputRequired:
+    """A handler's own ``InputRequiredResult``, for the low-level style.
+
+    ``input_requests`` maps keys you choose to ``{"method": ..., "params": ...}`` entries
+    (``elicitation/create``, ``sampling/createMessage`` or ``roots/list``); the answers come back
+    under the same keys in ``ctx.input_responses``. ``state`` is any string you want back on the
+    retry as ``ctx.request_state`` (sealed by the engine, never seen by the client in clear).
+    ``allow_secrets`` names form fields that look like secrets but are not. Raises ``TypeError``
+    when ``state`` is not a str or None, or ``input_requests`` not a dict.
+    """
+
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str | None = None
     allow_secrets: tuple[str, ...] = ()

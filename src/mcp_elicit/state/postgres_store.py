@@ -148,6 +148,7 @@ class PostgresSingleUseStore(ClosesOnExit):
 
     @property
     def table(self) -> str:
+        """The table's name as given (optionally schema-qualified)."""
         return self._table
 
     def __repr__(self) -> str:  # never shows the DSN (it may hold a password)

@@ -217,6 +217,7 @@ class StateSealer:
 
     @property
     def key_file(self) -> KeyFile | None:
+        """The key file the keys are read from, or None with a fixed :class:`KeyRing`."""
         return self._key_file
 
     def replace_keys(self, keys: KeyRing) -> None:
@@ -230,18 +231,23 @@ class StateSealer:
 
     @property
     def audience(self) -> str:
+        """Sealed into every token (for example the server's URL); a token for another audience
+        is refused."""
         return self._audience
 
     @property
     def ttl(self) -> float:
+        """Seconds a token stays valid after it was sealed."""
         return self._ttl
 
     @property
     def single_use(self) -> SingleUseStore | None:
+        """The store that records consumed token ids, or None when tokens may be replayed."""
         return self._single_use
 
     @property
     def max_token_bytes(self) -> int:
+        """The longest token this sealer seals or opens."""
         return self._max_token_bytes
 
     # ------------------------------------------------------------------------------------ seal

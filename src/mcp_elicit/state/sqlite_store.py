@@ -157,6 +157,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
 
     @property
     def path(self) -> str:
+        """The database file (or ``":memory:"``, a database in this process's memory only)."""
         return self._path
 
     def __repr__(self) -> str:

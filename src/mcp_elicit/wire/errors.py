@@ -32,6 +32,7 @@ class McpError(Exception):
         self.data = data
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON-RPC error object: ``code``, ``message`` and, when set, ``data``."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data

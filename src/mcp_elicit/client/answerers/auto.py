@@ -50,14 +50,17 @@ class AutoDecline:
 
     @property
     def modes(self) -> frozenset[str]:
+        """The modes given to the constructor (both by default)."""
         return self._modes
 
     async def answer_form(self, question: FormQuestion) -> Answer:
+        """``decline``, after calling ``notify`` (if given) with the question."""
         if self._notify is not None:
             self._notify(question)
         return Answer("decline")
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
+        """``decline``, after calling ``notify`` (if given) with the question."""
         if self._notify is not None:
             self._notify(question)
         return Answer("decline")

@@ -206,10 +206,12 @@ class ScriptedAnswerer:
 
     @property
     def modes(self) -> frozenset[str]:
+        """The modes given to the constructor (both by default)."""
         return self._modes
 
     @property
     def source(self) -> str:
+        """What names the script in error messages (the file path for :meth:`from_file`)."""
         return self._source
 
     def unused(self) -> list[str]:
@@ -250,6 +252,11 @@ class ScriptedAnswerer:
             )
 
     async def answer_form(self, question: FormQuestion) -> Answer:
+        """The script's next answer for ``question.key``, an accept checked against the form.
+
+        Raises :class:`ScriptedAnswerMissing` (no answer left), :class:`ScriptedAnswerInvalid`
+        (the content does not fit, or the engine re-asks the question) or :class:`ScriptError`
+        (form mode not enabled, or the schema cannot be checked)."""
         self._check_mode("form", question.key)
         if question.errors:
             raise ScriptedAnswerInvalid(self._source, question.key, question.errors)
@@ -270,6 +277,10 @@ class ScriptedAnswerer:
         return Answer("accept", content)
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
+        """The script's next answer for ``question.key``; nothing is opened.
+
+        Raises :class:`ScriptedAnswerMissing` (no answer left), :class:`ScriptedAnswerInvalid`
+        (the answer has content) or :class:`ScriptError` (URL mode not enabled)."""
         self._check_mode("url", question.key)
         entry = self._take(question.key)
         if entry.content is not None:

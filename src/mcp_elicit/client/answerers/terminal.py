@@ -100,10 +100,12 @@ class TerminalAnswerer:
 
     @property
     def modes(self) -> frozenset[str]:
+        """``{"form", "url"}``, or ``{"form"}`` when made with ``url=False``."""
         return self._modes
 
     @property
     def allow_loopback_http(self) -> bool:
+        """Whether ``http://`` URLs to a loopback host are offered for opening (with a warning)."""
         return self._allow_loopback_http
 
     def _get_session(self) -> Session:
@@ -144,10 +146,15 @@ class TerminalAnswerer:
         return self._lock
 
     async def answer_form(self, question: FormQuestion) -> Answer:
+        """Show the form (once any question already on screen is answered) and return the
+        person's answer."""
         async with self._get_lock():
             return await self._get_session().form(question)
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
+        """Show the checked URL and ask for consent; ``accept`` once the person opened it and said
+        they are done. A refused URL is declined without asking. Raises :class:`AnswererError`
+        when the answerer is form-only."""
         if "url" not in self._modes:
             raise AnswererError(
                 f"input request {question.key!r} is a URL question, but this TerminalAnswerer is form-only"

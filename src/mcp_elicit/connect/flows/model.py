@@ -217,6 +217,7 @@ class PendingFlow:
 
     @property
     def fingerprint(self) -> str:
+        """A short, non-reversible name for the flow in logs (the id itself is never logged)."""
         return flow_fingerprint(self.id)
 
     @property

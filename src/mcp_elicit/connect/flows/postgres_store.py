@@ -97,6 +97,8 @@ class PostgresFlowStore(BaseFlowStore, ClosesOnExit):
 
     @property
     def table(self) -> str:
+        """The flows table's name as given (optionally schema-qualified); the pages' sign-outs are
+        kept next to it, in ``<table>_revoked``."""
         return self._table
 
     def __repr__(self) -> str:  # never the DSN (it may hold a password)

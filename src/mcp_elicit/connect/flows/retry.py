@@ -62,6 +62,7 @@ class Failed:
 
     @property
     def message(self) -> str:
+        """Why the flow failed and what to do next, in words for the user (no secrets)."""
         flow = self.flow
         what = "the step in your browser"
         if flow is not None and self.reason != "not-owner":

@@ -90,6 +90,7 @@ class SQLiteFlowStore(BaseFlowStore, ClosesOnExit):
 
     @property
     def path(self) -> str:
+        """The SQLite database file."""
         return self._path
 
     def __repr__(self) -> str:

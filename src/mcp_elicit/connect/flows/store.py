@@ -118,7 +118,10 @@ class FlowStore(Protocol):
         than the retention. Returns how many were marked."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release the store's connections; the built-in stores then raise
+        :class:`~mcp_elicit.connect.flows.errors.FlowStoreUnavailable` on any later call."""
+        ...
 
 
 @runtime_checkable

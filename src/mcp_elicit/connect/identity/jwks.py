@@ -229,6 +229,7 @@ class JWKSCache:
 
     @property
     def url(self) -> str | None:
+        """Where the key set is fetched from; None for a fixed (``static``) key set."""
         return self._url
 
     def __repr__(self) -> str:

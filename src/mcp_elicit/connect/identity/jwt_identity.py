@@ -159,10 +159,12 @@ class JWTIdentity:
 
     @property
     def issuer(self) -> str:
+        """The issuer identifier a token's ``iss`` must equal exactly."""
         return self._issuer
 
     @property
     def jwks(self) -> JWKSCache:
+        """The issuer's key set the signatures are checked against."""
         return self._jwks
 
     def __repr__(self) -> str:

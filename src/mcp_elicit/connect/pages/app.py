@@ -163,10 +163,14 @@ class ConnectPages:
 
     @property
     def base_url(self) -> str:
+        """The public URL the pages live under, without a trailing slash: every link and
+        redirect URI starts with it."""
         return self._ctx.paths.base_url
 
     @property
     def session_cookie_name(self) -> str:
+        """The sign-in cookie's name: ``__Host-mcp-elicit-session`` over https,
+        ``mcp-elicit-session`` in loopback development over http."""
         return self._ctx.sessions.name
 
     def redirect_uri(self, provider_id: str) -> str:

@@ -150,6 +150,7 @@ class VaultKeys:
 
     @property
     def sealing_kid(self) -> str:
+        """Id (hex) of the key that wraps new records' data keys: the ring's first."""
         return self._first.hex()
 
     def __repr__(self) -> str:  # never shows key material

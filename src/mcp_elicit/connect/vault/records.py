@@ -64,6 +64,7 @@ class Connection:
 
     @property
     def active(self) -> bool:
+        """Whether the connection is usable (``status == "active"``)."""
         return self.status == "active"
 
     def expires_within(self, seconds: float, *, now: float) -> bool:
@@ -140,6 +141,9 @@ class RefreshResult:
         scopes: tuple[str, ...] | list[str] | None = None,
         token_type: str | None = None,
     ) -> RefreshResult:
+        """New tokens (see the class docstring for each argument). Raises ``ValueError`` for an
+        empty token, both ``expires_in`` and ``expires_at``, or an expiry that is not a finite
+        number."""
         if not isinstance(access_token, str) or not access_token:
             raise ValueError("RefreshResult.ok: access_token must be a non-empty str")
         if refresh_token is not None and (not isinstance(refresh_token, str) or not refresh_token):
@@ -163,14 +167,17 @@ class RefreshResult:
 
     @classmethod
     def invalid_grant(cls, description: str | None = None) -> RefreshResult:
+        """The grant is gone; ``description`` (a short text, never a token) becomes the ``reason``."""
         return cls("invalid_grant", reason=description or "invalid_grant")
 
     @classmethod
     def transient(cls, reason: str = "transient", *, retry_after: float | None = None) -> RefreshResult:
+        """A retryable failure; ``retry_after`` is the server's hint in seconds, if any."""
         return cls("transient", reason=reason, retry_after=retry_after)
 
     @classmethod
     def failed(cls, reason: str = "failed") -> RefreshResult:
+        """A refusal that retrying will not fix."""
         return cls("failed", reason=reason)
 
     def __repr__(self) -> str:

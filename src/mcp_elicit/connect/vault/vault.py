@@ -815,6 +815,7 @@ class Vault(ClosesOnExit):
         return [str(row[0]) for row in rows]
 
     async def delete_secret(self, owner: str, name: str) -> bool:
+        """Delete ``owner``'s secret ``name``; whether there was one."""
         self._check_open()
         deleted = await self._db.execute(self._sql.delete_secret, _pair(owner, name, "name"))
         if deleted:
