@@ -30,6 +30,18 @@ from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
 from mcp_elicit.state.key_file import KeyFile
 
+# A provider nothing is asked of (its endpoints are a closed port): for tests of the pages alone.
+CI = OAuthProvider(
+    id="ci",
+    authorize_url="http://127.0.0.1:9/authorize",
+    token_url="http://127.0.0.1:9/token",
+    client_id="client",
+    client_secret="secret",
+    scopes=("builds:read",),
+    title="Demo CI",
+)
+
+
 SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "cache-control": "no-store",

@@ -16,27 +16,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jar_support import BrowserJar
-from pages_support import SESSION_COOKIE, cookie_pair, form_value, reserve_port, serve_on, set_cookies
+from pages_support import CI, SESSION_COOKIE, cookie_pair, form_value, reserve_port, serve_on, set_cookies
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
-from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin
 from mcp_elicit.connect.pages.context import MAX_TRANSACTIONS
 from mcp_elicit.connect.pages.sealing import CookieSealer
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
-
-CI = OAuthProvider(
-    id="ci",
-    authorize_url="http://127.0.0.1:9/authorize",
-    token_url="http://127.0.0.1:9/token",
-    client_id="client",
-    client_secret="secret",
-    scopes=("builds:read",),
-    title="Demo CI",
-)
 
 
 @dataclass

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pages_support import running_pages
+from pages_support import CI, running_pages
 from tests.oidc_provider import OidcProvider
 
 from mcp_elicit import Server
 from mcp_elicit.connect.identity import DevelopmentIdentity
 from mcp_elicit.connect.kit import ConnectKit
-from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.pages import DevelopmentLogin
 from mcp_elicit.connect.pages.cookies import CookiePolicy
 from mcp_elicit.connect.pages.sealing import CookieSealer
@@ -23,16 +22,6 @@ from mcp_elicit.connect.pages.session import SessionCookies
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
 from mcp_elicit.state.key_file import KeyFile
-
-CI = OAuthProvider(
-    id="ci",
-    authorize_url="http://127.0.0.1:9/authorize",
-    token_url="http://127.0.0.1:9/token",
-    client_id="client",
-    client_secret="secret",
-    scopes=("builds:read",),
-    title="Demo CI",
-)
 
 
 def write_keys(path: Path, *secrets: str) -> None:
