@@ -10,9 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from mcp_elicit import Server
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.conftest import HttpServer
 from tests.e2e.test_http import body, headers_for
+from tests.helpers import ThreadedServer
 
 
 @pytest.fixture
@@ -248,32 +250,72 @@ async def test_an_integer_id_beyond_64_bits_is_named_as_such(
     assert "integer ids must fit in 64 bits" in response.json()["error"]["message"]
 
 
-async def test_a_page_at_an_allowed_origin_can_call_through_cors(
+async def test_by_default_a_local_page_gets_no_cors(
     http_server: HttpServer, client: httpx.AsyncClient
 ) -> None:
-    origin = "http://localhost:5173"  # loopback: allowed by default
+    """The loopback default only lets local pages past the DNS-rebinding check: a page on any
+    local port could otherwise read what the tools answer."""
+    origin = "http://localhost:5173"
     preflight = await client.options(
-        http_server.url,
-        headers={
-            "origin": origin,
-            "access-control-request-method": "POST",
-            "access-control-request-headers": "content-type, mcp-method, mcp-name, mcp-param-region",
-        },
+        http_server.url, headers={"origin": origin, "access-control-request-method": "POST"}
     )
-    assert preflight.status_code == 204
-    assert preflight.headers["access-control-allow-origin"] == origin
-    assert preflight.headers["access-control-allow-methods"] == "POST"
-    allowed = {h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")}
-    assert {"content-type", "mcp-method", "mcp-name", "mcp-protocol-version", "mcp-param-region"} <= allowed
+    assert preflight.status_code == 405
+    assert "access-control-allow-origin" not in preflight.headers
     message = body("tools/list")
     response = await client.post(
         http_server.url, content=json.dumps(message), headers={**headers_for(message), "origin": origin}
     )
     assert response.status_code == 200
-    assert response.headers["access-control-allow-origin"] == origin
-    foreign = await client.options(
-        http_server.url,
-        headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
-    )
-    assert foreign.status_code == 403
-    assert "access-control-allow-origin" not in foreign.headers
+    assert "access-control-allow-origin" not in response.headers
+
+
+@pytest.mark.parametrize("listed", [["https://app.example"], ["*"]])
+async def test_a_page_at_a_listed_origin_can_call_through_cors(listed: list[str]) -> None:
+    app = Server("cors", state_keys=["cors-tests-only-secret-abcdefghijklmnopqrstuv"])
+
+    @app.tool()
+    async def hello() -> str:
+        return "hello"
+
+    origin = "https://app.example"
+    with ThreadedServer(app.asgi(allowed_origins=listed)) as served:
+        url = f"{served.base}/mcp"
+        async with httpx.AsyncClient(timeout=10) as client:
+            preflight = await client.options(
+                url,
+                headers={
+                    "origin": origin,
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type, mcp-method, mcp-name, mcp-param-region",
+                },
+            )
+            assert preflight.status_code == 204
+            assert preflight.headers["access-control-allow-origin"] == origin
+            assert preflight.headers["access-control-allow-methods"] == "POST"
+            allowed = {h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")}
+            assert {
+                "content-type",
+                "mcp-method",
+                "mcp-name",
+                "mcp-protocol-version",
+                "mcp-param-region",
+            } <= allowed
+            assert "access-control-allow-credentials" not in preflight.headers
+            message = body("tools/call", {"name": "hello", "arguments": {}})
+            response = await client.post(
+                url, content=json.dumps(message), headers={**headers_for(message), "origin": origin}
+            )
+            assert response.status_code == 200
+            assert response.headers["access-control-allow-origin"] == origin
+            twice = await client.post(
+                url,
+                content=json.dumps(message),
+                headers=[*headers_for(message).items(), ("origin", origin), ("origin", origin)],
+            )
+            assert twice.status_code == 403  # two Origin headers: refused whatever is listed
+            if listed != ["*"]:
+                foreign = await client.options(
+                    url, headers={"origin": "https://evil.example", "access-control-request-method": "POST"}
+                )
+                assert foreign.status_code == 403
+                assert "access-control-allow-origin" not in foreign.headers

@@ -1,8 +1,8 @@
 """Streamable HTTP (MCP 2026-07-28), server side, as a plain ASGI app.
 
 One POST carries one JSON-RPC request or notification. GET and DELETE (the older revisions'
-stream and session end) get 405, and so does OPTIONS, except a CORS preflight from an allowed
-origin. Checks, in order: path, method, Origin (403), Content-Type
+stream and session end) get 405, and so does OPTIONS, except a CORS preflight from an origin
+listed in ``allowed_origins``. Checks, in order: path, method, Origin (403), Content-Type
 (415), Accept (406), body size (413), JSON-RPC shape, ``_meta`` (-32602), headers against the
 body (-32020), authentication (401), then the server. The reply is JSON, or an SSE stream when
 the handler sends progress or log notifications and the client accepts ``text/event-stream``.
@@ -98,6 +98,7 @@ _SINGLE_MCP_HEADERS = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name
 # parameter headers a tool declares and a bearer token.
 _CORS_ALLOWED_HEADERS = "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 _CORS_HEADER_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_TWO_ORIGINS = "(more than one Origin header)"
 # The Accept value MCP clients send (and what any client that sends exactly it means).
 _COMMON_ACCEPT = "application/json, text/event-stream"
 
@@ -116,8 +117,9 @@ class HttpApp:
     ``allowed_origins``: browser origins allowed to call (``["*"]`` for any). By default only
     loopback origins are allowed, which blocks DNS-rebinding attacks on local servers;
     requests without an Origin header (non-browser clients) are always allowed. A page at an
-    allowed origin gets what CORS needs: its preflight (``OPTIONS``) is answered and every reply
-    names it in ``Access-Control-Allow-Origin``.
+    origin listed in ``allowed_origins`` gets what CORS needs: its preflight (``OPTIONS``) is
+    answered and every reply names it in ``Access-Control-Allow-Origin`` (the loopback default
+    gives no CORS: a page on any local port could otherwise read what the tools answer).
     ``body_timeout``: seconds a request body may take to arrive; slower gets 408 (checked by a
     shared timer, so the answer may come up to ``min(0.05 s, body_timeout / 4)`` later).
     ``sse_hold``: seconds progress and log notifications are held back before an SSE reply
@@ -171,7 +173,7 @@ class HttpApp:
                 name = raw_name.decode("latin-1")
             if name in headers:
                 if name == "origin":
-                    headers[name] = "(more than one Origin header)"  # never an allowed origin
+                    headers[name] = _TWO_ORIGINS  # never an allowed origin
                 elif name == "accept":
                     headers[name] += ", " + raw_value.decode("latin-1")  # one list (RFC 9110 §5.3)
                 elif duplicate is None and (name in _SINGLE_MCP_HEADERS or name.startswith("mcp-param-")):
@@ -187,10 +189,13 @@ class HttpApp:
                     send, 403, None, McpError(INVALID_REQUEST, f"Forbidden: origin {origin!r} is not allowed")
                 )
                 return
-            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
-                await _preflight(send, origin, headers.get("access-control-request-headers"))
-                return
-            send = _with_cors(send, origin)  # a page at an allowed origin may read every reply
+            # CORS only for origins the operator listed: the loopback default lets local pages
+            # through the DNS-rebinding check, not read replies (any local port could be anyone's).
+            if self.allowed_origins is not None:
+                if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                    await _preflight(send, origin, headers.get("access-control-request-headers"))
+                    return
+                send = _with_cors(send, origin)
         if scope["method"] != "POST":
             await _json(
                 send,
@@ -353,6 +358,8 @@ class HttpApp:
         await _error(send, 413, None, too_large)
 
     def _origin_allowed(self, origin: str) -> bool:
+        if origin == _TWO_ORIGINS:
+            return False  # whatever is allowed, "*" included
         if self.allowed_origins is None:
             return _loopback_origin(origin)
         return "*" in self.allowed_origins or origin in self.allowed_origins
