@@ -139,8 +139,14 @@ def test_a_broken_file_never_replaces_working_keys(tmp_path: Path, caplog: pytes
     for _ in range(3):  # missing at every check: reported once
         clock.now += 1.5
         assert sealer.unseal(token, BINDING).payload == {}
+    write(path, K1)  # back, then missing again: reported again
+    clock.now += 1.5
+    assert sealer.unseal(token, BINDING).payload == {}
+    path.unlink()
+    clock.now += 1.5
+    assert sealer.unseal(token, BINDING).payload == {}
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert len(errors) == 4  # once per bad version of the file, none of them shows a secret
+    assert len(errors) == 5  # once per bad version of the file, none of them shows a secret
     assert not any(K1 in r.getMessage() for r in errors)
     write(path, K2, K1)
     clock.now += 1.5

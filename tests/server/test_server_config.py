@@ -3,12 +3,14 @@ author wrote it, naming what to fix: not on the first request, and never on the 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.transport.http_server import HttpApp, serve
+from tests.helpers import request
 
 KEYS = ["server-config-tests-secret-0123456789abcdef"]
 
@@ -27,9 +29,9 @@ KEYS = ["server-config-tests-secret-0123456789abcdef"]
         ("max_message_bytes", 0),
         ("cache_ttl_ms", -1),
         ("cache_ttl_ms", "x"),
-        ("title", ""),
+        ("title", " "),
         ("instructions", 5),
-        ("audience", ""),
+        ("audience", "  "),
     ],
 )
 def test_a_bad_option_is_refused_by_name(option: str, value: Any) -> None:
@@ -41,6 +43,12 @@ def test_a_bad_option_is_refused_by_name(option: str, value: Any) -> None:
 def test_name_and_version_are_text(name: Any, version: Any) -> None:
     with pytest.raises(ValueError, match=r"name|version"):
         Server(name, version, state_keys=KEYS)
+
+
+def test_empty_optional_texts_mean_unset() -> None:
+    """``Server(title=os.environ.get("TITLE", ""))`` is a common way to write "maybe"."""
+    app = Server("config", state_keys=KEYS, title="", instructions="", audience="")
+    assert (app.title, app.instructions, app.audience) == (None, None, "mcp-elicit:config")
 
 
 def test_single_use_must_be_a_store() -> None:
@@ -74,6 +82,31 @@ def test_handlers_must_be_async_and_take_arguments_by_name() -> None:
         app.tool()(sync_tool)  # type: ignore[type-var]
     with pytest.raises(TypeError, match="'a' is positional-only"):
         app.tool()(positional_only)
+
+    async def context_first(ctx: Context, /, name: str) -> str:
+        return name
+
+    with pytest.raises(TypeError, match="'ctx' is positional-only"):
+        app.tool()(context_first)
+
+
+async def test_an_async_handler_behind_an_ordinary_decorator_is_served() -> None:
+    app = Server("config", state_keys=KEYS)
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)  # the coroutine, awaited by the engine
+
+        return wrapper
+
+    @app.tool()
+    @logged
+    async def greet(name: str) -> str:
+        return f"hi {name}"
+
+    result = await app.dispatch(request("tools/call", {"name": "greet", "arguments": {"name": "a"}}))
+    assert result["content"][0]["text"] == "hi a"
 
 
 def test_resource_handlers_must_match_their_uri() -> None:

@@ -132,19 +132,25 @@ async def test_answers_too_large_for_the_state_are_the_clients_to_shorten() -> N
 
 
 @pytest.mark.parametrize("redelivery", [False, True])
-async def test_in_single_use_mode_answers_too_large_are_refused_before_the_state_is_used(
+async def test_in_single_use_mode_answers_too_large_end_the_flow_and_say_so(
     tmp_path: Path, redelivery: bool
 ) -> None:
+    """The state this request carried is used up: the advice is to call again, and a large
+    answer to the last question (no state to carry) is still taken."""
     store = SQLiteSingleUseStore(tmp_path / "used.db")
     try:
-        flow = Flow(server([OLD], single_use=store, single_use_redelivery=redelivery), "two")
+        app = server([OLD], single_use=store, single_use_redelivery=redelivery)
+        flow = Flow(app, "two")
         await flow.send()
         error = await flow.error({"a": accept({"name": "x" * 300_000})})
         assert error.code == INVALID_PARAMS
-        assert "answer with less text" in error.message
-        # The advice can be followed: the state was not used up by the refused request.
-        second = await flow.send({"a": accept({"name": "x" * 1000})}, state=flow.results[0]["requestState"])
-        assert only_key(second) == "b"
+        assert "call again and answer with less text" in error.message
+        assert_refused(await flow.error({"a": accept({"name": "x"})}, state=flow.results[0]["requestState"]))
+
+        last = Flow(app, "two")
+        await last.send()
+        await last.send({"a": accept({"name": "x"})})
+        assert text(await last.send({"b": accept({"name": "y" * 300_000})})) == "x" + "y" * 300_000
     finally:
         await store.close()
 

@@ -73,7 +73,6 @@ _CLIENT_HEADERS = frozenset(
         "trailer",
         "transfer-encoding",
         "upgrade",
-        "user-agent",
     }
 )
 
@@ -163,10 +162,11 @@ class HttpTransport:
         self._url = url
         self._origin = Origin(url)
         extra = check_header_values(headers or {})
+        if not any(name.lower() == "user-agent" for name in extra):  # the caller's replaces ours
+            extra["User-Agent"] = "mcp-elicit"
         self._head_start = (
             f"POST {self._origin.target} HTTP/1.1\r\nHost: {self._origin.host_header}\r\n"
-            "Accept-Encoding: identity\r\nUser-Agent: mcp-elicit\r\n"
-            + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+            "Accept-Encoding: identity\r\n" + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
         ).encode("latin-1")
         self._pool = Pool(self._origin, connect_timeout=connect_timeout)
         self._limit = max_message_bytes

@@ -174,9 +174,9 @@ def check_uri(text: str) -> str | None:
     and ``data:`` are refused although RFC 3986 allows them: a server that later renders
     the answer as a link would run them. ``http(s)``, ``ws(s)`` and ``ftp`` URIs must
     name a host. The structure is checked where a mistake could change what the URI points
-    at: one ``@`` at most before the host, a numeric port, ``[`` and ``]`` only around an
-    IPv6 host in the authority (tolerated in the path and query, where browsers send them), one
-    ``#`` at most.
+    at: one ``@`` at most before the host, ``[`` and ``]`` only around an IPv6 host in the
+    authority (tolerated in the path and query, where browsers send them), and for ``http(s)``,
+    ``ws(s)`` and ``ftp`` a numeric port. A fragment may hold more ``#`` (hash routing).
     """
     hint = "must be an absolute URI with a scheme, such as https://example.com/page"
     if len(text) > MAX_URI:
@@ -194,13 +194,11 @@ def check_uri(text: str) -> str | None:
     scheme = m[1].lower()
     if scheme in _UNSAFE_SCHEMES:
         return f"must not use the {scheme}: scheme"
-    if text.count("#") > 1:
-        return f"{hint} (only one # may start the fragment; percent-encode the others as %23)"
     rest = text[m.end() :]
     if not rest.startswith("//"):
         if scheme in _HOST_SCHEMES:
             return f"{hint} (a {scheme} URI needs //host)"
-        return _bracket_problem(hint, rest)
+        return None  # urn:, mailto:, tel:...: no authority whose meaning a typo could change
     end = _AUTHORITY_END.search(rest, 2)
     authority = rest[2 : end.start()] if end else rest[2:]
     userinfo, _, hostport = authority.rpartition("@")
@@ -223,7 +221,9 @@ def check_uri(text: str) -> str | None:
     problem = _bracket_problem(hint, outside)
     if problem is not None:
         return problem
-    if not port[1:].isdigit() and port not in ("", ":"):  # RFC 3986 allows an empty port
+    # RFC 3986 allows an empty port. Only web schemes are held to a number: npm documents
+    # git+ssh://git@host:owner/repo, which other tools read as scp-style.
+    if scheme in _HOST_SCHEMES and not port[1:].isdigit() and port not in ("", ":"):
         return f"{hint} (the port after the host must be a number)"
     if not host and scheme in _HOST_SCHEMES:
         return f"{hint} (a {scheme} URI needs a host)"

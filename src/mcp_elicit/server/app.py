@@ -449,17 +449,22 @@ class Server:
         # Whatever it holds, the sealer judges it: a non-string gets the one fixed refusal too.
         token: object = params.get("requestState")
         claimed: Claimed | None = None
-        # Bound before the handler runs: a handler that changes its (nested) arguments in place
-        # must not bind the state to arguments the client never sent.
-        binding = self._checked_binding(
-            request.method, target, arguments, bound_principal(call.principal, call.client)
-        )
+        binding: RequestBinding | None = None
+        sent: bytes | None = None
         if token is None:
             record = FlowRecord()
+            # A handler may change nested arguments in place: the state must be bound to those
+            # the client sent. Kept as JSON (fast) and digested only if a state is sealed.
+            if _has_nested(arguments):
+                sent = _snapshot(arguments)
+                if sent is None:  # not JSON orjson writes back (integers beyond 64 bits): digest now
+                    binding = self._checked_binding(
+                        request.method, target, arguments, bound_principal(call.principal, call.client)
+                    )
         else:
-            if responses and self.sealer.single_use is not None:
-                # Refused before the state is used up: the client can still answer again.
-                _refuse_answers_too_large(responses, self.sealer.max_token_bytes)
+            binding = self._checked_binding(
+                request.method, target, arguments, bound_principal(call.principal, call.client)
+            )
             if self.single_use_redelivery:
                 claimed, record = await self._claim_state(token, binding, responses, request.method, target)
                 if claimed.response is not None:
@@ -505,6 +510,13 @@ class Server:
         else:
             requests = outcome.requests
             payload = rnd.next_payload(record.user_state)
+        if binding is None:
+            binding = self._checked_binding(
+                request.method,
+                target,
+                arguments if sent is None else codec.loads(sent),
+                bound_principal(call.principal, call.client),
+            )
         try:
             state = self.sealer.seal(payload, binding)
         except TypeError:
@@ -516,7 +528,8 @@ class Server:
                 ) from None
             raise
         except StateTooLarge as exc:
-            raise _state_too_large(exc, payload, request.method, target) from None
+            single_use = token is not None and self.sealer.single_use is not None
+            raise _state_too_large(exc, payload, request.method, target, single_use) from None
         result = mrtr.input_required_result(requests, state)
         if claimed is None:
             return result
@@ -733,28 +746,33 @@ def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> d
     return result
 
 
-def _refuse_answers_too_large(responses: dict[str, Any], limit: int) -> None:
-    """-32602 for answers that could not fit in the next requestState whatever the handler does
-    with them (kept as sent, base64 makes 4 bytes of every 3)."""
+def _has_nested(arguments: dict[str, Any]) -> bool:
+    """Whether an argument is an object or an array (values a handler could change in place)."""
+    for value in arguments.values():  # noqa: SIM110 - a loop costs less than any(), every round
+        if type(value) is dict or type(value) is list:
+            return True
+    return False
+
+
+def _snapshot(arguments: dict[str, Any]) -> bytes | None:
     try:
-        size = len(codec.dumps(responses)) * 4 // 3
+        return codec.dumps(arguments)
     except TypeError:
-        return  # not JSON the encoder takes back (nested too deeply): the round says so later
-    if size > limit:
-        raise invalid_params(
-            f"the answers are too large to carry to the next round (about {size} bytes in "
-            f"requestState; the server's limit is {limit}): answer with less text"
-        )
+        return None
 
 
-def _state_too_large(exc: StateTooLarge, payload: dict[str, Any], method: str, target: str) -> McpError:
+def _state_too_large(
+    exc: StateTooLarge, payload: dict[str, Any], method: str, target: str, single_use: bool
+) -> McpError:
     """Blame whoever made the state too large: the client's answers (every answer so far is kept
     in it) when the state would fit without them, otherwise the handler's own state."""
     answers_bytes = len(codec.dumps(payload.get("a", {})))
     if exc.size - answers_bytes * 4 // 3 <= exc.limit:  # base64 makes 4 bytes of every 3
+        # In single-use mode the state this request carried is used up: only a new call can go on.
+        advice = "call again and answer with less text" if single_use else "answer with less text"
         return invalid_params(
             f"the answers are too large to carry to the next round (requestState would be {exc.size} "
-            f"bytes; the server's limit is {exc.limit}): answer with less text"
+            f"bytes; the server's limit is {exc.limit}): {advice}"
         )
     logger.error("%s %r keeps too much in requestState: %s", method, target, exc)
     return internal_error("the handler keeps more in requestState than the server allows")

@@ -33,5 +33,5 @@ def text(option: str, value: object) -> str:
 
 
 def optional_text(option: str, value: object) -> str | None:
-    """:func:`text`, or None."""
-    return None if value is None else text(option, value)
+    """:func:`text`, or None (for None and ``""``: ``os.environ.get(name, "")`` means unset)."""
+    return None if value is None or value == "" else text(option, value)

@@ -60,7 +60,7 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
 
     ``as_text``: the arguments arrive as strings (prompt arguments, resource template fields), so
     numbers and booleans are read from their text, and lists and objects are refused here."""
-    if not inspect.iscoroutinefunction(fn):
+    if not inspect.iscoroutinefunction(inspect.unwrap(fn)):  # through functools.wraps decorators
         raise TypeError(
             f"{getattr(fn, '__qualname__', fn)!r} must be an async function (async def): handlers "
             "are awaited, and ctx.elicit needs await"
@@ -70,6 +70,11 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
     context_param: str | None = None
     plain: list[inspect.Parameter] = []
     for param in sig.parameters.values():
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(
+                f"{fn.__qualname__}: {param.name!r} is positional-only (before '/'); arguments are "
+                "passed by name"
+            )
         annotation = hints.get(param.name, Any)
         if annotation is context_type or (
             isinstance(annotation, type) and issubclass(annotation, context_type)
@@ -78,11 +83,6 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be tool arguments")
-        if param.kind is param.POSITIONAL_ONLY:
-            raise TypeError(
-                f"{fn.__qualname__}: {param.name!r} is positional-only (before '/'); arguments are "
-                "passed by name"
-            )
         plain.append(param)
     try:
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
@@ -320,6 +320,15 @@ def _json_kind(prop: object) -> str | None:
     return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
 
 
+def _retry_reading(error: Any) -> bool:
+    """Whether pydantic's error may go once whole floats are integers (an integer field given
+    5.0) or our nesting limit speaks first (its parser's recursion limit)."""
+    if error.get("type") == "json_invalid":
+        return True
+    found = error.get("input")
+    return error.get("type") == "int_type" and type(found) is float and found.is_integer()
+
+
 # pydantic's JSON parser stops at 200 levels (the arguments object counted): refused here first,
 # with a message of our own.
 PYDANTIC_MAX_NESTING = 200
@@ -376,18 +385,31 @@ def _pydantic_signature(
             if reader is not None:
                 readers[name] = reader
 
+    def validate(values: dict[str, Any]) -> Any:
+        try:
+            encoded = orjson.dumps(values)
+        except TypeError:  # orjson's JSONEncodeError: nesting past its limit, or a huge integer
+            for value in values.values():
+                _whole(value)  # says so if it is the nesting
+            raise ArgumentError("arguments must be JSON data with integers of at most 64 bits") from None
+        return model.model_validate_json(encoded, strict=True)
+
     def bind(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        values = {name: _whole(value) for name, value in arguments.items()}
+        values = dict(arguments)
         for name, reader in readers.items():
             value = values.get(name)
             if isinstance(value, str):
                 values[name] = reader(value, name)
         try:
-            encoded = orjson.dumps(values)
-        except TypeError:  # orjson's JSONEncodeError: an integer beyond 64 bits
-            raise ArgumentError("arguments must be JSON data with integers of at most 64 bits") from None
-        try:
-            instance = model.model_validate_json(encoded, strict=True)
+            try:
+                instance = validate(values)
+            except pydantic.ValidationError as exc:
+                # Whole floats (5.0, as JavaScript writes 5) or nesting pydantic's parser stops
+                # at: read again as the plain path would (a walk through every value, so only
+                # when needed).
+                if not any(_retry_reading(error) for error in exc.errors()):
+                    raise
+                instance = validate({name: _whole(value) for name, value in values.items()})
         except pydantic.ValidationError as exc:
             problems = [
                 f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()

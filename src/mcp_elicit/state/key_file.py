@@ -197,6 +197,8 @@ class KeyFile:
                 self._complain(_MISSING, f"{message}; keeping the current keys {list(self._ring.kids)}")
                 return False
             signature = _signature(st)
+            if self._bad == _MISSING:
+                self._bad = None  # back: if it goes missing again, that is reported again
             if not forced and signature == self._signature:
                 return False
             if not forced and signature == self._bad:

@@ -141,6 +141,16 @@ async def test_keep_alive_reuses_one_connection(raw_server: Any) -> None:
         assert headers["accept-encoding"] == "identity"
 
 
+async def test_the_callers_user_agent_replaces_the_default(raw_server: Any) -> None:
+    server = await raw_server(discover_or(lambda m: with_length(ok(m, tool_text("hi")))))
+    async with Client.connect(server.url) as client:
+        await client.call_tool("x")
+    async with Client.connect(server.url, headers={"user-agent": "my-app/1.0"}) as client:
+        await client.call_tool("x")
+    agents = [headers["user-agent"] for _message, headers in server.requests]
+    assert agents == ["mcp-elicit"] * 2 + ["my-app/1.0"] * 2
+
+
 async def test_a_connection_closed_while_idle_is_replaced_transparently(raw_server: Any) -> None:
     # The server closes after every response without saying so: the next request finds a dead
     # kept-alive socket and must go out again on a fresh connection.

@@ -170,10 +170,10 @@ def _invisible(ch: str) -> bool:
 
 def visible_identifier(value: str) -> str:
     """An identifier (an OAuth subject) as a page shows it: each invisible character written as
-    ``\\u202e``, so that two identifiers never look alike and a bidi override cannot turn the
-    text around it. Not removed, as :func:`clean_label` does: ``alice`` and ``alice`` followed
-    by a zero-width space are two users."""
-    return "".join(f"\\u{ord(ch):04x}" if _invisible(ch) else ch for ch in value)
+    ``\\u{202e}`` (and a backslash as two), so that two identifiers never look alike and a bidi
+    override cannot turn the text around it. Not removed, as :func:`clean_label` does: ``alice``
+    and ``alice`` followed by a zero-width space are two users."""
+    return "".join("\\\\" if ch == "\\" else f"\\u{{{ord(ch):x}}}" if _invisible(ch) else ch for ch in value)
 
 
 def clean_label(value: str | None, limit: int) -> str | None:
