@@ -455,12 +455,14 @@ class Server:
             record = FlowRecord()
             # A handler may change nested arguments in place: the state must be bound to those
             # the client sent. Kept as JSON (fast) and digested only if a state is sealed.
-            if _has_nested(arguments):
-                sent = _snapshot(arguments)
-                if sent is None:  # not JSON orjson writes back (integers beyond 64 bits): digest now
-                    binding = self._checked_binding(
-                        request.method, target, arguments, bound_principal(call.principal, call.client)
-                    )
+            for value in arguments.values():  # _has_nested, inlined: every first round runs it
+                if type(value) is dict or type(value) is list:
+                    sent = _snapshot(arguments)
+                    if sent is None:  # not JSON orjson writes back (beyond 64 bits): digest now
+                        binding = self._checked_binding(
+                            request.method, target, arguments, bound_principal(call.principal, call.client)
+                        )
+                    break
         else:
             binding = self._checked_binding(
                 request.method, target, arguments, bound_principal(call.principal, call.client)
@@ -744,14 +746,6 @@ def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> d
     result.setdefault("ttlMs", 0)
     result.setdefault("cacheScope", "private")
     return result
-
-
-def _has_nested(arguments: dict[str, Any]) -> bool:
-    """Whether an argument is an object or an array (values a handler could change in place)."""
-    for value in arguments.values():  # noqa: SIM110 - a loop costs less than any(), every round
-        if type(value) is dict or type(value) is list:
-            return True
-    return False
 
 
 def _snapshot(arguments: dict[str, Any]) -> bytes | None:

@@ -294,7 +294,7 @@ class Round:
                 "the user (the round ends only when steps finish): ask before the step and pass "
                 "the answer in"
             )
-        if not attempts:
+        if not attempts and self.record.asked:
             # Asked again without an answer: invalid answers before still count towards the limit.
             asked = self.record.asked.get(key)
             if asked is not None and asked[0] == digest:
@@ -310,7 +310,7 @@ class Round:
         the handler may rightly take another branch now (``ctx.can_elicit`` and the like), and
         those answers are then left unused."""
         record = self.record
-        if not record.asked:
+        if not record.asked or record.asked.keys() <= self._used:  # all asked again: the usual case
             return []
         missing = [k for k in record.asked if k in self.responses and k not in self._used]
         if missing and self._input_kinds_changed():
