@@ -111,6 +111,31 @@ async def test_many_inline_inserts_with_periodic_checkpoints(tmp_path: Path) -> 
         assert conn.execute("SELECT count(*) FROM used_state").fetchone() == (2100,)
 
 
+async def test_the_log_stays_bounded_under_concurrent_writers(tmp_path: Path) -> None:
+    """A loaded server consumes from many requests at once: the periodic checkpoint must still
+    reach the end of the write-ahead log (it grew by a gigabyte a minute when writers kept
+    overtaking it)."""
+    path = tmp_path / "used.db"
+    store = SQLiteSingleUseStore(path)
+    far = time.time() + 3600
+    ids = iter(range(40_000))
+    largest = 0
+
+    async def writer() -> None:
+        nonlocal largest
+        for n in ids:
+            assert await store.consume(f"id-{n}", far)
+            await asyncio.sleep(0)  # the rest of a request's work
+            if n % 500 == 0:
+                largest = max(largest, (tmp_path / "used.db-wal").stat().st_size)
+
+    try:
+        await asyncio.gather(*(writer() for _ in range(16)))
+    finally:
+        await store.close()
+    assert largest < 40 * 2**20, f"the write-ahead log reached {largest / 2**20:.0f} MiB"
+
+
 async def test_in_memory_store() -> None:
     async with SQLiteSingleUseStore(":memory:") as store:
         results = await asyncio.gather(*(store.consume("one", FAR) for _ in range(50)))

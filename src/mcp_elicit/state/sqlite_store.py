@@ -311,7 +311,12 @@ class SQLiteSingleUseStore(ClosesOnExit):
         return max(deleted, 0)
 
     def _checkpoint_sync(self) -> None:
-        with self._slow_lock:
+        # Both locks: writes wait (on the worker thread) while the log is copied back. A
+        # checkpoint that writers keep overtaking never reaches the end of the log, which then
+        # never restarts and grows without limit (a gigabyte a minute under load).
+        if self._memory:
+            return  # no log; and its two locks are one
+        with self._fast_lock, self._slow_lock:
             conn = self._slow
             if conn is not None:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
