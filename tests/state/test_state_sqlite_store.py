@@ -118,7 +118,7 @@ async def test_the_log_stays_bounded_under_concurrent_writers(tmp_path: Path) ->
     path = tmp_path / "used.db"
     store = SQLiteSingleUseStore(path)
     far = time.time() + 3600
-    ids = iter(range(40_000))
+    ids = iter(range(60_000))
     largest = 0
 
     async def writer() -> None:
@@ -133,7 +133,8 @@ async def test_the_log_stays_bounded_under_concurrent_writers(tmp_path: Path) ->
         await asyncio.gather(*(writer() for _ in range(16)))
     finally:
         await store.close()
-    assert largest < 40 * 2**20, f"the write-ahead log reached {largest / 2**20:.0f} MiB"
+    # Unbounded, it passes 200 MiB here; bounded, it stays near a checkpoint's worth of writes.
+    assert largest < 100 * 2**20, f"the write-ahead log reached {largest / 2**20:.0f} MiB"
 
 
 async def test_in_memory_store() -> None:

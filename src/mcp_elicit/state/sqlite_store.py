@@ -74,7 +74,7 @@ _INSERT: Final = (
     "INSERT INTO used_state (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING"
 )
 _PURGE: Final = "DELETE FROM used_state WHERE expires_at < ?"
-_CHECKPOINT_EVERY: Final = 1000  # inline inserts between two passive WAL checkpoints
+_CHECKPOINT_EVERY: Final = 1000  # writes between two passive WAL checkpoints
 _T = TypeVar("_T")
 
 
@@ -153,7 +153,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
         self._slow: sqlite3.Connection | None = None
         self._closed = False
         self._consumed = 0
-        self._fast_writes = 0
+        self._writes_since_checkpoint = 0
 
     @property
     def path(self) -> str:
@@ -287,11 +287,12 @@ class SQLiteSingleUseStore(ClosesOnExit):
         result = self._try_fast(op)
         if result is None:
             result = await asyncio.to_thread(self._run_slow, op)
-        elif not self._memory:
-            # The fast connection never checkpoints by itself; do it off the loop now and then.
-            self._fast_writes += 1
-            if self._fast_writes >= _CHECKPOINT_EVERY:
-                self._fast_writes = 0
+        if not self._memory:
+            # The fast connection never checkpoints by itself (and writes through the worker
+            # thread add to the log too): checkpoint off the loop every so many writes.
+            self._writes_since_checkpoint += 1
+            if self._writes_since_checkpoint >= _CHECKPOINT_EVERY:
+                self._writes_since_checkpoint = 0
                 try:
                     await asyncio.to_thread(self._checkpoint_sync)
                 except sqlite3.Error as exc:
