@@ -302,3 +302,26 @@ def test_url_types_bring_their_length_limit_and_tell_their_schemes_on_a_retry() 
             {"site": "ftp://files.example", "any_site": "ftp://x.example", "short": "https://a.example"}
         )
     assert info.value.errors == {"site": "URL scheme should be 'http' or 'https'"}
+
+
+def test_forms_of_types_made_per_request_do_not_pile_up() -> None:
+    """A server that builds its form type per request (choices from data) must not keep every
+    type it ever made: the caches are bounded, the types collected."""
+    import dataclasses
+    import enum
+    import gc
+    import weakref
+
+    from mcp_elicit.schema import spec as spec_module
+    from mcp_elicit.server import context
+
+    made: list[weakref.ref[type]] = []
+    for n in range(1000):
+        choice = enum.Enum("Choice", {f"option_{n}": f"option_{n}", "other": "other"})  # type: ignore[misc]
+        pick = dataclasses.make_dataclass("Pick", [("choice", choice)])
+        context._form_spec(pick, ())  # what ctx.elicit(message, pick) does
+        made.append(weakref.ref(pick))
+    del choice, pick
+    gc.collect()
+    alive = sum(1 for ref in made if ref() is not None)
+    assert alive <= spec_module.MAX_CACHED_TYPES

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,7 +81,11 @@ class FormSpec:
         return self.to_python(self.validate(content))
 
 
-_CACHE: weakref.WeakKeyDictionary[type, dict[frozenset[str], FormSpec]] = weakref.WeakKeyDictionary()
+# Forms built from types, the most recently used last. Bounded rather than weak: a spec refers to
+# its type (to convert answers), so weak keys never expired, and a server building a type per
+# request (choices from data: make_dataclass, create_model) kept every one of them.
+_CACHE: OrderedDict[type, dict[frozenset[str], FormSpec]] = OrderedDict()
+MAX_CACHED_TYPES = 256
 
 
 def _lint(schema: dict[str, Any], allowed: frozenset[str]) -> None:
@@ -98,9 +102,10 @@ def _lint(schema: dict[str, Any], allowed: frozenset[str]) -> None:
 def _from_type(source: type, allowed: frozenset[str]) -> FormSpec:
     try:
         per_type = _CACHE.get(source)
-    except TypeError:  # not weak-referenceable: build every time
+    except TypeError:  # a metaclass whose instances do not hash: build every time
         per_type = None
     if per_type is not None and allowed in per_type:
+        _CACHE.move_to_end(source)
         return per_type[allowed]
     from .build import build_form  # lazily: only forms built from types need it
 
@@ -109,6 +114,9 @@ def _from_type(source: type, allowed: frozenset[str]) -> FormSpec:
     spec = FormSpec(built.schema, digest_of(built.schema), built.form, built.convert)
     with contextlib.suppress(TypeError):
         _CACHE.setdefault(source, {})[allowed] = spec
+        _CACHE.move_to_end(source)
+        while len(_CACHE) > MAX_CACHED_TYPES:
+            _CACHE.popitem(last=False)
     return spec
 
 

@@ -490,10 +490,11 @@ def _warn_about_links(message: str, spec: FormSpec) -> None:
 
 
 # Forms of types (and the empty confirm-only form) by type, for ctx.elicit without
-# allow_secrets: form_spec's own cache is weak-keyed, and its lookup (with the checks before it)
-# costs about as much as the rest of asking. Bounded: past the limit, form_spec is called.
+# allow_secrets: form_spec's own cache (bounded, most recently used) costs about as much to look
+# up as the rest of asking. Bounded too, and emptied when full: a server that builds a type per
+# request must neither keep them all nor shut the types it always asks with out of this one.
 _SPECS: dict[type | None, FormSpec] = {}
-_MAX_SPECS = 512
+_MAX_SPECS = 128
 
 
 def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
@@ -511,7 +512,9 @@ def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
     from mcp_elicit.schema.spec import form_spec
 
     spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
-    if cacheable and len(_SPECS) < _MAX_SPECS:
+    if cacheable:
+        if len(_SPECS) >= _MAX_SPECS:
+            _SPECS.clear()
         _SPECS[schema] = spec
     return spec
 
