@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.conftest import HttpServer
 from tests.e2e.test_http import body, headers_for, post
+from tests.helpers import wait_for_text
 
 
 @pytest.fixture(params=["httptools", "h11"])
@@ -122,3 +123,28 @@ async def test_the_head_timer_stops_once_the_head_is_complete(server: HttpServer
         assert status.startswith(b"HTTP/1.1 200"), status
     finally:
         writer.close()
+
+
+async def test_a_request_with_another_pipelined_behind_it_is_cancelled_when_the_client_leaves(
+    server: HttpServer,
+) -> None:
+    """uvicorn's httptools protocol tells a lost connection only to the last request parsed: the
+    running one, with a request pipelined behind it, must be cancelled all the same."""
+    label = f"piped-{server.process.pid}-{time.monotonic_ns()}"
+    first = body("tools/call", {"name": "slow", "arguments": {"label": label}})
+    second = body("tools/list")
+
+    def raw(message: dict[str, object]) -> bytes:
+        data = json.dumps(message).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers_for(message).items())
+        return (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+
+    _reader, writer = await _open(server)
+    writer.write(raw(first) + raw(second))
+    await writer.drain()
+    await asyncio.sleep(0.3)  # the first request's handler is running
+    writer.transport.abort()
+    assert await wait_for_text(server.markers / f"cancelled-{label}", "cancelled") == "cancelled"

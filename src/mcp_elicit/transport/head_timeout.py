@@ -9,6 +9,8 @@ connection opened, or after the first byte of each later request on it.
 
 Head completion is observed through the protocol's ``cycle`` attribute, which both uvicorn
 implementations replace with a new request/response cycle exactly when a head has been parsed.
+:func:`server_protocol` (what ``serve`` runs) also tells a running request that its client went
+away when another request was pipelined behind it, which uvicorn's httptools protocol does not.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["DEFAULT_HEAD_TIMEOUT", "head_timeout_protocol"]
+__all__ = ["DEFAULT_HEAD_TIMEOUT", "head_timeout_protocol", "server_protocol"]
 
 DEFAULT_HEAD_TIMEOUT = 10.0
 """Seconds a client has to send a complete request head (``serve(head_timeout=...)``)."""
@@ -39,16 +41,30 @@ def head_timeout_protocol(seconds: float, base: type[Any] | None = None) -> type
     """
     if not seconds > 0:
         raise ValueError("head_timeout must be a positive number of seconds")
+    return server_protocol(seconds, base)
+
+
+def server_protocol(seconds: float, base: type[Any] | None = None) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class (``base``, default httptools or h11) as :func:`serve
+    <mcp_elicit.transport.http_server.serve>` runs it: with a head timeout of ``seconds`` (``0``:
+    none), and telling the request that is running when its client goes away.
+
+    The second part mends uvicorn's httptools protocol: with a request pipelined behind the running
+    one, a lost connection is told only to the last request parsed, so the running handler was
+    never cancelled (its task, and everything it held, stayed until the process ended).
+    """
     parent = base if base is not None else _base_protocol()
 
     class HeadTimeoutProtocol(parent):  # type: ignore[misc, valid-type]
         _head_timer: asyncio.TimerHandle | None = None
         _cycle_when_armed: object = None
+        _running: Any = None  # the cycle whose app task runs (httptools starts it here)
 
         def _arm(self) -> None:
             self._disarm()
-            self._cycle_when_armed = self.cycle
-            self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
+            if seconds > 0:
+                self._cycle_when_armed = self.cycle
+                self._head_timer = self.loop.call_later(seconds, self._head_too_slow)
 
         def _disarm(self) -> None:
             if self._head_timer is not None:
@@ -72,8 +88,16 @@ def head_timeout_protocol(seconds: float, base: type[Any] | None = None) -> type
             if self._head_timer is not None and self.cycle is not self._cycle_when_armed:
                 self._disarm()  # a new cycle: the head is complete
 
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:  # httptools only (h11 has none)
+            self._running = cycle
+            super()._start_asgi_task(cycle, app)
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            running = self._running
+            if running is not None and running is not self.cycle and not running.response_complete:
+                running.disconnected = True  # what uvicorn tells only self.cycle
+                running.message_event.set()
             super().connection_lost(exc)
 
     HeadTimeoutProtocol.__name__ = f"HeadTimeout{parent.__name__}"

@@ -655,7 +655,7 @@ def serve(
     """
     import uvicorn
 
-    from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, head_timeout_protocol
+    from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, server_protocol
 
     if not isinstance(host, str) or not host.strip():
         # uvicorn would take "" for every interface: never by accident.
@@ -668,9 +668,9 @@ def serve(
         raise ValueError(f"head_timeout must be a number of seconds (0 turns it off), not {head_timeout!r}")
     settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
     protocol = options.pop("http", None)
-    if seconds > 0 and protocol in (None, "auto", "httptools", "h11"):
-        settings["http"] = head_timeout_protocol(seconds, base=_protocol_class(protocol))
-    elif protocol is not None:
+    if protocol in (None, "auto", "httptools", "h11"):
+        settings["http"] = server_protocol(seconds, base=_protocol_class(protocol))
+    else:
         if head_timeout:
             raise ValueError("head_timeout works with http='httptools' or 'h11', not with a protocol class")
         settings["http"] = protocol
