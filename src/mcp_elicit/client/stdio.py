@@ -157,7 +157,7 @@ class StdioTransport:
                     line = await stdout.readuntil(b"\n")
                 except asyncio.IncompleteReadError as exc:
                     if exc.partial.strip():
-                        self._route(exc.partial)
+                        self._route(exc.partial, cut_off=True)
                     break
                 except asyncio.LimitOverrunError as exc:
                     if await self._skip_long_line(stdout, exc.consumed):
@@ -186,12 +186,19 @@ class StdioTransport:
             except asyncio.IncompleteReadError:
                 return False
 
-    def _route(self, line: bytes) -> None:
+    def _route(self, line: bytes, *, cut_off: bool = False) -> None:
+        """Hand one line to the request it answers. ``cut_off``: the output ended without a line
+        ending after it (a whole last message is still taken)."""
         if not line.strip():
             return
         try:
             message = decode(line)
         except MalformedMessageError as exc:
+            if cut_off:
+                # The server stopped in the middle of writing: its exit, not its message, is what
+                # the requests waiting fail with.
+                logger.warning("the server's output ended inside a message: %r", line[:200])
+                return
             # The answer to a request in flight that cannot be read fails that request (waiting
             # would last until the call's timeout); any other line (a banner a server prints on
             # stdout, say) is skipped.
