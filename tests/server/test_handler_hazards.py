@@ -165,3 +165,15 @@ async def test_invalid_answers_count_across_rounds_that_left_the_answer_out(leav
     result = await flow.send({key: accept({"n": "four"})})
     assert result["isError"] is True
     assert "invalid 2 times" in result["content"][0]["text"]
+
+
+async def test_nested_arguments_orjson_cannot_write_still_bind_the_state() -> None:
+    """An integer beyond 64 bits inside an object: no JSON snapshot, the state is bound at once."""
+    arguments = {"spec": {"env": {"name": "prod"}, "size": 2**70}}
+    flow = Flow(make_server([]), "deploy", copy.deepcopy(arguments))
+    key = only_key(await flow.send())
+    flow.arguments = copy.deepcopy(arguments)
+    assert text(await flow.send({key: accept()})) == "accept eu"
+    flow.arguments = {"spec": {"env": {"name": "prod"}, "size": 2**70 + 1}}  # other arguments
+    error = await flow.error({key: accept()}, state=flow.results[0]["requestState"])
+    assert error.message == "Invalid or expired requestState"
