@@ -196,7 +196,7 @@ class DemoCIProvider:
         return _page(
             200,
             f"<p>Signed in as <strong>{_ACCOUNT}</strong>.</p>"
-            f"<p>An application asks to <strong>{scope}</strong> on your demo CI account.</p>"
+            f"<p>An application asks for <strong>{scope}</strong> access to your demo CI account.</p>"
             f'<form method="post" action="/authorize">{fields}'
             '<button name="decision" value="allow">Allow</button> '
             '<button name="decision" value="deny">Deny</button></form>',
