@@ -4,6 +4,13 @@ Shared by the code redemption and the refresh grant. A success must be JSON (``a
 a JSON object), ``token_type`` Bearer (case-insensitive, RFC 6749 §7.1), a non-empty
 ``access_token`` of printable ASCII, and sizes within caps. Problems are reported as
 :class:`InvalidTokenResponse` with a fixed description that never quotes a token.
+
+A refresh answer is read with ``refresh=True``: by then the provider has already rotated the
+refresh token, so refusing the whole answer for a field that can be defaulted would lose the new
+refresh token (the stored one is dead; with reuse detection the provider may revoke the whole
+grant, RFC 9700 §4.14). There, an unusable ``expires_in`` is "expired now" if negative and
+"unknown" otherwise, an unusable ``scope`` is "unchanged", and ``id_token`` is not looked at.
+The token, the token type and the refresh token are checked as strictly as ever.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ class ParsedTokens:
     expires_in: float | None
     scopes: tuple[str, ...] | None  # None: the response had no scope
     id_token: str | None
+    dropped: tuple[str, ...] = ()  # refresh answers: unusable fields replaced by defaults
 
     def __repr__(self) -> str:
         return f"ParsedTokens(expires_in={self.expires_in!r}, scopes={self.scopes!r})"
@@ -90,8 +98,29 @@ def _scopes(body: Mapping[str, Any]) -> tuple[str, ...] | None:
     return ordered
 
 
-def parse_tokens(answer: HttpAnswer) -> ParsedTokens:
-    """The tokens of a ``200`` token response; :class:`InvalidTokenResponse` otherwise."""
+def _lenient(body: Mapping[str, Any]) -> tuple[float | None, tuple[str, ...] | None, list[str]]:
+    """``expires_in`` and ``scope`` of a refresh answer, with defaults for unusable values."""
+    dropped: list[str] = []
+    try:
+        expires_in = _expires_in(body)
+    except InvalidTokenResponse:
+        value = body.get("expires_in")
+        negative = not isinstance(value, bool) and isinstance(value, int | float) and value < 0
+        expires_in = 0.0 if negative else None
+        dropped.append("expires_in")
+    try:
+        scopes = _scopes(body)
+    except InvalidTokenResponse:
+        scopes = None
+        dropped.append("scope")
+    return expires_in, scopes, dropped
+
+
+def parse_tokens(answer: HttpAnswer, *, refresh: bool = False) -> ParsedTokens:
+    """The tokens of a ``200`` token response; :class:`InvalidTokenResponse` otherwise.
+
+    ``refresh=True`` for a refresh-token grant's answer (see the module docstring); the names of
+    fields replaced by defaults are then in :attr:`ParsedTokens.dropped`."""
     body = answer.json_object()
     if body is None:
         raise InvalidTokenResponse("not a JSON object with a JSON content type")
@@ -101,6 +130,16 @@ def parse_tokens(answer: HttpAnswer) -> ParsedTokens:
         raise InvalidTokenResponse("token_type is not Bearer")
     access = _token(body, "access_token", MAX_ACCESS_TOKEN, required=True)
     assert access is not None
+    if refresh:
+        expires_in, scopes, dropped = _lenient(body)
+        return ParsedTokens(
+            access_token=access,
+            refresh_token=_token(body, "refresh_token", MAX_REFRESH_TOKEN, required=False),
+            expires_in=expires_in,
+            scopes=scopes,
+            id_token=None,
+            dropped=tuple(dropped),
+        )
     return ParsedTokens(
         access_token=access,
         refresh_token=_token(body, "refresh_token", MAX_REFRESH_TOKEN, required=False),
