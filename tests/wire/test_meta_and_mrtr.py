@@ -115,3 +115,23 @@ def test_elicit_result_ignores_content_on_decline() -> None:
         mrtr.check_elicit_result("k", {"action": "maybe"})
     with pytest.raises(McpError, match="content must be an object"):
         mrtr.check_elicit_result("k", {"action": "accept", "content": [1]})
+
+
+def test_low_level_entries_are_sent_as_method_and_params_only() -> None:
+    legacy = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": mrtr.ELICIT,
+        "params": {"mode": "url", "message": "Connect", "url": "https://x.example/c", "elicitationId": "e1"},
+    }
+    assert mrtr.as_input_request(legacy) == {
+        "method": mrtr.ELICIT,
+        "params": {"mode": "url", "message": "Connect", "url": "https://x.example/c"},
+    }
+    assert legacy["params"]["elicitationId"] == "e1"  # the handler's own dict is left alone
+    assert mrtr.as_input_request({"method": mrtr.LIST_ROOTS}) == {"method": mrtr.LIST_ROOTS}
+    sampling = {
+        "method": mrtr.SAMPLE,
+        "params": {"elicitationId": "kept: not an elicitation", "maxTokens": 5},
+    }
+    assert mrtr.as_input_request(sampling) == sampling

@@ -506,8 +506,8 @@ class Server:
             return await self._commit(claimed, _final_result(entry, target, outcome.value), target)
         if isinstance(outcome, Completed):
             lowlevel: InputRequired = outcome.value
-            requests = lowlevel.input_requests
             _gate(lowlevel, call.meta.capabilities)
+            requests = {key: mrtr.as_input_request(entry) for key, entry in lowlevel.input_requests.items()}
             payload = rnd.next_payload(lowlevel.state)
         else:
             requests = outcome.requests

@@ -40,6 +40,19 @@ def list_roots() -> dict[str, Any]:
     return {"method": LIST_ROOTS, "params": {}}
 
 
+def as_input_request(entry: dict[str, Any]) -> dict[str, Any]:
+    """A low-level handler's entry as the 2026-07-28 wire carries it: only ``method`` and
+    ``params``. Entries written the 2025-11-25 way lose their ``jsonrpc``/``id`` envelope and a URL
+    elicitation's ``elicitationId``, which that revision removed (a strict client may refuse them)."""
+    request: dict[str, Any] = {"method": entry.get("method")}
+    params = entry.get("params")
+    if isinstance(params, dict) and "elicitationId" in params and request["method"] == ELICIT:
+        params = {name: value for name, value in params.items() if name != "elicitationId"}
+    if params is not None:
+        request["params"] = params
+    return request
+
+
 def input_required_result(
     input_requests: dict[str, dict[str, Any]] | None, request_state: str | None
 ) -> dict[str, Any]:
