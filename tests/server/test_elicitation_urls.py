@@ -20,6 +20,8 @@ from mcp_elicit.server.urls import check_elicitation_url
         "https://medium.com/@someone/a-post",
         "http://127.0.0.1:8000/connect/1",
         "https://bücher.example/kaufen",
+        "https://app.example.com/docs;v=2/page",  # a path parameter that is not a credential
+        "https://example.com/search?q=signature+design&sort=new",
     ],
 )
 def test_ordinary_urls_go_out(url: str) -> None:
@@ -42,6 +44,19 @@ def test_ordinary_urls_go_out(url: str) -> None:
         ("https://example.com/reset#password=hunter2", "carries 'password' in its fragment"),
         ("https://example.com/u/alice@example.com/", "contains an email address"),
         ("https://example.com/invite?to=alice%40example.com", "contains an email address"),
+        (
+            "https://b.s3.amazonaws.com/q.pdf?X-Amz-Credential=AKIA%2Fx&X-Amz-Signature=9f",
+            "'X-Amz-Credential'",
+        ),
+        (
+            "https://storage.googleapis.com/b/q.pdf?X-Goog-Signature=9f",
+            "carries 'X-Goog-Signature' in its query",
+        ),
+        ("https://d1.cloudfront.net/q.pdf?Expires=1&Signature=nit&Key-Pair-Id=K2", "carries 'Signature'"),
+        ("https://a.blob.core.windows.net/r/q.pdf?sv=2022-11-02&sr=b&sig=Zm9v", "carries 'sig' in its query"),
+        ("https://app.example.com/account;jsessionid=0F3A9C", "carries 'jsessionid' in its path"),
+        ("https://app.example.com/a;v=1;JSESSIONID=0F/b", "carries 'JSESSIONID' in its path"),
+        ("https://app.example.com/index.php?PHPSESSID=0F3A9C", "carries 'PHPSESSID' in its query"),
         ("http://example.com/x", "must use https"),
         ("https://example.com:99999/", "invalid port"),
     ],

@@ -3,8 +3,9 @@
 The spec: the URL must be valid, should be https outside development, must not carry
 credentials or personal data about the user, and must not be pre-authenticated. We refuse
 anything else before it reaches a client (fail closed): a URL a WHATWG parser (what browsers use)
-refuses, userinfo, a percent-encoded host, a query or fragment parameter named like a credential
-or session, and an email address anywhere in it.
+refuses, userinfo, a percent-encoded host, a query, fragment or path parameter named like a
+credential, session or signature (signed links are pre-authenticated), and an email address
+anywhere in it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,19 @@ _CREDENTIAL_PARAMS = frozenset(
         "sessionid",
         "sid",
         "authorization",
+        # Servlet and PHP session ids (in the query, or as a ;jsessionid= path parameter).
+        "jsessionid",
+        "phpsessid",
+        # Signed links: the signature alone grants access to whoever holds the URL (S3 and
+        # GCS presigned URLs, CloudFront signed URLs, Azure SAS).
+        "signature",
+        "sig",
+        "x_amz_signature",
+        "x_amz_credential",
+        "x_amz_security_token",
+        "x_goog_signature",
+        "x_goog_credential",
+        "key_pair_id",
     }
 )
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -87,8 +101,14 @@ def check_elicitation_url(url: str) -> str:
     return url
 
 
+def _path_parameters(path: str) -> str:
+    """``;name=value`` parameters of the path's segments (``/account;jsessionid=0F3A``), joined
+    as a query string."""
+    return "&".join(param for segment in path.split("/") for param in segment.split(";")[1:])
+
+
 def _check_no_user_data(query: str, fragment: str, path: str) -> None:
-    for where, text in (("query", query), ("fragment", fragment)):
+    for where, text in (("query", query), ("fragment", fragment), ("path", _path_parameters(path))):
         for name, _ in parse_qsl(text, keep_blank_values=True):
             if name.strip().lower().replace("-", "_") in _CREDENTIAL_PARAMS:
                 raise ValueError(
