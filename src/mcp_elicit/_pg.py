@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 _log = logging.getLogger("mcp_elicit.postgres")
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_DURABLE_COMMITS: Final = (
+    "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'"
+)
 
 
 def table_parts(table: str) -> tuple[str, ...]:
@@ -47,6 +50,52 @@ def index_name(table: str, suffix: str) -> str:
     if len(name) <= 63:
         return name
     return f"{table[:40]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_{suffix}"
+
+
+def quoted_name(*parts: str) -> str:
+    """``"schema"."name"`` (or ``"name"``) as text for a ``::regclass`` or ``to_regclass``
+    parameter; the parts are plain identifiers (:func:`table_parts`, :func:`index_name`)."""
+    return ".".join(f'"{part}"' for part in parts)
+
+
+def index_unless_present(index: str, create: Query) -> Ddl:
+    """A DDL step that runs ``create`` (a ``CREATE INDEX``) only when the catalog has no relation
+    named ``index`` (:func:`quoted_name`, schema-qualified like the table).
+
+    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on the table *before* it looks: on every
+    reconnect it would wait for any open write transaction on the table (a purge, another
+    instance's transaction, an administrator's session) until the statement timeout, and while
+    queued it would hold up every other instance's writes."""
+
+    async def step(conn: AsyncConnection[Any]) -> None:
+        cursor = await conn.execute("SELECT to_regclass(%s::text) IS NULL", (index,))
+        row = await cursor.fetchone()
+        if row is None or row[0]:
+            await conn.execute(create)
+
+    return step
+
+
+def columns_unless_present(table: str, columns: Sequence[str], add: Callable[[str], Query]) -> Ddl:
+    """A DDL step that runs ``add(column)`` (an ``ALTER TABLE ... ADD COLUMN``) for each of
+    ``columns`` the table (:func:`quoted_name`) lacks, and nothing when it has them all.
+
+    ``ALTER TABLE`` takes an ACCESS EXCLUSIVE lock even when ``IF NOT EXISTS`` finds the column:
+    on every reconnect it would wait for any reader of the table (a report, ``pg_dump``) and,
+    while queued, block every query of every other instance on it."""
+    names = list(columns)
+
+    async def step(conn: AsyncConnection[Any]) -> None:
+        cursor = await conn.execute(
+            "SELECT c FROM unnest(%s::text[]) WITH ORDINALITY AS t (c, n) "
+            "WHERE NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::text::regclass "
+            "AND attname = c AND NOT attisdropped) ORDER BY n",
+            (names, table),
+        )
+        for (column,) in await cursor.fetchall():
+            await conn.execute(add(str(column)))
+
+    return step
 
 
 def has_unread_data(conn: AsyncConnection[Any]) -> bool:
@@ -77,7 +126,8 @@ class PgConnection:
       store in the :class:`ImportError`). ``dsn`` must be a libpq connection string or URI; it is
       never part of a message or a repr, and a password in it is masked should libpq echo it.
     * The shared connection is opened in autocommit mode with our own ``connect_timeout`` (unless
-      the DSN sets one) and ``statement_timeout`` = ``timeout``; then :attr:`ddl` runs (set by the
+      the DSN sets one), ``statement_timeout`` = ``timeout`` and ``synchronous_commit`` at least
+      ``on`` (a crash must not forget a commit we reported); then :attr:`ddl` runs (set by the
       store once it has composed its statements: statements, or async callables taking the
       connection), each with the "lost the race" errors of two
       processes creating the same object suppressed. An idle connection whose socket has unread
@@ -184,6 +234,11 @@ class PgConnection:
         conn = await self.connect()
         try:
             await conn.execute(self._set_timeout)
+            # A server run with synchronous_commit = off (a common throughput setting) reports a
+            # commit before it is on disk: a crash then forgets the last writes, and a consumed
+            # requestState becomes usable again. Our writes wait for the disk; a stronger
+            # setting (remote_write, remote_apply) is kept.
+            await conn.execute(_DURABLE_COMMITS)
             for statement in self.ddl:
                 # Two processes creating an object at the same moment: the loser gets a duplicate
                 # error although IF NOT EXISTS was given. The object exists then, all we need.

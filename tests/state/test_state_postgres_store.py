@@ -81,7 +81,10 @@ async def test_a_role_with_only_read_write_rights_uses_a_table_an_administrator_
             assert await store.consume("first", FAR) is True
             assert await store.consume("first", FAR) is False
             assert await store.consume("made-by-admin", FAR) is False
-        assert any("not allowed to create or update the schema" in r.getMessage() for r in caplog.records)
+        # CREATE TABLE IF NOT EXISTS needs CREATE on the schema even for an existing table; the
+        # index and the columns are looked up first, so a role that may create is not warned.
+        warned = any("not allowed to create or update the schema" in r.getMessage() for r in caplog.records)
+        assert warned is not may_create
     finally:
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             ident = psycopg.sql.Identifier(role)

@@ -10,7 +10,8 @@
 * The table is created on first use (``CREATE TABLE IF NOT EXISTS``; the race between two
   processes creating it at the same moment is tolerated). A table made by an earlier version
   without the two redelivery columns gets them (``ALTER TABLE ... ADD COLUMN IF NOT EXISTS``, only
-  when the catalog says they are missing).
+  when the catalog says they are missing; the index too is created only when the catalog lacks it:
+  both take a table lock even when there is nothing to do, and this runs on every reconnect).
 * One psycopg 3 ``AsyncConnection`` guarded by an ``asyncio.Lock`` (a round trip on a local network
   is a fraction of a millisecond, and psycopg prepares the statement after a few uses).
 * Every operation, including waiting for the lock and (re)connecting, runs under a client-side
@@ -34,7 +35,7 @@ from hmac import compare_digest
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._pg import PgConnection, index_name, table_parts
+from mcp_elicit._pg import PgConnection, index_name, index_unless_present, quoted_name, table_parts
 
 from .errors import StateStoreUnavailable
 from .single_use import Claim
@@ -128,7 +129,7 @@ class PostgresSingleUseStore(ClosesOnExit):
             "SELECT response FROM {} WHERE token_id = %s AND request_digest = %s"
         ).format(ident)
         # The catalog check is parameterised with the quoted name; the parts are plain identifiers.
-        self._regclass = ".".join(f'"{part}"' for part in parts)
+        self._regclass = quoted_name(*parts)
         self._q_missing_columns: sql.SQL = psql.SQL(
             "SELECT c FROM unnest(ARRAY['request_digest', 'response']) AS c "
             "WHERE NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass "
@@ -142,7 +143,10 @@ class PostgresSingleUseStore(ClosesOnExit):
         self._q_purge: sql.Composed = psql.SQL(purge).format(ident)
         self._pg.ddl = (
             psql.SQL("CREATE TABLE IF NOT EXISTS {} " + columns).format(ident),
-            psql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (expires_at)").format(index, ident),
+            index_unless_present(
+                quoted_name(*parts[:-1], index_name(parts[-1], "expires_at_idx")),
+                psql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (expires_at)").format(index, ident),
+            ),
             self._add_missing_columns,
         )
 

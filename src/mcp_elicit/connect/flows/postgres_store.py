@@ -3,7 +3,8 @@
 * The table (name configurable, ``schema.name`` allowed, plain identifiers only), and
   ``<table>_revoked`` for the pages' sign-outs, are created on first use (``CREATE TABLE IF NOT
   EXISTS``; two processes racing to create them is tolerated); a table made by an earlier version
-  gets the newer columns (``ADD COLUMN IF NOT EXISTS``).
+  gets the newer columns (``ADD COLUMN IF NOT EXISTS``). Indexes and columns are looked up in the
+  catalog first, so a reconnect takes no table lock when the schema is complete.
 * Transitions are single ``UPDATE ... WHERE status = <expected> ... RETURNING`` statements in
   autocommit mode: under READ COMMITTED a second concurrent updater waits for the first one's row
   lock, re-evaluates the ``WHERE`` against the new row version and matches nothing, so exactly one
@@ -28,7 +29,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._pg import PgConnection, index_name, table_parts
+from mcp_elicit._pg import (
+    PgConnection,
+    columns_unless_present,
+    index_name,
+    index_unless_present,
+    quoted_name,
+    table_parts,
+)
 
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
@@ -85,12 +93,23 @@ class PostgresFlowStore(BaseFlowStore, ClosesOnExit):
         def compose(template: str) -> sql.Composed:
             return psql.SQL(template.replace("?", "%s")).format(**names)
 
-        # A table made by an earlier version gets the columns added since.
-        self._pg.ddl = [compose(t) for t in _sql.SCHEMA] + [
-            psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
-                table=names["table"], column=psql.Identifier(column)
+        # Run on every (re)connect, so the indexes and the columns added since an earlier
+        # version are looked up in the catalog first: creating or altering takes a table lock
+        # even when there is nothing to do (see index_unless_present, columns_unless_present).
+        indexes = {_sql.CREATE_OWNER_INDEX: "owner_idx", _sql.CREATE_EXPIRES_INDEX: "expires_idx"}
+        self._pg.ddl = [
+            index_unless_present(quoted_name(*parts[:-1], index_name(parts[-1], indexes[t])), compose(t))
+            if t in indexes
+            else compose(t)
+            for t in _sql.SCHEMA
+        ] + [
+            columns_unless_present(
+                quoted_name(*parts),
+                _sql.ADDED_COLUMNS,
+                lambda column: psql.SQL(_sql.ADD_COLUMN_IF_NOT_EXISTS).format(
+                    table=names["table"], column=psql.Identifier(column)
+                ),
             )
-            for column in _sql.ADDED_COLUMNS
         ]
         self._q: dict[str, sql.Composed] = {template: compose(template) for template in _sql.STATEMENTS}
         self._q_lock: sql.SQL = psql.SQL("SELECT pg_advisory_xact_lock(%s)")
