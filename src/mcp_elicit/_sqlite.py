@@ -26,6 +26,25 @@ def connect_private(path: str, *, timeout: float) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
 
 
+_SQLITE_READONLY: Final = 8
+_SQLITE_CANTOPEN: Final = 14
+
+
+def describe(path: str, exc: sqlite3.Error) -> str:
+    """``exc`` with the database file it concerns, and what to check when the file cannot be
+    written: an operator reading the log must know which file, and that WAL mode also needs
+    the ``-wal`` and ``-shm`` files next to it."""
+    text = f"{path!r}: {exc}"
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN) and path != ":memory:":
+        text += (
+            " (the file and its directory must be writable by this process: SQLite keeps -wal "
+            "and -shm files next to it)"
+        )
+    return text
+
+
 def is_busy(exc: sqlite3.OperationalError) -> bool:
     """Whether SQLite refused because another connection holds a lock (worth retrying)."""
     code = getattr(exc, "sqlite_errorcode", None)

@@ -43,7 +43,7 @@ from hmac import compare_digest
 from typing import Final, TypeVar
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._sqlite import connect_private, is_busy, prepare_retrying
+from mcp_elicit._sqlite import connect_private, describe, is_busy, prepare_retrying
 
 from .errors import StateStoreUnavailable
 from .single_use import Claim
@@ -187,7 +187,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
                 slow = self._connect(self._busy_timeout)
             except sqlite3.Error as exc:
                 raise StateStoreUnavailable(
-                    f"SQLite single-use store: cannot open {self._path!r}: {exc}"
+                    f"SQLite single-use store: cannot open {describe(self._path, exc)}"
                 ) from exc
             try:
                 self._prepare(slow)
@@ -199,7 +199,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
             except sqlite3.Error as exc:
                 slow.close()
                 raise StateStoreUnavailable(
-                    f"SQLite single-use store: cannot prepare {self._path!r}: {exc}"
+                    f"SQLite single-use store: cannot prepare {describe(self._path, exc)}"
                 ) from exc
             except BaseException:
                 slow.close()
@@ -263,9 +263,9 @@ class SQLiteSingleUseStore(ClosesOnExit):
         except sqlite3.OperationalError as exc:
             if is_busy(exc):
                 return None
-            raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
+            raise StateStoreUnavailable(f"SQLite single-use store {describe(self._path, exc)}") from exc
         except sqlite3.Error as exc:
-            raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
+            raise StateStoreUnavailable(f"SQLite single-use store {describe(self._path, exc)}") from exc
         finally:
             self._fast_lock.release()
 
@@ -278,7 +278,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
             try:
                 return op(conn)
             except sqlite3.Error as exc:
-                raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
+                raise StateStoreUnavailable(f"SQLite single-use store {describe(self._path, exc)}") from exc
 
     async def _write(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run a write inline when the file is free, else on the worker thread."""
@@ -308,7 +308,7 @@ class SQLiteSingleUseStore(ClosesOnExit):
             try:
                 deleted = conn.execute(_PURGE, (float(now),)).rowcount
             except sqlite3.Error as exc:
-                raise StateStoreUnavailable(f"SQLite single-use store: {exc}") from exc
+                raise StateStoreUnavailable(f"SQLite single-use store {describe(self._path, exc)}") from exc
         return max(deleted, 0)
 
     def _checkpoint_sync(self) -> None:

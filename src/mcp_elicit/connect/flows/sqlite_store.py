@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Final, TypeVar
 
 from mcp_elicit._closing import ClosesOnExit
-from mcp_elicit._sqlite import connect_private, prepare_retrying
+from mcp_elicit._sqlite import connect_private, describe, prepare_retrying
 
 from . import _sql
 from .errors import FlowStoreUnavailable, TooManyPendingFlows
@@ -130,7 +130,7 @@ class SQLiteFlowStore(BaseFlowStore, ClosesOnExit):
                 conn = self._open()
                 return op(conn)
             except sqlite3.Error as exc:
-                raise FlowStoreUnavailable(f"SQLite flow store: {type(exc).__name__}: {exc}") from None
+                raise FlowStoreUnavailable(f"SQLite flow store {describe(self._path, exc)}") from None
 
     async def _run(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
