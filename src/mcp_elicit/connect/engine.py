@@ -45,7 +45,8 @@ Every key carries the same message and URL (its digest is checked like any other
 
 Errors: no principal, an unknown provider and a client without URL elicitation fail cleanly
 (tool error, -32021); :class:`FlowStoreUnavailable` / :class:`VaultUnavailable` become a
-retryable JSON-RPC server error. No token or secret value appears in a result, error or log.
+retryable JSON-RPC server error, and a record the vault cannot open (:class:`VaultCorrupt`) a tool
+error that names it. No token or secret value appears in a result, error or log.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ from mcp_elicit.connect.vault import (
     NotConnected,
     RefreshFailed,
     RevocationFailed,
+    VaultCorrupt,
     VaultUnavailable,
 )
 from mcp_elicit.server.errors import ToolError
@@ -208,7 +210,8 @@ async def obtain_connection(
     def flow_scopes() -> tuple[str, ...]:
         return checked_scopes(asked)
 
-    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow, flow_scopes))
+    stored = f"stored {title} connection"
+    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow, flow_scopes), stored)
 
 
 async def obtain_secret(
@@ -246,7 +249,9 @@ async def obtain_secret(
             )
         return value
 
-    return await _guarded(_obtain(ctx, kit, principal, request, current, after_flow))
+    return await _guarded(
+        _obtain(ctx, kit, principal, request, current, after_flow), f"stored secret {name!r}"
+    )
 
 
 # ------------------------------------------------------------------------------ the rounds
@@ -464,10 +469,18 @@ def _refresh_failed(exc: RefreshFailed, title: str) -> ToolError:
     )
 
 
-async def _guarded(work: Awaitable[T]) -> T:
-    """Store outages become a retryable JSON-RPC server error, not a traceback."""
+async def _guarded(work: Awaitable[T], stored: str) -> T:
+    """Store outages become a retryable JSON-RPC server error, not a traceback; a ``stored``
+    record the vault cannot open (tampered, or sealed under a key no longer configured) a tool
+    error the user can pass on: retrying cannot help, and a new connection would not replace it."""
     try:
         return await work
+    except VaultCorrupt as exc:
+        _log.error("the %s cannot be opened: %s", stored, exc)
+        raise ToolError(
+            f"Your {stored} could not be read by this server. Ask the server's operator to check "
+            "its vault keys or remove the record, then run the tool again."
+        ) from None
     except (FlowStoreUnavailable, VaultUnavailable) as exc:
         _log.warning("the connect kit's store is unavailable: %s", exc)
         raise McpError(

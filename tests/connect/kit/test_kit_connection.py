@@ -4,8 +4,10 @@ against a local JWKS, SQLite stores shared with the test (which plays the pages'
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,8 +23,9 @@ from kit_support import (
 )
 
 from mcp_elicit.connect.flows import FlowNotFound, is_flow_id
+from mcp_elicit.connect.vault import Vault
 from mcp_elicit.server.flow import FlowRecord
-from mcp_elicit.state import RequestBinding, args_digest
+from mcp_elicit.state import KeyRing, RequestBinding, args_digest
 from mcp_elicit.state.binding import bound_principal
 
 ID_RE = re.compile(r"[A-Za-z0-9_-]{43}")
@@ -391,3 +394,24 @@ async def test_a_scope_upgrade_keeps_asking_for_what_was_granted(
     _, url, _ = url_request(first)
     # The new grant replaces the old one: asking only for the missing scope would lose read:user.
     assert (await site.flows.get(flow_id_of(url))).scopes == ("repo", "gist", "read:user")
+
+
+async def test_a_stored_connection_the_vault_cannot_open_is_a_clear_tool_error(
+    make_site: SiteFactory, http: httpx.AsyncClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The row was sealed under a key this server no longer has (a key removed from the ring too
+    # early, or a row copied from another deployment): the vault refuses it as corrupt.
+    storage = sqlite_storage(tmp_path)
+    retired = KeyRing.generate_secret()
+    storage.test_vault = lambda: Vault.sqlite(tmp_path / "vault.db", keys=[retired])
+    site = await make_site(storage=storage)
+    owner = site.auth.principal("alice")
+    await site.vault.put_connection(owner, "github", access_token="gho_sealed_elsewhere", expires_in=3600)
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.connect"):
+        result = await site.caller(http, "alice").call("list_repos")
+    assert result["isError"] is True
+    text = text_of(result)
+    assert "Your stored GitHub connection could not be read" in text
+    assert "operator" in text
+    assert "gho_sealed_elsewhere" not in str(result)
+    assert any("cannot be opened" in r.getMessage() for r in caplog.records)
