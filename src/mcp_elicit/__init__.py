@@ -22,6 +22,7 @@ _EXPORTS = {
     "ToolError": "mcp_elicit.server.errors",
     "InputRequired": "mcp_elicit.server.lowlevel",
     "McpError": "mcp_elicit.wire.errors",
+    "ParamHeader": "mcp_elicit.server.param_header",
 }
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from mcp_elicit.server.context import Context
     from mcp_elicit.server.errors import ToolError
     from mcp_elicit.server.lowlevel import InputRequired
+    from mcp_elicit.server.param_header import ParamHeader
     from mcp_elicit.wire.errors import McpError
 
 
@@ -40,4 +42,4 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = ["Context", "ElicitAnswer", "InputRequired", "McpError", "Server", "ToolError"]
+__all__ = ["Context", "ElicitAnswer", "InputRequired", "McpError", "ParamHeader", "Server", "ToolError"]

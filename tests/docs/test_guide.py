@@ -20,7 +20,10 @@ def test_guide_blocks_run() -> None:
         "reserve",
         "file_ticket",
         "connect_calendar",
+        "run_report",
     }
+    report = next(t for t in app.describe_tools() if t["name"] == "run_report")
+    assert report["inputSchema"]["properties"]["region"]["x-mcp-header"] == "Region"
 
 
 async def test_guide_tools_behave_as_described() -> None:

@@ -21,6 +21,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import orjson
 
 from mcp_elicit.schema.markers import Description
+from mcp_elicit.server.param_header import ParamHeader
 
 _MISSING = inspect.Parameter.empty
 
@@ -179,17 +180,25 @@ _TEXT_READERS: dict[Any, Callable[[str, str], Any]] = {
 
 def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
     description: str | None = None
+    header: str | None = None
     if get_origin(annotation) is typing.Annotated:
         base, *extras = get_args(annotation)
-        texts = [e.text if isinstance(e, Description) else e for e in extras]
-        if not all(isinstance(t, str) for t in texts):
-            raise UnsupportedAnnotation
+        texts: list[str] = []
+        for extra in extras:
+            if isinstance(extra, ParamHeader):
+                header = extra.name
+            elif isinstance(extra, (Description, str)):
+                texts.append(extra.text if isinstance(extra, Description) else extra)
+            else:
+                raise UnsupportedAnnotation
         description = " ".join(texts) or None
         annotation = base
     schema, convert, nullable = _schema_for(annotation)
     schema = dict(schema)
     if description:
         schema["description"] = description
+    if header is not None:
+        schema["x-mcp-header"] = header
     has_default = param.default is not _MISSING
     if has_default and param.default is not None:
         default = param.default.value if isinstance(param.default, enum.Enum) else param.default
