@@ -80,3 +80,15 @@ def test_refusals_come_before_warnings() -> None:
     assert assessment.verdict == "refuse"
     assert "imitate the plain ASCII" in assessment.reasons[0]
     assert "unusual port" in assessment.reasons[-1]
+
+
+def test_a_url_over_the_parse_limit_is_refused_with_a_reason_even_under_a_higher_max_length() -> None:
+    url = "https://example.com/?" + "a" * 70000
+    assessment = assess_url(url, max_length=100_000)
+    assert assessment.verdict == "refuse"
+    assert assessment.href is None
+    assert assessment.reasons == (
+        f"the URL is {len(url)} characters long, too long to be examined (at most 65536)",
+    )
+    # Under the default limit the length reason is given once, not twice.
+    assert len(assess_url(url).reasons) == 1

@@ -44,6 +44,7 @@ _LOOKALIKES: dict[str, str] = {
     # Latin letters outside ASCII that read as ASCII ones, small capitals, click letters
     "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j", "ɩ": "i", "ƅ": "b", "ǀ": "l", "ǁ": "ll", "ǃ": "!",
     "ɒ": "a", "ĸ": "k", "ħ": "h", "ŧ": "t", "þ": "p", "ȣ": "8",
+    "ꞏ": ".", "ꟷ": "-", "ꟾ": "l", "ꟽ": "w", "ꟿ": "m",  # sinological dot, epigraphic letters
     "ᴀ": "a", "ʙ": "b", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j",
     "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t",
     "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
@@ -89,23 +90,44 @@ _FIRST_WORD_ALIASES = {
     "EXTENDED": "ARABIC",  # EXTENDED ARABIC-INDIC DIGIT ...
 }
 _MAX_MARK_RUN = 3
+# Scripts named right after "COMBINING" in the names of marks that belong to one script
+# ("COMBINING CYRILLIC TITLO", "COMBINING DEVANAGARI DIGIT ZERO"); the other "COMBINING ..."
+# marks (acute, dot above, enclosing circle...) are shared by all scripts.
+_COMBINING_SCRIPTS = frozenset({"CYRILLIC", "DEVANAGARI", "GLAGOLITIC", "GRANTHA", "GREEK", "OLD"})
+# General diacritics with no precomposed use in any modern orthography (UTS 39 "Restricted":
+# technical, obsolete): basic combining accents (after NFC), extended and supplement blocks,
+# marks for symbols, half marks, ideographic and Hangul tone marks.
+_LOOSE_MARK_RANGES = (
+    (0x0300, 0x036F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0x302A, 0x302F),
+    (0xFE20, 0xFE2F),
+    (0x1133B, 0x1133B),  # COMBINING BINDU BELOW (a dot below, shared by Grantha and Tamil)
+)
 
 
 def script_of(ch: str) -> str:
-    """A coarse script name for a letter or digit ('' for common characters and marks).
+    """A coarse script name for a letter, digit or mark ('' for common characters and for
+    marks shared by all scripts).
 
     Derived from the first word of the Unicode character name, which names the script for
-    letters and digits of every script this check cares about.
+    letters, digits and script-specific marks ("HEBREW POINT HIRIQ", "DEVANAGARI VOWEL SIGN AA")
+    of every script this check cares about. A mark counts: a Hebrew point under a Latin "a"
+    mixes two scripts as much as a Hebrew letter would.
     """
     if ch.isascii():
         return "LATIN" if ch.isalpha() else ""
     category = unicodedata.category(ch)
-    if category[0] not in "LN":
+    if category[0] not in "LNM":
         return ""
     words = unicodedata.name(ch, "UNKNOWN").split(" ")
     first = words[0]
     if first == "HALFWIDTH" and len(words) > 1:
         first = words[1]
+    if first == "COMBINING":
+        first = words[1] if len(words) > 1 and words[1] in _COMBINING_SCRIPTS else ""
     return _FIRST_WORD_ALIASES.get(first, first)
 
 
@@ -185,8 +207,9 @@ def check_label(label: str, ascii_label: str, tld: str, tld_ascii: str) -> Label
         previous = ch
     # Latin, Greek and Cyrillic letters with accents exist precomposed; a general diacritic left
     # over after composition sits on a letter that has no such form (a dot or ring used as a
-    # disguise), or on a letter of a script that does not use these marks at all.
-    loose = [ch for ch in label if 0x300 <= ord(ch) <= 0x36F]
+    # disguise), or on a letter of a script that does not use these marks at all. The other
+    # general-diacritic blocks have no use in names at all.
+    loose = [ch for ch in label if any(low <= ord(ch) <= high for low, high in _LOOSE_MARK_RANGES)]
     if loose:
         found.refusals.append(
             f"the host label {ascii_label} puts a loose accent ({_u(loose[0])}) on a letter, which can "
