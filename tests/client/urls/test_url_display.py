@@ -174,3 +174,33 @@ def test_describe_ok_url_has_no_reason_block() -> None:
 def test_printable_caps_length() -> None:
     assert printable("a" * 10, limit=4) == "aaaa... (10 characters in all)"
     assert printable("a\tb\u200bc") == "a<U+0009>b<U+200B>c"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "data:text/html," + "a" * 60000,
+        "javascript:" + "x" * 60000,
+        "https://a" + ".a" * 30000 + ".com/",  # a huge host: in the URL and on the "Site:" line
+    ],
+)
+def test_describe_caps_a_huge_refused_url(url: str) -> None:
+    assessment = assess_url(url)
+    assert assessment.verdict == "refuse"
+    assert assessment.href is not None
+    fragments = describe_for_terminal(assessment)
+    _assert_terminal_safe(fragments)
+    text = _text(fragments)
+    assert len(text) < 2000, len(text)
+    assert text.startswith(assessment.href[:300] + f"... ({len(assessment.href)} characters in all)\n")
+    assert "This link will not be opened:" in text
+    assert "over the limit of 2048" in text
+
+
+def test_describe_caps_reasons_that_quote_a_huge_host() -> None:
+    host = "a" * 20000 + "_x.com"
+    assessment = assess_url(f"https://{host}./", max_length=30000)
+    assert any(len(reason) > 20000 for reason in assessment.reasons)
+    text = _text(describe_for_terminal(assessment))
+    assert len(text) < 3000, len(text)
+    assert "characters in all)" in text

@@ -44,6 +44,7 @@ _MAX_HOST = 253
 _MAX_LABEL = 63
 _MAX_SUBDOMAIN_LABELS = 3
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SCHEME_HINTS = {
     "javascript": "it would run code instead of opening a page",
     "vbscript": "it would run code instead of opening a page",
@@ -178,6 +179,10 @@ def _assess(url: object, *, allow_loopback_http: bool, max_length: int) -> UrlAs
             "an option (CVE-2026-4519)"
         )
     if len(url) > _PARSE_LIMIT:
+        if len(url) <= max_length:  # a caller's higher limit: the refusal must still say why
+            found.refuse(
+                f"the URL is {len(url)} characters long, too long to be examined (at most {_PARSE_LIMIT})"
+            )
         return _bare(url, *found.reasons)
     _scan_characters(url, found)
     if any(unicodedata.category(ch) == "Cs" for ch in url):
@@ -379,6 +384,10 @@ def _check_domain(host: str, found: _Findings) -> tuple[str, str | None]:
     return unicode_host, registrable
 
 
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
 def _printable(text: str) -> str:
     out = []
     for ch in text:
@@ -422,8 +431,9 @@ def _check_rewrites(
     else:
         colon = authority.rfind(":")
         raw_host = authority if colon == -1 else authority[:colon]
-    # A non-ASCII host must be written exactly as it decodes (no case folding: "\u212a" lowers to "k").
-    same_host = raw_host.lower() == host if raw_host.isascii() else raw_host == unicode_host
+    # A non-ASCII host must be written exactly as it decodes, but for the case of ASCII letters
+    # ("WWW.bücher.de"): no Unicode case folding, since "\u212a" (Kelvin sign) lowers to "k".
+    same_host = raw_host.lower() == host if raw_host.isascii() else _ascii_lower(raw_host) == unicode_host
     if not raw_host:
         found.refuse(
             f"the URL is not written in the usual '{prefix}host/...' form; browsers read it as {href}"

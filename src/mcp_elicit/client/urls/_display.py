@@ -31,6 +31,7 @@ STYLES: dict[str, str] = {
     "warning": "class:url.warning",
 }
 _RAW_LIMIT = 300
+_REASON_LIMIT = 600  # a reason quotes the host, which a caller's high max_length lets grow
 
 
 def printable(text: str, limit: int | None = None) -> str:
@@ -59,17 +60,22 @@ def describe_for_terminal(assessment: UrlAssessment) -> list[tuple[str, str]]:
         fragments.append((STYLES["invalid"], printable(assessment.original, _RAW_LIMIT)))
         fragments.append(("", "\n"))
     else:
-        for kind, text in assessment.parts or (("rest", assessment.href),):
-            fragments.append((STYLES.get(kind, STYLES["rest"]), printable(text)))
+        if assessment.verdict == "refuse" and len(assessment.href) > _RAW_LIMIT:
+            # Up to 64 KiB of a refused data: or javascript: URL would flood the terminal.
+            fragments.append((STYLES["invalid"], printable(assessment.href, _RAW_LIMIT)))
+        else:
+            for kind, text in assessment.parts or (("rest", assessment.href),):
+                fragments.append((STYLES.get(kind, STYLES["rest"]), printable(text)))
         fragments.append(("", "\n"))
         site = assessment.registrable_domain or assessment.host
         if site:
             fragments.append((STYLES["label"], "Site: "))
-            fragments.append((STYLES["domain"] if assessment.registrable_domain else STYLES["host"], site))
+            style = STYLES["domain"] if assessment.registrable_domain else STYLES["host"]
+            fragments.append((style, printable(site, _RAW_LIMIT)))
             fragments.append(("", "\n"))
         if assessment.is_idn and assessment.unicode_host and assessment.unicode_host != assessment.host:
             fragments.append((STYLES["label"], "Displays as: "))
-            fragments.append((STYLES["unicode"], printable(assessment.unicode_host)))
+            fragments.append((STYLES["unicode"], printable(assessment.unicode_host, _RAW_LIMIT)))
             fragments.append((STYLES["note"], " (information only: the xn-- form above is the real address)"))
             fragments.append(("", "\n"))
     if assessment.reasons:
@@ -80,6 +86,6 @@ def describe_for_terminal(assessment: UrlAssessment) -> list[tuple[str, str]]:
         fragments.append((style, header))
         fragments.append(("", "\n"))
         for reason in assessment.reasons:
-            fragments.append((style, "  - " + printable(reason)))
+            fragments.append((style, "  - " + printable(reason, _REASON_LIMIT)))
             fragments.append(("", "\n"))
     return fragments
