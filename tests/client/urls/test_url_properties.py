@@ -120,3 +120,42 @@ def test_length_limit(max_length: int, tail: str) -> None:
     assessment = assess_url(url, max_length=max_length)
     if len(url) > max_length:
         assert assessment.verdict == "refuse"
+
+
+# Pieces that URL parsers disagree about: backslashes, tabs and newlines, '@' in userinfo,
+# percent-encoded dots and '@', numeric hosts (decimal, octal, hex), trailing dots, IDNA-mapped
+# full-width letters and dots, dot segments.
+_DIFFERENTIAL = st.sampled_from(
+    [
+        *"abcxyz0179-._~:/?#[]@!$&'()*+,;=%\\ \t\n",
+        *["%2e", "%2E", "%40", "%2f", "%5c", "%3a", "%2e%2e", ".%2e", "/..", "/.", "//", "@"],
+        *["0x", "0x7f", "0177", "127", "2130706433", "com", "co.uk", "github.io", "example.com"],
+        *["evil.com", "xn--", "xn--80ak6aa92e", ":443", ":8443", ":0443", "\uff0e", "\u3002", "\uff41", "é"],
+    ]
+)
+_DIFFERENTIAL_URLS = st.builds(
+    lambda s, h: s + h,
+    st.sampled_from(["https://", "HTTPS://", "https:", "https:/", "https:///", "https://www.", "http://"]),
+    st.lists(_DIFFERENTIAL, max_size=14).map("".join),
+)
+
+
+@SETTINGS
+@given(_DIFFERENTIAL_URLS, st.booleans())
+def test_an_accepted_url_names_one_host_for_every_parser(url: str, dev: bool) -> None:
+    """The host shown is the one an RFC 3986 parser (urllib, GLib, ShellExecute...) reads from
+    the href that is opened, and the one it reads from the server's own text."""
+    from urllib.parse import urlsplit
+
+    assessment = assess_url(url, allow_loopback_http=dev)
+    if assessment.verdict == "refuse":
+        return
+    assert assessment.href is not None
+    assert assessment.host is not None
+    opened = urlsplit(assessment.href)
+    assert (opened.username, opened.password) == (None, None)
+    assert opened.hostname == assessment.host.strip("[]")
+    shown = "".join(text for kind, text in assessment.parts if kind in ("subdomain", "domain", "host"))
+    assert shown == assessment.host
+    if url.isascii():
+        assert urlsplit(url).hostname == assessment.host.strip("[]")
