@@ -3,18 +3,23 @@
     python examples/conformance_server.py --port 3001     # HTTP at http://127.0.0.1:3001/mcp
     python examples/conformance_server.py --stdio
 
-Names and keys follow the suite's contract (its input-required-result-* scenarios and
-server-stateless). Most fixtures use the straight-line style (``await ctx.elicit``); the
-request-state fixture uses the low-level style to show that both work side by side.
+Names and keys follow the suite's contract (its input-required-result-* scenarios,
+server-stateless, and the tools, prompts, resources and header scenarios of 2026-07-28). Most
+fixtures use the straight-line style (``await ctx.elicit``); the request-state fixture uses the
+low-level style to show that both work side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import struct
+import zlib
 from dataclasses import dataclass
+from typing import Annotated, Any
 
-from mcp_elicit import Context, InputRequired, McpError, Server
+from mcp_elicit import Context, InputRequired, McpError, ParamHeader, Server, ToolError
 
 app = Server("mcp-elicit-conformance", version="0.1.0", instructions="Conformance fixtures for mcp-elicit.")
 
@@ -155,6 +160,107 @@ async def test_logging_tool(ctx: Context) -> str:
     return "logged"
 
 
+def _png_pixel() -> bytes:
+    """A 1x1 red PNG, built here (signature, IHDR, IDAT, IEND chunks with their CRCs)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # 1x1, 8-bit RGB
+    pixels = zlib.compress(b"\x00\xff\x00\x00")  # filter byte, then one red pixel
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+def _wav_silence(samples: int = 80) -> bytes:
+    """A mono 8 kHz 16-bit PCM WAV of ``samples`` silent samples (10 ms)."""
+    data = b"\x00\x00" * samples
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    return (
+        b"RIFF"
+        + struct.pack("<I", 36 + len(data))
+        + b"WAVEfmt "
+        + struct.pack("<I", 16)
+        + fmt
+        + (b"data" + struct.pack("<I", len(data)) + data)
+    )
+
+
+PNG = _png_pixel()
+PNG_B64 = base64.b64encode(PNG).decode("ascii")
+
+
+def _image() -> dict[str, Any]:
+    return {"type": "image", "data": PNG_B64, "mimeType": "image/png"}
+
+
+@app.tool()
+async def test_simple_text() -> str:
+    """Returns one text block."""
+    return "This is a simple text response for testing."
+
+
+@app.tool()
+async def test_image_content() -> list[dict[str, Any]]:
+    """Returns a 1x1 PNG."""
+    return [_image()]
+
+
+@app.tool()
+async def test_audio_content() -> list[dict[str, Any]]:
+    """Returns 10 ms of silence as WAV."""
+    return [
+        {"type": "audio", "data": base64.b64encode(_wav_silence()).decode("ascii"), "mimeType": "audio/wav"}
+    ]
+
+
+@app.tool()
+async def test_embedded_resource() -> list[dict[str, Any]]:
+    """Returns an embedded text resource."""
+    resource = {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    }
+    return [{"type": "resource", "resource": resource}]
+
+
+@app.tool()
+async def test_multiple_content_types() -> list[dict[str, Any]]:
+    """Returns text, an image and an embedded JSON resource."""
+    resource = {
+        "uri": "test://mixed-content-resource",
+        "mimeType": "application/json",
+        "text": '{"test":"data","value":123}',
+    }
+    return [
+        {"type": "text", "text": "Multiple content types test:"},
+        _image(),
+        {"type": "resource", "resource": resource},
+    ]
+
+
+@app.tool()
+async def test_error_handling() -> str:
+    """Always fails as a tool error (isError), not as a protocol error."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@app.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50 and 100 out of 100, 50 ms apart."""
+    for step in (0, 50, 100):
+        if step:
+            await asyncio.sleep(0.05)
+        await ctx.report_progress(step, 100)
+    return "Progress test completed"
+
+
+@app.tool()
+async def test_custom_header(region: Annotated[str, ParamHeader("Region")], query: str) -> str:
+    """Its region travels in the Mcp-Param-Region header too (SEP-2243)."""
+    return f"{query} in {region}"
+
+
 @app.prompt()
 async def test_input_required_result_prompt(ctx: Context) -> str:
     """A prompt that asks for context before it is rendered."""
@@ -169,10 +275,51 @@ async def test_simple_prompt() -> str:
     return "This is a simple prompt."
 
 
+@app.prompt()
+async def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    """A prompt with two required arguments."""
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@app.prompt()
+async def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
+    """A prompt that embeds the resource it is given."""
+    resource = {
+        "uri": resourceUri,
+        "mimeType": "text/plain",
+        "text": "Embedded resource content for testing.",
+    }
+    return [
+        {"role": "user", "content": {"type": "resource", "resource": resource}},
+        {"role": "user", "content": "Please process the embedded resource above."},
+    ]
+
+
+@app.prompt()
+async def test_prompt_with_image() -> list[dict[str, Any]]:
+    """A prompt that shows an image."""
+    return [
+        {"role": "user", "content": _image()},
+        {"role": "user", "content": "Please analyze the image above."},
+    ]
+
+
 @app.resource("test://static-text", mime_type="text/plain")
 async def static_text() -> str:
     """A plain resource."""
     return "This is the content of the static text resource."
+
+
+@app.resource("test://static-binary", mime_type="image/png")
+async def static_binary() -> bytes:
+    """A binary resource (a PNG)."""
+    return PNG
+
+
+@app.resource("test://template/{id}/data", mime_type="application/json")
+async def template_data(id: str) -> dict[str, Any]:
+    """A resource template: the id comes from the URI."""
+    return {"id": id, "templateTest": True, "data": f"Data for ID: {id}"}
 
 
 def main() -> None:

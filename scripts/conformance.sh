@@ -38,8 +38,9 @@
 set -euo pipefail
 
 # --------------------------------------------------------------------------------------------
-# What we run. Server side: all 14 input-required-result-* scenarios of the harness, plus
-# server-stateless. Client side: retries that echo requestState, and the per-request _meta and
+# What we run. Server side: all 14 input-required-result-* scenarios of the harness,
+# server-stateless, and the 2026-07-28 scenarios on tools, prompts, resources, caching and HTTP
+# headers whose fixtures examples/conformance_server.py serves. Client side: retries that echo requestState, and the per-request _meta and
 # MCP-Protocol-Version header. All at the 2026-07-28 wire.
 SPEC_VERSION="2026-07-28"
 
@@ -65,6 +66,23 @@ SERVER_SCENARIOS=(
     http-header-validation
     dns-rebinding-protection
     server-sse-multiple-streams
+    tools-call-simple-text
+    tools-call-image
+    tools-call-audio
+    tools-call-embedded-resource
+    tools-call-mixed-content
+    tools-call-error
+    tools-call-with-progress
+    resources-list
+    resources-read-text
+    resources-read-binary
+    resources-templates-read
+    prompts-list
+    prompts-get-simple
+    prompts-get-with-args
+    prompts-get-embedded-resource
+    prompts-get-with-image
+    http-custom-header-server-validation
 )
 
 CLIENT_SCENARIOS=(
