@@ -68,7 +68,12 @@ def parse_message(
     raw: bytes | bytearray | memoryview | str, *, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 ) -> Message:
     """Parse one JSON-RPC message; raise :class:`InvalidMessage` with the right code otherwise."""
-    size = len(raw) if type(raw) is bytes else len(raw.encode() if isinstance(raw, str) else raw)
+    # surrogatepass: a str with a lone surrogate is counted, then refused by the parser (-32700).
+    size = (
+        len(raw)
+        if type(raw) is bytes
+        else len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    )
     if size > max_bytes:
         raise MessageTooLarge(
             INVALID_REQUEST,
@@ -77,7 +82,7 @@ def parse_message(
     try:
         data = _loads(raw)
     except _JSONDecodeError as exc:
-        raise InvalidMessage(PARSE_ERROR, f"Parse error: the message is not valid JSON ({exc})") from None
+        raise InvalidMessage(PARSE_ERROR, _parse_failure(raw, exc)) from None
     if type(data) is dict:
         # The usual message, a well-formed request, checked in one go; anything else takes the
         # general path below, which names what is wrong.
@@ -96,6 +101,27 @@ def parse_message(
             _set_params(request, params)
             return request
     return _parse_data(data)
+
+
+def _parse_failure(raw: bytes | bytearray | memoryview | str, exc: Exception) -> str:
+    """The -32700 message. orjson words two common failures misleadingly (any invalid UTF-8
+    byte is "surrogates not allowed"; a lone low surrogate escape is an "invalid high
+    surrogate"), so those two are named here; the rest keep orjson's words."""
+    if not isinstance(raw, str):
+        try:
+            bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return (
+                f"Parse error: the message is not valid UTF-8 (byte 0x{bad.object[bad.start]:02x} "
+                f"at offset {bad.start})"
+            )
+    detail = str(exc)
+    if "surrogate" in detail:
+        return (
+            "Parse error: the message holds a lone surrogate (\\ud800-\\udfff without its pair), "
+            f"which is not Unicode text ({detail})"
+        )
+    return f"Parse error: the message is not valid JSON ({detail})"
 
 
 def _parse_data(data: Any) -> Message:
