@@ -99,6 +99,27 @@ def _same(left: str, right: str) -> bool:
     return compare_digest(left.encode("utf-8", "surrogatepass"), right.encode("utf-8", "surrogatepass"))
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is Unicode text orjson can write (no lone surrogate)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unsealable(binding: RequestBinding, exc: Exception) -> str:
+    """Why a seal failed: a binding field that is not Unicode text, named (the binding comes from
+    the request, not from the payload), or else the payload."""
+    for name in ("method", "target", "principal"):
+        value = getattr(binding, name)
+        if value is not None and not _utf8(value):
+            return f"RequestBinding.{name} cannot be sealed: it holds a lone surrogate"
+    return f"the requestState payload is not JSON-serialisable: {exc}"
+
+
 def _is_number(value: object) -> bool:
     return type(value) is float or type(value) is int
 
@@ -188,6 +209,9 @@ class StateSealer:
             raise TypeError("keys must be a KeyRing or a KeyFile")
         if not isinstance(audience, str) or not audience:
             raise ValueError("audience must be a non-empty str (for example the server's URL)")
+        if not _utf8(audience):
+            # Sealed into every token: each seal would fail, far from the cause.
+            raise ValueError("audience must be Unicode text (it holds a lone surrogate)")
         if isinstance(ttl, bool) or not _is_number(ttl) or not math.isfinite(ttl) or ttl <= 0:
             raise ValueError("ttl must be a positive, finite number of seconds")
         if isinstance(max_token_bytes, bool) or not isinstance(max_token_bytes, int):
@@ -285,7 +309,7 @@ class StateSealer:
         try:
             plaintext = orjson.dumps(claims)
         except orjson.JSONEncodeError as exc:
-            raise TypeError(f"the requestState payload is not JSON-serialisable: {exc}") from None
+            raise TypeError(_unsealable(binding, exc)) from None
         # No compression here, deliberately: see the module docstring (compression oracle).
         key_file = self._key_file  # inlined _ring(): this is the hot path
         kid, aead = (self._keys if key_file is None else key_file.poll()).sealing_key()
