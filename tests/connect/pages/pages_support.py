@@ -122,8 +122,12 @@ def build_app(
     vault: Vault,
     keys: KeyRing | KeyFile,
     clock: FakeClock,
+    *,
+    github_authorize_url: str | None = None,
     **options: Any,
 ) -> ConnectPages:
+    """The pages signing in at ``idp`` and connecting to ``third_party`` as "github" (whose
+    authorize URL may be replaced by ``github_authorize_url``, e.g. a host redirecting to it)."""
     login_client = register(idp, f"{base}/login/callback")
     login = OidcLogin(
         OAuthProvider(
@@ -144,7 +148,7 @@ def build_app(
     github_client = register(third_party, f"{base}/oauth/github/callback", scope="repo read:user")
     github = OAuthProvider(
         id="github",
-        authorize_url=third_party.endpoint("authorization"),
+        authorize_url=github_authorize_url or third_party.endpoint("authorization"),
         token_url=third_party.endpoint("token"),
         client_id=github_client["client_id"],
         client_secret=github_client["client_secret"],

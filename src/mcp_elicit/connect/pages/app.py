@@ -36,7 +36,7 @@ from .context import PagesContext, log
 from .cookies import CookiePolicy
 from .development_login import DevelopmentLogin
 from .development_signin import development_login_page, development_login_post
-from .headers import security_headers
+from .headers import SecurityHeaders
 from .login import login_callback, login_start, logout
 from .oidc_login import OidcLogin
 from .paths import PagePaths
@@ -158,8 +158,10 @@ class ConnectPages:
             clock=clock,
             revokers=dict(revokers or {}),
         )
-        # Forms POST to us; "Continue" then redirects to a provider, which form-action governs too.
-        self._headers = security_headers(STYLESHEET, [p.authorize_url for p in providers.values()])
+        # Forms POST to us; only "Continue" then ends at a provider (form-action: SecurityHeaders).
+        self._headers = SecurityHeaders.build(
+            STYLESHEET, [p.authorize_url for p in providers.values()], development=development
+        )
 
     @property
     def base_url(self) -> str:
@@ -213,7 +215,7 @@ class ConnectPages:
                 response = await self._respond(scope, receive)
                 if 400 <= response.status < 500:
                     limiter.failed(address)
-        await response.send(send, self._headers)
+        await response.send(send, self._headers.to_provider if response.to_provider else self._headers.strict)
 
     def _too_many_requests(self, wait: int) -> Response:
         page = views.message(

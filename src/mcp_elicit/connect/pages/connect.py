@@ -61,7 +61,7 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
     if provider is None:
         log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
         return ctx.not_found()
-    return ctx.page(
+    response = ctx.page(
         views.connect_confirm(
             ctx.chrome,
             identity=session.identity,
@@ -74,6 +74,8 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
             description=owned.description,
         )
     )
+    response.to_provider = True  # "Continue" ends at the provider, after its own redirects
+    return response
 
 
 async def connect_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:

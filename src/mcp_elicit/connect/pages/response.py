@@ -18,6 +18,7 @@ class Response:
     status: int
     body: bytes = b""
     headers: list[Header] = field(default_factory=list)
+    to_provider: bool = False  # a page whose form ends at a provider (see headers.SecurityHeaders)
 
     async def send(self, send: Send, security: Sequence[Header]) -> None:
         headers = [*security, *self.headers, (b"content-length", str(len(self.body)).encode("ascii"))]
