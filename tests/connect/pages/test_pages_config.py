@@ -3,6 +3,7 @@ what it changes in the cookies; OidcLogin needs an OpenID provider."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,10 @@ def make(tmp_path: Path, base_url: str, development: bool = False, **options: An
         login=login(),
         flows=SQLiteFlowStore(tmp_path / "f.db"),
         vault=Vault.sqlite(tmp_path / "v.db", keys=keys),
-        providers={},
         keys=keys,
         server_name="S",
         development=development,
-        **options,
+        **{"providers": {}, **options},
     )
 
 
@@ -129,3 +129,23 @@ def test_oidc_login_needs_an_openid_provider() -> None:
     plain = OAuthProvider(id="gh", authorize_url=f"{IDP}/a", token_url=f"{IDP}/t", client_id="c")
     with pytest.raises(ValueError, match="OpenID Connect"):
         OidcLogin(plain)
+
+
+@pytest.mark.parametrize("mode", ["form_post", "fragment", "query.jwt"])
+def test_a_provider_answering_other_than_in_the_query_is_refused_up_front(tmp_path: Path, mode: str) -> None:
+    """The callbacks are GETs read from the query, found by SameSite=Lax cookies. Before, such a
+    provider was accepted, and every user's callback failed: a form_post arrives as a
+    cross-site POST (405, and it carries no Lax cookie), a fragment never reaches the server."""
+    apple = OAuthProvider(
+        id="apple",
+        authorize_url="https://appleid.example.com/auth/authorize",
+        token_url="https://appleid.example.com/auth/token",
+        client_id="c",
+        extra_authorize_params={"response_mode": mode},
+    )
+    with pytest.raises(ValueError, match=rf"'apple'.*response_mode='{mode}' is not supported"):
+        make(tmp_path, "https://mcp.example.com", providers={"apple": apple})
+    query = dataclasses.replace(apple, extra_authorize_params={"response_mode": "query"})
+    assert make(tmp_path, "https://mcp.example.com", providers={"apple": query}).redirect_uri("apple") == (
+        "https://mcp.example.com/oauth/apple/callback"
+    )

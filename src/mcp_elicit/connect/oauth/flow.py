@@ -132,6 +132,14 @@ class AuthorizationCodeFlow:
             raise ValueError(
                 f"OAuth provider {provider.id!r}: extra_authorize_params may not set {sorted(clash)}"
             )
+        mode = provider.extra_authorize_params.get("response_mode", "query")
+        if mode != "query":
+            # form_post arrives as a cross-site POST, which carries no SameSite=Lax cookie (so no
+            # transaction, no session); fragment never reaches the server at all.
+            raise ValueError(
+                f"OAuth provider {provider.id!r}: response_mode={mode!r} is not supported; the "
+                "callback must be a GET with the response in its query (response_mode=query)"
+            )
         self.provider = provider
         self.redirect_uri = redirect_uri
         self.max_age = float(max_age)
