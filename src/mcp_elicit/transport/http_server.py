@@ -233,7 +233,12 @@ class HttpApp:
                 return
 
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+        if (
+            declared is not None
+            and declared.isascii()
+            and declared.isdigit()
+            and int(declared) > self.max_body
+        ):
             await self._too_large(send)
             return
         in_flight = self._in_flight

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import httpx
 import pytest
@@ -273,3 +274,34 @@ async def test_logout_clears_the_session_with_csrf(pages: Harness, http: httpx.A
     )
     assert evil.status_code == 200
     assert "location" not in evil.headers
+
+
+@pytest.mark.parametrize("length", ["\u00b2", "\u00b9\u00b3", "1 0", "-1", ""])
+async def test_a_content_length_that_is_not_ascii_digits_is_a_400(pages: Harness, length: str) -> None:
+    """HTTP servers differ in how strictly they check ``Content-Length`` before the app sees it
+    (uvicorn refuses these itself), so the app is called as ASGI directly, as a lenient server
+    would. Before, a Latin-1 superscript digit (``"²".isdigit()`` is true, ``int("²")`` raises)
+    was a 500 with a traceback in the log."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [
+        (b"origin", pages.base.encode("ascii")),
+        (b"content-type", b"application/x-www-form-urlencoded"),
+        (b"content-length", length.encode("latin-1")),
+    ]
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/logout",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+    }
+    await pages.app(scope, receive, send)
+    assert sent[0]["status"] == 400
+    assert b"The request has an invalid Content-Length." in sent[1]["body"]

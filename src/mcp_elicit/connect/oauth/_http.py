@@ -95,7 +95,7 @@ async def _send(
         method, url, headers=dict(headers), content=content, follow_redirects=False
     ) as response:
         declared = response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
             raise HttpFailure("too-large", f"more than {max_bytes} bytes")
         chunks: list[bytes] = []
         size = 0

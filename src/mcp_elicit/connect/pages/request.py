@@ -114,7 +114,7 @@ class Request:
             raise BadRequest(415, "This page only accepts UTF-8 forms.")
         declared = self.headers.get("content-length")
         if declared is not None:
-            if not declared.isdigit():
+            if not (declared.isascii() and declared.isdigit()):  # "²".isdigit(), but int() refuses it
                 raise BadRequest(400, "The request has an invalid Content-Length.")
             if int(declared) > MAX_BODY:
                 raise BadRequest(413, "The form is too large.")
