@@ -78,9 +78,20 @@ async def test_sign_in_then_connect_stores_the_connection(pages: Harness, http: 
     replay = await http.get(local(callback), headers={"cookie": session})
     assert replay.status_code == 400
     assert "Nothing was changed" in replay.text
+    # With a copy of the (cleared) transaction cookie: the flow is no longer in progress, so the
+    # code is never presented to the provider again (which would make it revoke the tokens it
+    # issued for it, RFC 6749 §4.1.2): the stored connection stays as it was, and works.
     replay_with_cookie = await http.get(local(callback), headers={"cookie": f"{session}; {tx}"})
-    assert replay_with_cookie.status_code in (200, 400, 409, 502)  # the code is spent at the provider
+    assert replay_with_cookie.status_code == 409
+    assert "already been used" in replay_with_cookie.text
     assert (await pages.flows.get(flow.id)).status == "completed"
+    after = await pages.vault.get_connection(pages.principal("alice").key, "github")
+    assert after is not None
+    assert (after.access_token, after.refresh_token) == (connection.access_token, connection.refresh_token)
+    github = pages.app._ctx.providers["github"]
+    client = {"client_id": github.client_id, "client_secret": github.client_secret}
+    for token in (after.access_token, after.refresh_token):
+        assert (await pages.third_party.introspect(client, token))["active"] is True
 
 
 async def test_login_callback_is_used_once_and_only_in_its_browser(
@@ -243,3 +254,32 @@ async def test_the_callback_loaded_several_times_at_once_connects_exactly_once(
     assert connection is not None
     assert connection.access_token
     assert "revoked" not in caplog.text
+
+
+@pytest.mark.parametrize("iss", ["https://evil.example", "{issuer}/", "{ISSUER}", None])
+async def test_a_decline_from_another_issuer_is_not_believed(
+    pages: Harness, http: httpx.AsyncClient, iss: str | None
+) -> None:
+    """RFC 9207: the provider advertises ``iss``; an answer with another (or no) ``iss`` is not
+    its answer, even with the right ``state``: the flow fails, it is not marked "declined", the
+    forged text is not shown, and nothing is stored."""
+    flow = await pages.connect_flow()
+    session = pages.cookie("alice")
+    authorize, tx = await start_connect(pages, http, session, flow.id)
+    issuer = pages.third_party.issuer
+    params = {
+        "error": "access_denied",
+        "error_description": "Call +1 555 0100 to restore your account",
+        "state": query_of(authorize)["state"],
+    }
+    if iss is not None:
+        params["iss"] = iss.format(issuer=issuer, ISSUER=issuer.upper())
+    response = await http.get(
+        f"/oauth/github/callback?{urlencode(params)}", headers={"cookie": f"{session}; {tx}"}
+    )
+    assert response.status_code == 502
+    assert "declined" not in response.text
+    assert "555 0100" not in response.text
+    assert "Max-Age=0" in next(v for n, v in set_cookies(response).items() if n.startswith("mcp-elicit-tx-"))
+    assert (await pages.flows.get(flow.id)).status == "failed"
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None
