@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from .text import show_pointer
+
 if TYPE_CHECKING:
     from .lint import SecretFinding
 
@@ -44,7 +46,9 @@ class SchemaProblem(NamedTuple):
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.pointer or '(schema)'}: {self.reason}"
+        # The pointer holds names from the schema, unescaped (a client reads schemas from any
+        # server): shown escaped and cut short. The reasons already quote what they show.
+        return f"{show_pointer(self.pointer) if self.pointer else '(schema)'}: {self.reason}"
 
 
 class SchemaBuildError(SchemaError):

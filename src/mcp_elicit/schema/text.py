@@ -14,6 +14,7 @@ __all__ = [
     "quote",
     "short",
     "show_number",
+    "show_pointer",
     "unescape_pointer_token",
 ]
 
@@ -77,11 +78,38 @@ def quote(text: str, limit: int = 40) -> str:
         if ch in "\\'":
             out.append("\\" + ch)
         elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+            out.append(_escaped(ch))
         else:
             out.append(ch)
     return "'" + "".join(out) + "'" + ("…" if len(text) > limit else "")
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def show_pointer(ptr: str, limit: int = 256) -> str:
+    r"""A JSON pointer as a log line or an error message may show it.
+
+    Its tokens are names a server or a client chose: controls, bidi and zero-width characters
+    (and the backslash, so an escape cannot be faked) are written as escapes, and a token
+    longer than ``limit`` is cut, so a name cannot write to the terminal or fill the log.
+
+    >>> print(show_pointer("/properties/a\x1b[2J/type"), show_pointer("/" + "x" * 9, limit=3))
+    /properties/a\x1b[2J/type /xxx…
+    """
+    if ptr.isascii() and ptr.isprintable() and "\\" not in ptr and len(ptr) <= limit:
+        return ptr  # the usual pointer: nothing to escape, no token too long
+    tokens = []
+    for token in ptr.split("/"):
+        cut = token[:limit]
+        shown = "".join(
+            _escaped(ch) if ch == "\\" or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch
+            for ch in cut
+        )
+        tokens.append(shown + ("…" if len(token) > limit else ""))
+    return "/".join(tokens)
 
 
 def show_number(value: float) -> str:
