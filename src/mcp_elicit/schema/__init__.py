@@ -30,7 +30,9 @@ duplicate each other after NFC normalization; two options may not share a title;
 ``maxItems`` / ``minItems`` may not exceed the number of options; ``null`` is never a value
 (for an optional field it counts as leaving the field out, as typed clients send it; for a
 required one it is refused); ``uri`` answers may not use ``javascript:``, ``vbscript:`` or
-``data:``.
+``data:``, nor a port past 65535 on web schemes; ``date-time`` answers must be instants of the
+years 1 to 9999 in UTC too; an ``integer`` field whose bounds leave no whole number an answer may
+hold (``minimum: 0.5, maximum: 0.6``) is refused.
 """
 
 import importlib

@@ -414,6 +414,18 @@ def _bounds(
     return low, high, ok
 
 
+def _whole_range(p: _Problems, base: tuple[str, ...], low: float | None, high: float | None) -> None:
+    """Bounds in order that still leave an integer field no answer (0.5 to 0.6, or past the
+    whole numbers an answer may hold): the field could never be filled in."""
+    if low is not None and high is not None and math.ceil(low) > math.floor(high):
+        reason = f"no whole number is between minimum ({show_number(low)}) and maximum ({show_number(high)})"
+        p.add((*base, "minimum"), reason)
+    elif low is not None and low > _SAFE_INT:
+        p.add((*base, "minimum"), f"leaves no whole number an answer may hold (at most {_SAFE_INT})")
+    elif high is not None and high < -_SAFE_INT:
+        p.add((*base, "maximum"), f"leaves no whole number an answer may hold (at least -{_SAFE_INT})")
+
+
 def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: bool) -> FieldRule | None:
     base = ("properties", name)
     if not isinstance(prop, dict):
@@ -470,7 +482,9 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
                 p.add((*base, "format"), f"unknown format {shown}; use one of {', '.join(sorted(FORMATS))}")
     elif shape == "number":
         kind = "integer" if t == "integer" else "number"
-        low, high, _ = _bounds(p, base, prop, "minimum", "maximum", False)
+        low, high, ok = _bounds(p, base, prop, "minimum", "maximum", False)
+        if ok and kind == "integer":
+            _whole_range(p, base, low, high)
         extra.update(minimum=low, maximum=high)
         if tolerant:
             extra.update(_number_extras(prop))

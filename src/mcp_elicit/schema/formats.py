@@ -83,40 +83,48 @@ def check_date(text: str) -> str | None:
     return None
 
 
-def parse_datetime(text: str) -> _dt.datetime | None:
-    """An aware datetime from an RFC 3339 ``date-time``, or ``None``.
-
-    Fractions beyond microseconds are truncated. Leap seconds (``:60``) are refused:
-    Python cannot represent them and no form needs them.
-    """
-    if len(text) > MAX_DATETIME:
-        return None
-    m = _DATETIME.fullmatch(text)
+def _datetime(text: str) -> tuple[_dt.datetime | None, str | None]:
+    """``(value, None)``, or ``(None, why)`` for text that is not a date-time this module keeps."""
+    m = _DATETIME.fullmatch(text) if len(text) <= MAX_DATETIME else None
     if m is None:
-        return None
+        return None, _DATETIME_HINT
+    if m[6] == "60":
+        return None, "must not be a leap second (:60), which cannot be stored here: write :59 instead"
     micro = int((m[7][1:] + "000000")[:6]) if m[7] else 0
     if m[8]:
         tz = _dt.UTC
     else:
         hours, minutes = int(m[10]), int(m[11])
         if hours > 23 or minutes > 59:
-            return None
+            return None, f"{_DATETIME_HINT} (the offset {m[9]}{m[10]}:{m[11]} does not exist)"
         offset = _dt.timedelta(hours=hours, minutes=minutes)
         tz = _dt.timezone(-offset if m[9] == "-" else offset)
     try:
-        return _dt.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), micro, tz)
+        value = _dt.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), micro, tz)
     except ValueError:
-        return None
+        return None, f"must be a real date and time ({text} does not exist)"
+    try:
+        # 0001-01-01T00:00:00+01:00 is a year 0 instant: a server converting it to UTC
+        # (astimezone, a database) would fail on it.
+        value.astimezone(_dt.UTC)
+    except OverflowError:
+        return None, "must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z once converted to UTC"
+    return value, None
+
+
+def parse_datetime(text: str) -> _dt.datetime | None:
+    """An aware datetime from an RFC 3339 ``date-time``, or ``None``.
+
+    Fractions beyond microseconds are truncated. Leap seconds (``:60``) are refused:
+    Python cannot represent them and no form needs them. So are instants outside the
+    years 1 to 9999 in UTC (``0001-01-01T00:00:00+01:00``), which Python cannot convert.
+    """
+    return _datetime(text)[0]
 
 
 def check_datetime(text: str) -> str | None:
     """``None`` for an RFC 3339 date-time with ``Z`` or a numeric offset."""
-    if parse_datetime(text) is None:
-        m = _DATETIME.fullmatch(text) if len(text) <= MAX_DATETIME else None
-        if m is not None and m[6] == "60":
-            return "must not be a leap second (:60), which cannot be stored here: write :59 instead"
-        return _DATETIME_HINT
-    return None
+    return _datetime(text)[1]
 
 
 def _is_domain_char(ch: str) -> bool:
@@ -176,7 +184,7 @@ def check_uri(text: str) -> str | None:
     name a host. The structure is checked where a mistake could change what the URI points
     at: one ``@`` at most before the host, ``[`` and ``]`` only around an IPv6 host in the
     authority (tolerated in the path and query, where browsers send them), and for ``http(s)``,
-    ``ws(s)`` and ``ftp`` a numeric port. A fragment may hold more ``#`` (hash routing).
+    ``ws(s)`` and ``ftp`` a port from 0 to 65535. A fragment may hold more ``#`` (hash routing).
     """
     hint = "must be an absolute URI with a scheme, such as https://example.com/page"
     if len(text) > MAX_URI:
@@ -225,6 +233,11 @@ def check_uri(text: str) -> str | None:
     # git+ssh://git@host:owner/repo, which other tools read as scp-style.
     if scheme in _HOST_SCHEMES and not port[1:].isdigit() and port not in ("", ":"):
         return f"{hint} (the port after the host must be a number)"
+    # Past 65535 no client can connect, and urllib's .port raises on it: a server reading the
+    # answer would fail. (Length first: int() refuses more than 4300 digits.)
+    digits = port[1:].lstrip("0")
+    if scheme in _HOST_SCHEMES and digits.isdigit() and (len(digits) > 5 or int(digits) > 65535):
+        return f"{hint} (the port after the host must be a number from 0 to 65535)"
     if not host and scheme in _HOST_SCHEMES:
         return f"{hint} (a {scheme} URI needs a host)"
     return None
