@@ -179,3 +179,53 @@ def test_parse_text_never_raises_and_what_it_accepts_can_be_sent(kind: str, text
     if isinstance(value, int):
         assert -SAFE_INT <= value <= SAFE_INT
     assert codec.loads(codec.dumps({"f": value})) == {"f": value}
+
+
+# -- choices that show as nothing, or as another choice ----------------------------------------
+def test_blank_and_invisible_choices_are_shown_as_what_they_are() -> None:
+    """An empty or blank value (allowed by the subset) must not be a blank line in the list."""
+    field = one({"type": "string", "enum": ["", " ", "\u3164", "x", "\u115f\u1160"]})
+    assert [c.label for c in field.choices] == [
+        '"" (empty text)',
+        "(blank: U+0020)",
+        "(blank: U+3164)",
+        "x",
+        "(blank: U+115F U+1160)",
+    ]
+    assert [c.value for c in field.choices] == ["", " ", "\u3164", "x", "\u115f\u1160"]
+    assert show_value(field, "") == '"" (empty text)'
+    multi = one({"type": "array", "items": {"type": "string", "enum": ["", "a"]}})
+    assert show_value(multi, ["", "a"]) == '"" (empty text), a'
+
+
+def test_an_invisible_title_falls_back_to_the_value() -> None:
+    field = one(
+        {
+            "type": "string",
+            "oneOf": [{"const": "delete", "title": "\u3164"}, {"const": "keep", "title": "Keep"}],
+        }
+    )
+    assert [c.label for c in field.choices] == ["delete", "Keep"]
+
+
+@pytest.mark.parametrize(
+    "twin",
+    [
+        "Delete\ufe0f",  # a variation selector
+        "Delete\u034f",  # the combining grapheme joiner
+        "Delete\u3164",  # a Hangul filler: a letter that shows as blank
+        "Delete\U000e0100",  # a supplementary variation selector
+        " Delete",
+        "De lete",
+    ],
+)
+def test_titles_that_only_differ_by_what_does_not_show_are_told_apart(twin: str) -> None:
+    field = one(
+        {
+            "type": "string",
+            "oneOf": [{"const": "keep", "title": "Delete"}, {"const": "delete", "title": twin}],
+        }
+    )
+    labels = [c.label for c in field.choices]
+    assert labels[0] == "Delete [keep]"
+    assert labels[1].endswith(" [delete]")

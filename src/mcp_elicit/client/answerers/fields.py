@@ -285,25 +285,54 @@ def show_value(field: Field, value: Any) -> str:
     return clean(repr(value), single_line=True, max_length=VALUE_MAX)
 
 
+# Characters that show as nothing yet are not format characters (which clean() removes): the
+# rest of Unicode's Default_Ignorable_Code_Point (variation selectors, Hangul fillers, the
+# combining grapheme joiner, Mongolian and Khmer ones, unassigned ignorables).
+_INVISIBLE: Final = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8\U000e0000-\U000e0fff]"
+)
+
+
+def _looks(label: str) -> str:
+    """What a label looks like on screen, roughly: without invisible characters and spaces, case
+    folded. Two labels with the same look are told apart; a label that looks empty is replaced."""
+    return "".join(_INVISIBLE.sub("", label).split()).casefold()
+
+
+def _value_text(value: str) -> str:
+    """A choice's value as it can be shown, even when it is blank or invisible."""
+    shown = clean(value, single_line=True, max_length=LABEL_MAX)
+    if _looks(shown):
+        return shown
+    if value == "":
+        return '"" (empty text)'
+    return (
+        "(blank: " + " ".join(f"U+{ord(ch):04X}" for ch in value[:8]) + ("…" if len(value) > 8 else "") + ")"
+    )
+
+
 def _choices(rule: FieldRule) -> tuple[Choice, ...]:
     labels: list[str] = []
     for i, value in enumerate(rule.options):
         title = rule.titles[i] if rule.titles is not None else value
         label = clean(title, single_line=True, max_length=LABEL_MAX).strip()
-        labels.append(label or clean(value, single_line=True, max_length=LABEL_MAX))
+        # A choice that shows as nothing (an empty or blank value, an invisible title) would be
+        # a blank line in the list: show its value, or say what it is.
+        labels.append(label if _looks(label) else _value_text(value))
     # Two options must never look the same (titles differing only by characters that
-    # cleaning removed, or by what the cap cut off): tell them apart by value.
+    # cleaning removed or that show as nothing, by spacing, or by what the cap cut off): tell
+    # them apart by value.
     seen: dict[str, int] = {}
     for label in labels:
-        seen[label.casefold()] = seen.get(label.casefold(), 0) + 1
+        seen[_looks(label)] = seen.get(_looks(label), 0) + 1
     result: list[Choice] = []
     shown: set[str] = set()
     for i, (value, label) in enumerate(zip(rule.options, labels, strict=True)):
-        if seen[label.casefold()] > 1:
-            label = f"{label} [{clean(value, single_line=True, max_length=LABEL_MAX)}]"
-        if label.casefold() in shown:
+        if seen[_looks(label)] > 1:
+            label = f"{label} [{_value_text(value)}]"
+        if _looks(label) in shown:
             label = f"{label} [#{i + 1}]"
-        shown.add(label.casefold())
+        shown.add(_looks(label))
         result.append(Choice(value, label))
     return tuple(result)
 
