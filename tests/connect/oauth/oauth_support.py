@@ -23,14 +23,18 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
+from tests.oidc_provider import OidcProvider, login_over_http, redirect_params
 
-from mcp_elicit.connect.oauth import OAuthProvider
+from mcp_elicit.connect.oauth import AuthorizationCodeFlow, OAuthProvider, discover
+from mcp_elicit.connect.vault import Connection, Vault
 
 REDIRECT_URI = "https://mcp.example.test/oauth/github/callback"
 # For clients at the real provider. Never requested: the tests stop at the redirect
 # (login_over_http), so nothing listens here.
 REAL_REDIRECT_URI = "http://127.0.0.1:9/oauth/github/callback"
 SECRET_TOKENS = ("AT-secret-access-123", "RT-secret-refresh-456")
+OWNER = "https://idp.example.test|alice"  # the MCP user whose third-party account is connected
+MakeVault = Callable[[], Vault]  # opens another vault instance on one shared store
 
 
 @dataclass
@@ -169,3 +173,22 @@ async def abort_over_http(authorize_url: str) -> str:
             url = urljoin(url, match.group(1).rsplit("/", 1)[0] + "/abort")
             method = "POST"
     raise AssertionError("no redirect back to the client")
+
+
+async def connect_at_provider(
+    third_party: OidcProvider, client: dict[str, Any]
+) -> tuple[OAuthProvider, Connection]:
+    """Alice signs in at the real provider and grants ``client`` ``openid repo``: the provider
+    (found by discovery) and the connection the grant makes for :data:`OWNER`."""
+    provider = await discover(
+        third_party.issuer,
+        id="github",
+        client_id=client["client_id"],
+        client_secret=client.get("client_secret"),
+        scopes=("openid", "repo"),
+    )
+    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
+    url, pending = flow.begin()
+    params = redirect_params(await login_over_http(url, "alice"))
+    grant = await flow.finish(pending, params, provider_in_path="github")
+    return provider, grant.to_connection(OWNER, "github")

@@ -13,20 +13,14 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from oauth_support import SECRET_TOKENS, Answer, ScriptedServer, scripted_provider
-from tests.helpers import find_pg_dsn
+from oauth_support import OWNER, SECRET_TOKENS, Answer, ScriptedServer, scripted_provider
 
 from mcp_elicit.connect.oauth import RevocationFailed, token_refresher, token_revoker
 from mcp_elicit.connect.vault import Connection, NeedsReauthorization, RefreshFailed, Vault
 from mcp_elicit.connect.vault import RevocationFailed as VaultRevocationFailed
-from mcp_elicit.state import KeyRing
 
-OWNER = "https://idp.example.test|alice"
 GOOGLE_DEAD = Answer(400, body={"error": "invalid_token", "error_description": "Token expired or revoked"})
 GITHUB_DEAD = Answer(
     200,
@@ -38,29 +32,6 @@ GITHUB_DEAD = Answer(
 CONNECTION = Connection(
     owner=OWNER, provider="github", access_token=SECRET_TOKENS[0], refresh_token=SECRET_TOKENS[1]
 )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def vault(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Vault]:
-    prefix = f"vd_{uuid.uuid4().hex[:12]}_"
-    keys = [KeyRing.generate_secret()]
-    if request.param == "sqlite":
-        opened = Vault.sqlite(tmp_path / "vault.db", keys=keys, table_prefix=prefix)
-        dsn = ""
-    else:
-        dsn = find_pg_dsn("the PostgreSQL vault")
-        opened = Vault.postgres(dsn, keys=keys, table_prefix=prefix)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-        if dsn:
-            import psycopg
-            from psycopg import sql
-
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                for suffix in ("connections", "secrets", "locks"):
-                    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(prefix + suffix)))
 
 
 async def _store(vault: Vault, *, expires_at: float) -> None:

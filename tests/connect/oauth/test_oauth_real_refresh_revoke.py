@@ -6,34 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from oauth_support import REAL_REDIRECT_URI
-from tests.oidc_provider import OidcProvider, login_over_http, redirect_params
+from oauth_support import connect_at_provider
+from tests.oidc_provider import OidcProvider
 
 from mcp_elicit.connect.oauth import (
-    AuthorizationCodeFlow,
-    OAuthProvider,
-    discover,
     token_refresher,
     token_revoker,
 )
 from mcp_elicit.connect.vault import Connection
-
-OWNER = "https://idp.example.test|alice"
-
-
-async def _connect(third_party: OidcProvider, client: dict[str, Any]) -> tuple[OAuthProvider, Connection]:
-    provider = await discover(
-        third_party.issuer,
-        id="github",
-        client_id=client["client_id"],
-        client_secret=client.get("client_secret"),
-        scopes=("openid", "repo"),
-    )
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
-    url, pending = flow.begin()
-    params = redirect_params(await login_over_http(url, "alice"))
-    grant = await flow.finish(pending, params, provider_in_path="github")
-    return provider, grant.to_connection(OWNER, "github")
 
 
 def _with(connection: Connection, **changes: Any) -> Connection:
@@ -47,7 +27,7 @@ def _with(connection: Connection, **changes: Any) -> Connection:
 async def test_refresh_rotates_and_the_old_refresh_token_dies(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     refresh = token_refresher(provider)
     result = await refresh(connection)
     assert result.outcome == "ok", result
@@ -67,7 +47,7 @@ async def test_refresh_rotates_and_the_old_refresh_token_dies(
 async def test_refresh_after_revocation_is_invalid_grant(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     await token_revoker(provider)(connection)
     result = await token_refresher(provider)(connection)
     assert result.outcome == "invalid_grant"
@@ -76,7 +56,7 @@ async def test_refresh_after_revocation_is_invalid_grant(
 async def test_revocation_ends_the_grant(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     assert (await third_party.userinfo(connection.access_token)).status_code == 200
     assert connection.refresh_token is not None
     assert (await third_party.introspect(confidential_client, connection.refresh_token))["active"] is True
@@ -91,7 +71,7 @@ async def test_revocation_ends_the_grant(
 async def test_public_client_refresh_and_revoke(
     third_party: OidcProvider, public_client: dict[str, Any]
 ) -> None:
-    provider, connection = await _connect(third_party, public_client)
+    provider, connection = await connect_at_provider(third_party, public_client)
     result = await token_refresher(provider)(connection)
     assert result.outcome == "ok"
     assert result.access_token is not None

@@ -7,80 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from oauth_support import REAL_REDIRECT_URI, Answer, Recorded, ScriptedServer
-from tests.helpers import find_pg_dsn
-from tests.oidc_provider import OidcProvider, login_over_http, redirect_params
+from oauth_support import OWNER, Answer, MakeVault, Recorded, ScriptedServer, connect_at_provider
+from tests.oidc_provider import OidcProvider
 
 from mcp_elicit.connect.oauth import (
-    AuthorizationCodeFlow,
-    OAuthProvider,
-    discover,
     token_refresher,
     token_revoker,
 )
 from mcp_elicit.connect.vault import Connection, NeedsReauthorization, RefreshResult, Vault
-from mcp_elicit.state import KeyRing
-
-OWNER = "https://idp.example.test|alice"
-
-MakeVault = Callable[[], Vault]
-
-
-def _drop_pg_tables(dsn: str, prefix: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        for suffix in ("connections", "secrets", "locks"):
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(prefix + suffix)))
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def make_vault(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MakeVault]:
-    """Opens vault instances on one shared store (each its own database connection)."""
-    prefix = f"vo_{uuid.uuid4().hex[:12]}_"
-    keys = [KeyRing.generate_secret()]
-    opened: list[Vault] = []
-    dsn = find_pg_dsn("the PostgreSQL vault") if request.param == "postgres" else ""
-
-    def make() -> Vault:
-        if request.param == "sqlite":
-            vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, table_prefix=prefix)
-        else:
-            vault = Vault.postgres(dsn, keys=keys, table_prefix=prefix)
-        opened.append(vault)
-        return vault
-
-    try:
-        yield make
-    finally:
-        for vault in opened:
-            await vault.close()
-        if dsn:
-            _drop_pg_tables(dsn, prefix)
-
-
-async def _connect(third_party: OidcProvider, client: dict[str, Any]) -> tuple[OAuthProvider, Connection]:
-    provider = await discover(
-        third_party.issuer,
-        id="github",
-        client_id=client["client_id"],
-        client_secret=client.get("client_secret"),
-        scopes=("openid", "repo"),
-    )
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
-    url, pending = flow.begin()
-    params = redirect_params(await login_over_http(url, "alice"))
-    grant = await flow.finish(pending, params, provider_in_path="github")
-    return provider, grant.to_connection(OWNER, "github")
 
 
 async def _store_expired(vault: Vault, connection: Connection) -> None:
@@ -97,7 +36,7 @@ async def _store_expired(vault: Vault, connection: Connection) -> None:
 async def test_two_vault_instances_refresh_once_with_a_rotating_provider(
     third_party: OidcProvider, confidential_client: dict[str, Any], make_vault: MakeVault
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     first, second = make_vault(), make_vault()
     await _store_expired(first, connection)
     real = token_refresher(provider)
@@ -128,7 +67,7 @@ async def test_two_vault_instances_refresh_once_with_a_rotating_provider(
 async def test_upstream_revocation_then_refresh_needs_reauthorization(
     third_party: OidcProvider, confidential_client: dict[str, Any], make_vault: MakeVault
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     vault = make_vault()
     await _store_expired(vault, connection)
     await token_revoker(provider)(connection)
@@ -147,7 +86,7 @@ async def test_upstream_revocation_then_refresh_needs_reauthorization(
 async def test_disconnect_revokes_at_the_provider_and_is_idempotent(
     third_party: OidcProvider, confidential_client: dict[str, Any], make_vault: MakeVault
 ) -> None:
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     vault = make_vault()
     await _store_expired(vault, connection)
     assert await vault.disconnect(OWNER, "github", token_revoker(provider)) is True
@@ -194,7 +133,7 @@ async def test_an_odd_field_in_a_refresh_answer_does_not_lose_the_rotated_refres
     """The provider has rotated the refresh token by the time its answer is read: refusing the
     answer for a field that has a sensible default would leave a dead refresh token in the vault
     (and a provider with reuse detection revokes the whole grant when it is tried)."""
-    provider, connection = await _connect(third_party, confidential_client)
+    provider, connection = await connect_at_provider(third_party, confidential_client)
     proxied = replace(provider, token_url=f"{server.base}/token")
     _mangling_proxy(server, third_party.endpoint("token"), **changes)
     vault = make_vault()

@@ -5,41 +5,12 @@ connection is left exactly as it was."""
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from oauth_support import SECRET_TOKENS, Answer, ScriptedServer, scripted_provider, token_body
-from tests.helpers import find_pg_dsn
+from oauth_support import OWNER, SECRET_TOKENS, Answer, ScriptedServer, scripted_provider, token_body
 
 from mcp_elicit.connect.oauth import token_refresher
 from mcp_elicit.connect.vault import RefreshFailed, Vault
-from mcp_elicit.state import KeyRing
-
-OWNER = "https://idp.example.test|alice"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def vault(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Vault]:
-    prefix = f"vf_{uuid.uuid4().hex[:12]}_"
-    keys = [KeyRing.generate_secret()]
-    dsn = find_pg_dsn("the PostgreSQL vault") if request.param == "postgres" else ""
-    if dsn:
-        opened = Vault.postgres(dsn, keys=keys, table_prefix=prefix)
-    else:
-        opened = Vault.sqlite(tmp_path / "vault.db", keys=keys, table_prefix=prefix)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-        if dsn:
-            import psycopg
-            from psycopg import sql
-
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                for suffix in ("connections", "secrets", "locks"):
-                    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(prefix + suffix)))
 
 
 @pytest.mark.parametrize(
