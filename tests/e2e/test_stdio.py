@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,23 +51,34 @@ class StdioPeer:
         return await self.receive()
 
 
-@pytest.fixture
-async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
+@asynccontextmanager
+async def running_peer(marker_dir: Path, *options: str, line_limit: int = 2**16) -> AsyncIterator[StdioPeer]:
+    """``e2e_server.py --stdio`` with ``options``, killed afterwards if still running;
+    ``line_limit``: the longest answer line this side reads."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(SERVER),
         "--stdio",
         "--marker-dir",
-        str(tmp_path),
-        *LIMIT_4096,
+        str(marker_dir),
+        *options,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        limit=line_limit,
     )
-    yield StdioPeer(process)
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
+    try:
+        yield StdioPeer(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.fixture
+async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
+    async with running_peer(tmp_path, *LIMIT_4096) as running:
+        yield running
 
 
 async def test_discover_and_a_two_round_flow(peer: StdioPeer) -> None:

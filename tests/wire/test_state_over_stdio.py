@@ -5,16 +5,14 @@ Every bad line gets its one error line, and the next good line is served.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.test_stdio import META, SERVER, StdioPeer
+from tests.e2e.test_stdio import META, StdioPeer, running_peer
 
 REFUSED = {
     "code": -32602,
@@ -26,21 +24,8 @@ REFUSED = {
 @pytest.fixture
 async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
     # The default message limit (4 MiB): a 1 MB requestState reaches the sealer.
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(SERVER),
-        "--stdio",
-        "--marker-dir",
-        str(tmp_path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=8 * 1024 * 1024,
-    )
-    yield StdioPeer(process)
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
+    async with running_peer(tmp_path, line_limit=8 * 1024 * 1024) as running:
+        yield running
 
 
 def greet(request_id: object, **more: Any) -> dict[str, Any]:
