@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from mcp_elicit.client.errors import MalformedMessageError, TransportError
 
 MAX_HEAD_BYTES = 64 * 1024
+MAX_INTERIM_REPLIES = 32  # 1xx responses before the final one: a server looping on them is broken
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 
 
@@ -55,8 +56,16 @@ class Reply:
         self.done = False
         encoding = headers.get("transfer-encoding", "").lower()
         length = headers.get("content-length")
-        if "chunked" in encoding:
+        if status in (204, 304):
+            # No body by definition (RFC 9112 section 6.3), whatever the headers say: reading to
+            # the close would wait for a server that keeps the connection open.
+            self._mode, self._length = "length", 0
+        elif "chunked" in encoding:
             self._mode, self._length = "chunked", 0
+            if length is not None:
+                # Both framings: a sign of response smuggling (RFC 9112 section 6.1); chunked
+                # wins, and the connection is not trusted with another request.
+                conn.reusable = False
         elif length is not None:
             digits = length.strip()
             if not (digits.isascii() and digits.isdigit()):  # "²".isdigit() is True
@@ -141,8 +150,9 @@ class Connection:
         again (the server may have run it before the connection dropped), so a connection the
         server has closed must be told apart before use: between requests the server has nothing
         to say, and its close (EOF or reset) makes the socket readable, even before the event
-        loop has seen it."""
-        if self.reader.at_eof() or self.writer.is_closing():
+        loop has seen it. Bytes already read past the last reply (a body longer than its
+        Content-Length) would be taken for the next reply: such a connection is not reused."""
+        if self.reader.at_eof() or self.writer.is_closing() or _buffered(self.reader):
             return False
         sock = self.writer.get_extra_info("socket")
         return sock is None or not _readable(sock.fileno())
@@ -150,14 +160,22 @@ class Connection:
     async def request(self, head: bytes, body: bytes) -> Reply:
         self.writer.write(head + body)
         await self.writer.drain()
-        while True:
+        for _ in range(MAX_INTERIM_REPLIES + 1):
             try:
                 raw = await self.reader.readuntil(b"\r\n\r\n")
             except asyncio.LimitOverrunError:
                 raise MalformedMessageError("the server's response head is too large") from None
             status, headers = _parse_head(raw)
-            if status >= 200 or status == 101:
-                break  # skip 1xx interim responses
+            if status == 101:
+                # Nothing asked to switch protocols: what follows is not HTTP/1.1 any more.
+                self.reusable = False
+                raise MalformedMessageError("the server switched protocols (HTTP 101) unasked")
+            if status >= 200:
+                break  # 1xx interim responses (100 Continue, 103 Early Hints) are skipped
+        else:
+            raise MalformedMessageError(
+                f"the server sent more than {MAX_INTERIM_REPLIES} interim (1xx) responses"
+            )
         if headers.get("connection", "").lower() == "close":
             self.reusable = False
         return Reply(self, status, headers)
@@ -181,11 +199,21 @@ def _readable(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0)[0])
 
 
+def _buffered(reader: asyncio.StreamReader) -> int:
+    """How many received bytes the reader holds unread (StreamReader has no public peek)."""
+    return len(getattr(reader, "_buffer", b""))
+
+
 def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
     lines = raw[:-4].split(b"\r\n")
     version, _, rest = lines[0].partition(b" ")
     code = rest[:3]
-    if not version.startswith(b"HTTP/1.") or not code.isdigit():
+    # Exactly three digits, then a space and a reason or nothing ("HTTP/1.1 200" is valid).
+    if (
+        not version.startswith(b"HTTP/1.")
+        or not (code.isdigit() and rest[3:4] in (b"", b" "))
+        or code < b"100"
+    ):
         raise MalformedMessageError(f"not an HTTP/1.x response: {lines[0][:80]!r}")
     headers: dict[str, str] = {}
     for line in lines[1:]:
