@@ -131,23 +131,55 @@ async def sse_reply(
     """Read an SSE reply up to the response to ``request``; notifications go to the callback."""
     decoder = SseDecoder(limit)
     async for chunk in chunks:
-        for data in decoder.feed(chunk):
-            try:
-                message = decode(data)
-            except MalformedMessageError:
-                if answered_id(data) == request.id:
-                    raise  # the answer itself cannot be read
-                # A notification (a log line, progress) this client cannot read: the answer may
-                # still come, as an unreadable line on stdio does not stop a call either.
-                logger.warning("ignoring an unreadable event in the reply to %s", request.method)
-                continue
-            if isinstance(message, Response):
-                if message.id == request.id or (message.id is None and message.error is not None):
-                    return message
-            elif isinstance(message, ServerNotification) and on_notification is not None:
-                on_notification(message)
-            # A request from the server is ignored: none exist in 2026-07-28.
+        response = _first_answer(decoder.feed(chunk), request, on_notification)
+        if response is not None:
+            return response
+    response = _first_answer(decoder.end(), request, on_notification)
+    if response is not None:
+        return response
     raise TransportError(f"the server ended the event stream of {request.method} without answering it")
+
+
+def _first_answer(
+    events: list[bytes], request: Outgoing, on_notification: OnNotification | None
+) -> Response | None:
+    """The response to ``request`` among these events' data, if there; notifications before it
+    go to the callback."""
+    for data in events:
+        try:
+            message = decode(data)
+        except MalformedMessageError:
+            if answered_id(data) == request.id:
+                raise  # the answer itself cannot be read
+            # A notification (a log line, progress) this client cannot read: the answer may
+            # still come, as an unreadable line on stdio does not stop a call either.
+            logger.warning("ignoring an unreadable event in the reply to %s", request.method)
+            continue
+        if isinstance(message, Response):
+            if message.id == request.id or (message.id is None and message.error is not None):
+                return message
+        elif isinstance(message, ServerNotification):
+            if on_notification is not None:
+                on_notification(message)
+        else:
+            # Servers send no requests in 2026-07-28 (an elicitation/create request is the
+            # 2025-11-25 way): never answered, and said in the log as stdio does.
+            logger.warning(
+                "the server sent a %s request in the reply to %s; servers send no requests in "
+                "MCP 2026-07-28, ignored",
+                clean(message.method, single_line=True, max_length=200),
+                request.method,
+            )
+    return None
+
+
+def _compression(headers: Mapping[str, str]) -> str | None:
+    """The header and coding that compress a reply's body (this client decodes none), or None."""
+    for name, ignored in (("Content-Encoding", ""), ("Transfer-Encoding", "chunked")):
+        for coding in headers.get(name.lower(), "").lower().split(","):
+            if coding.strip() not in ("", "identity", ignored):
+                return f"{name}: {coding.strip()}"
+    return None
 
 
 class HttpTransport:
@@ -206,6 +238,13 @@ class HttpTransport:
         self, conn: Connection, head: bytes, request: Outgoing, on_notification: OnNotification | None
     ) -> Response:
         reply = await conn.request(head, request.body)
+        coding = _compression(reply.headers)
+        if coding is not None and 200 <= reply.status < 300:
+            # The request said Accept-Encoding: identity; a compressed body can never be read.
+            shown = clean(coding, single_line=True, max_length=60)
+            raise MalformedMessageError(
+                f"the reply to {request.method} is compressed ({shown}), which the request did not accept"
+            )
         if reply.status == 200 and reply.content_type == "text/event-stream":
             chunks = reply.chunks()
             try:

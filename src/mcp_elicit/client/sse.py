@@ -1,8 +1,10 @@
 """A Server-Sent Events decoder, sans I/O: feed bytes, get the ``data`` of each event.
 
 Only what MCP uses: ``data:`` lines (joined with newlines), events ended by a blank line, any
-of CRLF / LF / CR as line ends, comments (``:``, keep-alives) ignored. ``event``, ``id`` and
-``retry`` are read and dropped: 2026-07-28 has no resumability.
+of CRLF / LF / CR as line ends, comments (``:``, keep-alives) ignored, one UTF-8 byte order mark
+at the start of the stream skipped. ``event``, ``id`` and ``retry`` are read and dropped:
+2026-07-28 has no resumability. Call :meth:`SseDecoder.end` when the stream ends: a CR that
+was its last byte ends a line too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from mcp_elicit.client.errors import MalformedMessageError
 
 
 class SseDecoder:
-    __slots__ = ("_buffer", "_data", "_data_size", "_max_event_bytes", "_scanned")
+    __slots__ = ("_buffer", "_data", "_data_size", "_max_event_bytes", "_scanned", "_started")
 
     def __init__(self, max_event_bytes: int) -> None:
         self._buffer = bytearray()
@@ -23,11 +25,20 @@ class SseDecoder:
         self._data: list[bytes] = []
         self._data_size = 0
         self._max_event_bytes = max_event_bytes
+        self._started = False  # past the place of a byte order mark
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event completed by ``chunk``."""
         buffer = self._buffer
         buffer += chunk  # in place: the partial line is not copied again
+        if not self._started:
+            # The SSE spec skips one BOM at the start; kept, it would hide the first field's name
+            # (and that event may be the response). It may arrive split over chunks.
+            if len(buffer) < len(_BOM) and _BOM.startswith(buffer):
+                return []
+            if buffer.startswith(_BOM):
+                del buffer[: len(_BOM)]
+            self._started = True
         events: list[bytes] = []
         start = 0
         scan = self._scanned
@@ -55,6 +66,14 @@ class SseDecoder:
             raise MalformedMessageError(f"an SSE line is over the limit of {self._max_event_bytes} bytes")
         return events
 
+    def end(self) -> list[bytes]:
+        """The data of the events completed by the end of the stream: a CR held back as the
+        possible first half of a CRLF is a line end after all. An event with no blank line after
+        it is dropped, as the SSE spec says."""
+        if self._buffer.endswith(b"\r"):
+            return self.feed(b"\n")  # CR LF is the same single line end
+        return []
+
     def _line(self, line: bytes) -> bytes | None:
         if not line:
             if not self._data:
@@ -69,8 +88,10 @@ class SseDecoder:
         if name == b"data":
             if value.startswith(b" "):
                 value = value[1:]
+            # With the newline that joins it to the line before: endless empty data lines grow the
+            # event too, and must hit the limit.
+            self._data_size += len(value) + (1 if self._data else 0)
             self._data.append(value)
-            self._data_size += len(value)
             if self._data_size > self._max_event_bytes:
                 raise MalformedMessageError(
                     f"an SSE event is over the limit of {self._max_event_bytes} bytes"
@@ -78,6 +99,7 @@ class SseDecoder:
         return None
 
 
+_BOM = b"\xef\xbb\xbf"
 _CR = 0x0D
 _LF = 0x0A
 # Either line end, found in one pass: two find() calls would rescan the rest of the buffer for

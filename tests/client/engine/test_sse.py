@@ -29,6 +29,7 @@ def reference(stream: bytes) -> list[bytes]:
     """The events by the letter of the SSE spec, for a stream whose last line is ended (a CR
     at the very end is held back: it may be the first half of a CRLF)."""
     body = stream[:-1] if stream.endswith(b"\r") else stream
+    body = body.removeprefix(b"\xef\xbb\xbf")  # one byte order mark at the start is skipped
     events: list[bytes] = []
     data: list[bytes] = []
     for line in re.split(rb"\r\n|\r|\n", body)[:-1]:
@@ -100,10 +101,38 @@ def test_the_line_limit_holds_however_the_line_arrives(chunk: int) -> None:
 
 def test_the_event_limit_holds_across_lines() -> None:
     decoder = SseDecoder(100)
-    for _ in range(10):  # 100 bytes of data: at the limit
-        assert decoder.feed(b"data: " + b"a" * 10 + b"\n") == []
+    for _ in range(10):  # 90 bytes of data and the 9 newlines that join them
+        assert decoder.feed(b"data: " + b"a" * 9 + b"\n") == []
+    assert decoder.feed(b"data:\n") == []  # one more newline: 100 bytes, at the limit
     with pytest.raises(MalformedMessageError, match="an SSE event is over the limit of 100 bytes"):
         decoder.feed(b"data: a\n")
+
+
+def test_endless_empty_data_lines_hit_the_event_limit() -> None:
+    """Each empty data line adds a newline to the event: a server streaming "data:" forever
+    must be stopped at the limit, not fill memory."""
+    decoder = SseDecoder(1000)
+    for _ in range(1001):  # 1000 newlines join 1001 empty lines: at the limit
+        assert decoder.feed(b"data:\n") == []
+    with pytest.raises(MalformedMessageError, match="an SSE event is over the limit of 1000 bytes"):
+        decoder.feed(b"data:\n")
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2, 3, 4])
+def test_a_byte_order_mark_at_the_start_is_skipped_however_it_arrives(cut: int) -> None:
+    stream = b"\xef\xbb\xbfdata: first\n\ndata: \xef\xbb\xbfsecond\n\n"
+    decoder = SseDecoder(LIMIT)
+    events = decoder.feed(stream[:cut]) + decoder.feed(stream[cut:])
+    assert events == [b"first", b"\xef\xbb\xbfsecond"]  # only the stream's first BOM goes
+
+
+def test_a_cr_that_ends_the_stream_ends_its_line() -> None:
+    decoder = SseDecoder(LIMIT)
+    assert decoder.feed(b": ping\rdata: x\r\r") == []  # the last CR might yet be half a CRLF
+    assert decoder.end() == [b"x"]
+    unfinished = SseDecoder(LIMIT)
+    assert unfinished.feed(b"data: y\n") == []
+    assert unfinished.end() == []  # no blank line after it: dropped, as the SSE spec says
 
 
 def test_a_cr_at_the_end_of_a_chunk_waits_for_a_possible_lf() -> None:
