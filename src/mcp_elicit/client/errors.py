@@ -14,6 +14,7 @@ All of them derive from :class:`ClientError`.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -181,11 +182,20 @@ class ServerExitedError(TransportError):
         self.returncode = returncode
         self.stderr_tail = stderr_tail
         message = detail
-        if returncode is not None:
+        if returncode is not None and returncode < 0:
+            message += f" (killed by signal {_signal_name(-returncode)})"  # asyncio's negative code
+        elif returncode is not None:
             message += f" (exit code {returncode})"
         if stderr_tail:
             message += f"; last stderr lines:\n{stderr_tail}"
         super().__init__(message)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 class HttpStatusError(TransportError):

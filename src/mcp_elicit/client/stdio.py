@@ -210,7 +210,10 @@ class StdioTransport:
             logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
             return
         if isinstance(message, Response):
-            future = self._pending.get(message.id) if message.id is not None else None
+            if message.id is None:
+                self._route_unattributed(message)
+                return
+            future = self._pending.get(message.id)
             if future is None:
                 logger.debug("a response for unknown or finished request %r", message.id)
             elif not future.done():
@@ -225,6 +228,23 @@ class StdioTransport:
                 "the server sent a %s request; servers send no requests in MCP 2026-07-28, ignored",
                 clean(message.method, single_line=True, max_length=200),  # the server's text, in a log
             )
+
+    def _route_unattributed(self, message: Response) -> None:
+        """An error with a null id: the server could not read a request's id (one over its size
+        limit, say). With one request waiting it can only be that one, which fails now instead of
+        waiting until a timeout; with several, nothing tells which, so none is failed."""
+        if message.error is None:
+            logger.warning("ignoring a result with a null id on the server's stdout")
+            return
+        waiting = [future for future in self._pending.values() if not future.done()]
+        if len(waiting) == 1:
+            waiting[0].set_result(message)
+            return
+        logger.warning(
+            "the server reported an error for a request it could not identify (%d in flight): %s",
+            len(waiting),
+            clean(str(message.error.get("message")), single_line=True, max_length=200),
+        )
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None
