@@ -4,7 +4,8 @@ Only protocol messages go to stdout; logs go to stderr. While ``run_stdio`` serv
 writes to stdout (a handler's ``print``, a C library, a child process) is sent to stderr, so it
 cannot corrupt the protocol. ``notifications/cancelled`` cancels the named request (nothing more is
 written for it). EOF on stdin ends the server: requests still running get a short grace period,
-then are cancelled.
+then are cancelled. A client that stops reading stdout makes the server wait (it reads nothing
+more meanwhile, so memory stays bounded); Ctrl-C still ends it, with status 130.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ logger = logging.getLogger("mcp_elicit.transport.stdio")
 
 EOF_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs
+_STOP_CHECK_SECONDS = 0.2  # how often a write waiting on a client that does not read looks up
 _exit_status = 0  # what the process exits with when the grace runs out
 
 
@@ -71,15 +73,23 @@ async def _serve_then_exit(server: Server, stdin: IO[bytes], stdout: IO[bytes]) 
     """:func:`serve_stdio`, then make sure the process ends: what is still running after EOF
     (a handler that ignores its cancellation, a thread of ``asyncio.to_thread``, which the
     interpreter would wait for at exit) gets ``EXIT_GRACE_SECONDS`` more, then the process exits."""
+    global _exit_status
+    why = "stdin closed"
     try:
         await serve_stdio(server, stdin, stdout)
+    except asyncio.CancelledError:
+        # Only the runner cancels this task, on Ctrl-C: the status must say so even when the
+        # grace below runs out first (a handler's thread the runner would wait for at exit).
+        _exit_status = 130
+        why = "the interrupt"
+        raise
     finally:
-        threading.Thread(target=_exit_later, name="mcp-elicit-exit", daemon=True).start()
+        threading.Thread(target=_exit_later, args=(why,), name="mcp-elicit-exit", daemon=True).start()
 
 
-def _exit_later() -> None:
+def _exit_later(why: str) -> None:
     time.sleep(EXIT_GRACE_SECONDS)
-    logger.warning("work still running %.0f s after stdin closed; exiting without it", EXIT_GRACE_SECONDS)
+    logger.warning("work still running %.0f s after %s; exiting without it", EXIT_GRACE_SECONDS, why)
     for stream in (sys.stderr, sys.__stderr__):
         with contextlib.suppress(Exception):
             stream.flush()  # type: ignore[union-attr]
@@ -122,24 +132,43 @@ class _LineWriter:
     reading stdin in the event loop then makes stdout non-blocking too, and a large message
     would be cut where the socket's buffer filled. So a write the descriptor cannot take yet
     waits until it can, and every line goes out complete, in order.
+
+    A client that stops reading holds the server there (nothing more is read or answered, so
+    memory stays bounded), but not past ``stop()`` becoming true (Ctrl-C: the serving task is
+    being cancelled): messages are then dropped. For that, a pipe or socket is made
+    non-blocking while serving, so that the wait is one this process can look up from.
     """
 
-    def __init__(self, out: IO[bytes]) -> None:
+    def __init__(self, out: IO[bytes], stop: Callable[[], bool]) -> None:
         self._out = out
+        self.stopped = False  # set once serving is cancelled: every message is dropped from then on
+        self._give_up = lambda: self.stopped or stop()
+        self._restore_blocking = False
         try:
             self._fd: int | None = out.fileno()
         except (AttributeError, OSError, ValueError):  # an in-memory stream (tests, embedding)
             self._fd = None
         if self._fd is not None:
             out.flush()
+            if _is_pipe_or_socket(out):  # never a terminal: its mode is shared with the shell
+                with contextlib.suppress(AttributeError, OSError):  # no such mode here: block
+                    self._restore_blocking = os.get_blocking(self._fd)
+                    os.set_blocking(self._fd, False)
+
+    def close(self) -> None:
+        if self._fd is not None and self._restore_blocking:
+            with contextlib.suppress(OSError):
+                os.set_blocking(self._fd, True)
 
     def write(self, data: bytes) -> None:
+        if self.stopped:
+            return
         try:
             if self._fd is None:
                 self._out.write(data + b"\n")
                 self._out.flush()
-            else:
-                _write_all(self._fd, data + b"\n")
+            elif not _write_all(self._fd, data + b"\n", self._give_up):
+                logger.debug("stopped while the client was not reading; dropping a message")
         except (ConnectionError, ValueError):  # BrokenPipeError is one
             # The client went away; nothing can be delivered any more.
             logger.debug("stdout is closed; dropping a message")
@@ -147,15 +176,19 @@ class _LineWriter:
             logger.warning("cannot write to stdout (%s); dropping a message", exc)
 
 
-def _write_all(fd: int, line: bytes) -> None:
+def _write_all(fd: int, line: bytes, stop: Callable[[], bool]) -> bool:
+    """Write all of ``line``; False if ``stop()`` came first (the line may then be cut)."""
     view = memoryview(line)
     while view:
         try:
             written = os.write(fd, view)
         except BlockingIOError:
-            select.select([], [fd], [])
+            if stop():
+                return False
+            select.select([], [fd], [], _STOP_CHECK_SECONDS)
             continue
         view = view[written:]
+    return True
 
 
 class _LineProtocol(asyncio.Protocol):
@@ -293,7 +326,22 @@ def _pump_in_thread(stream: IO[bytes], protocol: _LineProtocol, loop: asyncio.Ab
 
 
 async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    writer = _LineWriter(stdout)
+    serving = asyncio.current_task()
+    writer = _LineWriter(stdout, stop=lambda: serving is not None and serving.cancelling() > 0)
+    try:
+        await _serve(server, stdin, writer)
+    except asyncio.CancelledError:
+        # The runner takes the cancellation back (uncancel) before it cancels the handlers:
+        # what they write then must not wait on the client either.
+        writer.stopped = True
+        raise
+    finally:
+        writer.close()
+    with contextlib.suppress(OSError):
+        stdout.flush()
+
+
+async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
     write = writer.write
     running: dict[RequestId, asyncio.Task[None]] = {}
     # Requests cancelled by the client (or by EOF): nothing more is written for them, even when
@@ -365,5 +413,3 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
         if still_running:
             # A handler may take its cancellation slowly, or refuse it: do not wait forever.
             await asyncio.wait(still_running, timeout=EOF_GRACE_SECONDS)
-    with contextlib.suppress(OSError):
-        stdout.flush()
