@@ -129,8 +129,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fill_closed_streams() -> bool:
+    """Started with ``<&-``, ``>&-`` or ``2>&-``: Python leaves that stream None (``print`` then
+    drops text, or writes errors to stdout; reading it is an AttributeError). Put /dev/null
+    there, on its own descriptor too, so that no pipe or file opened later takes the number and
+    gets written to as stdout or stderr. Returns whether stdout was closed."""
+    stdout_closed = sys.stdout is None
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:  # really closed (not an embedding that left sys.stdout unset)
+            null = os.open(os.devnull, os.O_RDONLY if mode == "r" else os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115 - for the whole run
+    return stdout_closed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout_closed = _fill_closed_streams()
     args = _parser().parse_args(argv)
+    if stdout_closed:
+        # Every command's result goes to stdout: running one (a tool call has effects) whose
+        # result nobody can see would end "successfully" with nothing shown.
+        print("mcp-elicit: cannot write the output: stdout is closed", file=sys.stderr)
+        return EXIT_OUTPUT
     try:
         return _run_command(args)
     except OutputError as exc:

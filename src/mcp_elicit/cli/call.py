@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -41,28 +42,63 @@ def _connect(target: str, answerer: Any, headers: dict[str, str]) -> Any:
         raise _BadTarget(f"TARGET {target!r} is not a server URL or command line: {exc}") from None
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def check_target(target: str, headers: dict[str, str]) -> str:
+    """TARGET as the client should get it (a URL's scheme in lower case: ``HTTP://`` is a URL,
+    not a command line), or :class:`_BadTarget` for what would go wrong silently: a URL of
+    another scheme (it would be run as a command), credentials in the URL (never sent, yet
+    repeated in every error message), ``--header`` with a command line (it has no HTTP)."""
+    scheme = _SCHEME.match(target)
+    if scheme is None:
+        if headers:
+            raise _BadTarget(
+                "--header is sent with HTTP requests, and TARGET is the command line of a stdio "
+                "server: give it what it needs in its arguments or environment instead"
+            )
+        return target
+    name = scheme.group(1).lower()
+    if name not in ("http", "https"):
+        raise _BadTarget(
+            f"TARGET {target!r} uses the {name}: scheme; a server is reached at an http:// or "
+            "https:// URL, or started from a command line"
+        )
+    rest = target[scheme.end() :]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        host = authority.rpartition("@")[2]
+        shown = f"{name}://\u2026@{host}{rest[len(authority) :]}"
+        raise _BadTarget(
+            f"TARGET {shown!r} holds credentials before the '@', which are not sent: pass them "
+            "with --header 'Authorization: ...' instead"
+        )
+    return f"{name}://{rest}"
+
+
 def parse_headers(values: list[str]) -> dict[str, str]:
     """``--header 'Name: value'`` options as a mapping; ValueError says which one is wrong.
 
-    The characters are checked by the client's own header check (nothing that could break the
-    request head), and the headers the client writes itself are refused."""
-    from mcp_elicit.client.http import check_header_values, reserved_header
+    The client's own header checks decide: the name must be an HTTP field name, the value must
+    hold nothing a request head cannot carry, and the headers the client writes itself are
+    refused."""
+    from mcp_elicit.client.http import is_header_name, reserved_header, unsendable_character
 
     headers: dict[str, str] = {}
     for value in values:
         name, sep, content = value.partition(":")
         name, content = name.strip(), content.strip()
-        try:
-            if not sep or not name:
-                raise ValueError(value)
-            reason = reserved_header(name)
-            if reason is None:
-                check_header_values({name: content})
-        except ValueError:
-            raise ValueError(f"--header {value!r} is not 'Name: value'") from None
+        if not sep or not is_header_name(name):
+            raise ValueError(f"--header {value!r} is not 'Name: value'")
+        reason = reserved_header(name)
         if reason is not None:
             raise ValueError(
                 f"--header {value!r} cannot be sent: {reason} (others, such as Authorization, can be)"
+            )
+        bad = unsendable_character(content)
+        if bad is not None:
+            raise ValueError(
+                f"--header {value!r} cannot be sent: U+{ord(bad):04X} is not allowed in an HTTP header"
             )
         headers[name] = content
     return headers
@@ -105,7 +141,8 @@ def run_call(
         return _fail('--args must be a JSON object, e.g. --args \'{"title": "x"}\'')
     try:
         extra = parse_headers(headers or [])
-    except ValueError as exc:
+        target = check_target(target, extra)
+    except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
     from mcp_elicit.client.answerers import AnswererError
 
@@ -146,7 +183,8 @@ async def _call(
 def run_tools(target: str, *, headers: list[str] | None = None) -> int:
     try:
         extra = parse_headers(headers or [])
-    except ValueError as exc:
+        target = check_target(target, extra)
+    except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
     return _run(_tools(target, extra))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -77,6 +78,9 @@ _CLIENT_HEADERS = frozenset(
 )
 
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 section 5.6.2
+
+
 def reserved_header(name: str) -> str | None:
     """Why a caller cannot send header ``name`` (the client writes it), or None if it can."""
     lowered = name.lower()
@@ -87,12 +91,33 @@ def reserved_header(name: str) -> str | None:
     return None
 
 
+def is_header_name(name: str) -> bool:
+    """Whether ``name`` is an HTTP field name (a token, RFC 9110 section 5.1)."""
+    return _TOKEN.fullmatch(name) is not None
+
+
+def unsendable_character(value: str) -> str | None:
+    """The first character of a header value that a request head cannot carry, if any: a control
+    character other than tab (CR and LF would start another header), or one past Latin-1, the
+    encoding the head is written in."""
+    for char in value:
+        code = ord(char)
+        if (code < 0x20 and char != "\t") or code == 0x7F or code > 0xFF:
+            return char
+    return None
+
+
 def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
     """Caller-supplied headers, refused if they could break the request head or repeat one the
     client writes itself."""
     for name, value in headers.items():
-        if not name or any(c in name for c in ":\r\n\t ") or "\r" in value or "\n" in value:
-            raise ValueError(f"invalid HTTP header {name!r}")
+        if not is_header_name(name):
+            raise ValueError(f"invalid HTTP header {name!r}: the name is not an HTTP field name")
+        bad = unsendable_character(value)
+        if bad is not None:
+            raise ValueError(
+                f"invalid HTTP header {name!r}: U+{ord(bad):04X} is not allowed in a header value"
+            )
         reason = reserved_header(name)
         if reason is not None:
             raise ValueError(f"header {name!r} cannot be given: {reason}")

@@ -124,6 +124,9 @@ class StdioTransport:
                 proc.stdin.write(request.body + b"\n")
                 await proc.stdin.drain()
             except (BrokenPipeError, ConnectionResetError):
+                # Raised here: the reader must not also fail this future when it sees the exit
+                # (an exception set on a future nobody awaits is reported at exit as never retrieved).
+                self._pending.pop(request.id, None)
                 raise await self._death() from None
             return await future
         except asyncio.CancelledError:

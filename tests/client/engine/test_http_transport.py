@@ -376,6 +376,16 @@ async def test_nothing_listening() -> None:
 def test_header_injection_is_refused() -> None:
     with pytest.raises(ValueError, match="invalid HTTP header"):
         HttpTransport("http://127.0.0.1:1/mcp", headers={"X-Evil": "a\r\nInjected: yes"})
+    # Callers of the API get the CLI's checks: a name that is not a token, a control character,
+    # a character the Latin-1 request head cannot carry.
+    for name, value, needle in (
+        ("X(Note)", "a", "the name is not an HTTP field name"),
+        ("X-Note", "a\x0bb", r"U\+000B is not allowed"),
+        ("X-Note", "5 \u20ac", r"U\+20AC is not allowed"),
+    ):
+        with pytest.raises(ValueError, match=needle):
+            HttpTransport("http://127.0.0.1:1/mcp", headers={name: value})
+    HttpTransport("http://127.0.0.1:1/mcp", headers={"X-Note": "caf\u00e9\tok"})
     # Headers the client writes itself: a second copy would make the request malformed.
     for name in ("Content-Length", "transfer-encoding", "Host", "Mcp-Method", "MCP-Protocol-Version"):
         with pytest.raises(ValueError, match="cannot be given: mcp-elicit sets"):
