@@ -85,3 +85,25 @@ def test_a_deeply_nested_schema_is_unreadable_not_a_traceback(tmp_path: Path) ->
     assert done.returncode == 2  # bad input, like a file that is not JSON (1 means "has problems")
     assert done.stderr == f"mcp-elicit: {path} is nested too deeply to read\n"
     assert done.stdout == ""
+
+
+def test_names_are_shown_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A property name is anyone's text (a schema saved from a server): an escape sequence in
+    it must not reach the terminal, and a '/' in it is a pointer token, not a path step."""
+    file = write(
+        tmp_path,
+        {
+            "type": "object",
+            "properties": {
+                "a\x1b[2Jb": {"type": "string", "pattern": "x"},
+                "api/key": {"type": "string"},
+            },
+        },
+    )
+    assert main(["schema", "lint", file]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "/properties/a\\x1b[2Jb: property name contains the invisible or control character" in out
+    secret = write(tmp_path, {"type": "object", "properties": {"api/key": {"type": "string"}}})
+    assert main(["schema", "lint", secret]) == 1
+    assert capsys.readouterr().out.startswith("/properties/api~1key: asks for a secret")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR, write_output
 from mcp_elicit.schema import check_schema, lint_form
+from mcp_elicit.schema.text import pointer, show_pointer
 
 
 def _read(file: str) -> str:
@@ -28,14 +29,15 @@ def run_lint(file: str, message: str) -> int:
         return EXIT_FAILURE
     problems = check_schema(schema)
     for problem in problems:
-        write_output(f"{problem.pointer or '/'}: {problem.reason}")
+        # Names in a schema are anyone's text (a file saved from a server): escaped, cut short.
+        write_output(f"{show_pointer(problem.pointer) or '/'}: {problem.reason}")
     if problems:
         print(f"{file}: {len(problems)} problem(s): outside the elicitation schema subset", file=sys.stderr)
         return EXIT_TOOL_ERROR
     lint = lint_form(message, schema)
     for finding in lint.secret_fields:
         write_output(
-            f"/properties/{finding.field}: asks for a secret ({finding.category}, "
+            f"{show_pointer(pointer('properties', finding.field))}: asks for a secret ({finding.category}, "
             f"its {finding.where} says {finding.matched!r}); forms must not collect secrets, use URL mode"
         )
     for warning in lint.url_warnings:
