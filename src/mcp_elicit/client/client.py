@@ -249,6 +249,8 @@ class Client:
         except AuthorizationRequiredError:
             raise  # credentials are missing or refused: say so, not "not MCP 2026-07-28"
         except HttpStatusError as exc:
+            if 300 <= exc.status < 400:
+                raise  # a redirect says where the server is, not that it speaks another version
             raise LegacyServerError(self.reached_via, exc) from exc
         discovery = DiscoverResult.parse(result)
         if self._version not in discovery.supported_versions:

@@ -125,9 +125,20 @@ def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def json_reply(
-    status: int, body: bytes, request: Outgoing, url: str, www_authenticate: str | None = None
+    status: int,
+    body: bytes,
+    request: Outgoing,
+    url: str,
+    www_authenticate: str | None = None,
+    location: str | None = None,
 ) -> Response:
     """The JSON-RPC response in a non-SSE reply, or the right error."""
+    if 300 <= status < 400:
+        # Never followed: a POST sent again elsewhere could run a tool at a host nobody chose.
+        where = clean(location, single_line=True, max_length=300) if location else "(no Location given)"
+        raise HttpStatusError(
+            status, f"{request.method} to {url}: the server redirects to {where}; redirects are not followed"
+        )
     try:
         message: Any = decode(body) if body.lstrip().startswith(b"{") else None
     except MalformedMessageError:
@@ -280,7 +291,10 @@ class HttpTransport:
                 conn.reusable = False  # the rest of the stream is not ours to read
             return response
         body = await reply.read(self._limit)
-        return json_reply(reply.status, body, request, self._url, reply.headers.get("www-authenticate"))
+        headers = reply.headers
+        return json_reply(
+            reply.status, body, request, self._url, headers.get("www-authenticate"), headers.get("location")
+        )
 
     async def aclose(self) -> None:
         await self._pool.aclose()

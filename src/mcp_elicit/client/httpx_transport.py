@@ -65,8 +65,10 @@ class HttpxTransport:
                             f"the server's reply is over the limit of {self._limit} bytes"
                         )
                     chunks.append(chunk)
-                challenge = reply.headers.get("www-authenticate")
-                return json_reply(reply.status_code, b"".join(chunks), request, self._url, challenge)
+                challenge, location = reply.headers.get("www-authenticate"), reply.headers.get("location")
+                return json_reply(
+                    reply.status_code, b"".join(chunks), request, self._url, challenge, location
+                )
         except self._errors as exc:
             raise TransportError(f"HTTP {request.method} to {self._url} failed: {exc!r}") from exc
 

@@ -189,3 +189,23 @@ async def test_a_server_request_on_the_stream_is_logged_and_never_answered(
     assert any("sent a elicitation/create request in the reply to tools/call" in w for w in warnings), (
         warnings
     )
+
+
+@pytest.mark.parametrize("where", ["discover", "call"])
+async def test_a_redirect_is_named_with_its_target_and_never_followed(raw_server: Any, where: str) -> None:
+    """A POST sent again elsewhere could run a tool at a host nobody chose; and a redirect on
+    server/discover says where the server is, not that it speaks an older MCP."""
+    redirect = b"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/mcp\r\nContent-Length: 0\r\n\r\n"
+
+    def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
+        if message["method"] == "server/discover" and where == "call":
+            return with_length(ok(message, DISCOVER)), False
+        return redirect, False
+
+    server = await raw_server(handle)
+    with pytest.raises(
+        HttpStatusError, match=r"redirects to https://elsewhere\.example/mcp; redirects are not"
+    ):
+        async with asyncio.timeout(FAST), Client.connect(server.url) as client:
+            await client.call_tool("x")
+    assert len(server.requests) == (1 if where == "discover" else 2)  # nothing sent to the new place
