@@ -7,7 +7,6 @@ an earlier round), or ends this round: the engine sends the question in an
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import re
@@ -195,11 +194,11 @@ class Context:
                     f"{message}\n\nThe previous answer was not accepted: {reasons}. Please correct it."
                 )
                 rnd.ask(wire_key, digest, mrtr.elicit_form(retry_message, spec.schema), attempts)
-                return await _wait_forever()
+                return await _wait_forever(rnd)
             rnd.record_answer(wire_key, digest, ["accept", cleaned])
             return elicit_answer("accept", content, data)
         rnd.ask(wire_key, digest, mrtr.elicit_form(message, spec.schema))
-        return await _wait_forever()
+        return await _wait_forever(rnd)
 
     async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitAnswer[None]:
         """Send the person to ``url`` (out of band: the client never sees what they enter there).
@@ -298,7 +297,7 @@ class Context:
             )
         _check_url(url)
         self._round.ask(key, question_digest("url", [message, url]), mrtr.elicit_url(message, url))
-        await _wait_forever()
+        await _wait_forever(self._round)
 
     # -- sampling and roots (deprecated in 2026-07-28, still part of it) ---------------------
     async def sample(
@@ -358,7 +357,7 @@ class Context:
         found = rnd.lookup(wire_key, digest, summary)
         if found is None:
             rnd.ask(wire_key, digest, request)
-            return await _wait_forever()
+            return await _wait_forever(rnd)
         answer = read(wire_key, found.value)
         if isinstance(found, FreshAnswer):
             # Kept in the sealed state as sent: bound its nesting here, with a clear error.
@@ -555,9 +554,9 @@ def _own_copy(content: dict[str, Any]) -> dict[str, Any]:
     return {name: value.copy() if type(value) is list else value for name, value in content.items()}
 
 
-async def _wait_forever() -> NoReturn:
+async def _wait_forever(rnd: Round) -> NoReturn:
     """Block this branch until the engine ends the round (it cancels the handler)."""
-    await asyncio.get_running_loop().create_future()
+    await rnd.wait_for_answer()
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -11,7 +11,9 @@ changes between rounds is a different question, which the engine reports (see ``
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 import os
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -26,6 +28,8 @@ from mcp_elicit.wire.errors import McpError, missing_capability
 from mcp_elicit.wire.mrtr import check_input_response
 
 PAYLOAD_VERSION = 2  # 2: question digests cut to 128 bits
+
+logger = logging.getLogger("mcp_elicit.server")
 
 
 # The ctx.once step running in this context, set by Context.once. A question asked inside a step
@@ -194,7 +198,11 @@ class Round:
         "_occurrences",
         "_running_steps",
         "_used",
+        "_waiters",
         "capabilities",
+        "closed",
+        "defect",
+        "ending",
         "new_answers",
         "new_steps",
         "on_news",
@@ -224,6 +232,16 @@ class Round:
         # Set by the replay engine: called on news (a question asked, a step finished, an
         # answer consumed) so that it can tell when the handler has asked all it will ask.
         self.on_news: Callable[[], None] | None = None
+        # Set by the replay engine once it has cancelled the handler to end the round.
+        self.ending = False
+        # Set when the round is over: its record is built (or no record will be).
+        self.closed = False
+        # A defect found in a branch whose exception may never reach the engine (a gather
+        # child's, once gather has raised): the engine raises it whatever the handler does.
+        self.defect: HandlerDefect | None = None
+        # The futures unanswered questions wait on: cancelled when the round is over, so that a
+        # task the handler left behind (gather after a failure, shield, create_task) ends.
+        self._waiters: list[asyncio.Future[None]] = []
 
     def notify(self) -> None:
         if self.on_news is not None:
@@ -287,6 +305,20 @@ class Round:
         self.new_answers[key] = (digest, stored)
 
     def ask(self, key: str, digest: str, request: dict[str, Any], attempts: int = 0) -> None:
+        if self.closed:
+            logger.warning(
+                "question %r was asked after its round had ended, by a task the handler did not "
+                "wait for; it was not sent (await every task that asks)",
+                key,
+            )
+            raise asyncio.CancelledError
+        if self.ending:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # This task caught the CancelledError that ends the round and asked again: its
+                # question would wait forever, and the request with it.
+                self.defect = self.defect or swallowed_cancellation(f"asked {key!r}")
+                raise self.defect
         step = RUNNING_STEP.get()
         if step is not None:
             raise HandlerDefect(
@@ -302,6 +334,20 @@ class Round:
         self.pending[key] = request
         self.pending_meta[key] = (digest, attempts)
         self.notify()
+
+    async def wait_for_answer(self) -> None:
+        """Block the asking branch until the engine ends the round (it cancels the handler)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    def close(self) -> None:
+        """The round is over: questions and steps from tasks still running are refused, and
+        branches still waiting for an answer are cancelled."""
+        self.closed = True
+        for waiter in self._waiters:
+            waiter.cancel()
+        self._waiters.clear()
 
     def unconsumed_answers(self) -> list[str]:
         """Keys asked last round and answered now that this run has not asked (yet).
@@ -334,6 +380,14 @@ class Round:
         return False, None
 
     def step_started(self, name: str) -> None:
+        if self.closed:
+            # Its result could not be recorded any more: the next round would run it again.
+            logger.warning(
+                "ctx.once step %r was started after its round had ended, by a task the handler "
+                "did not wait for; it was not run (await every task that runs a step)",
+                name,
+            )
+            raise asyncio.CancelledError
         self._running_steps.add(name)
         self.steps_in_flight += 1
 
@@ -369,6 +423,17 @@ class Round:
             {**record.steps, **self.new_steps},
             dict(self.pending_meta),
         )
+
+
+def swallowed_cancellation(then: str) -> HandlerDefect:
+    """The defect of a handler that caught the CancelledError with which the engine ends a round
+    and went on (``then`` says how)."""
+    return HandlerDefect(
+        f"the handler caught the CancelledError with which the engine ends a round to send its "
+        f"questions, and {then} instead of letting it propagate: its questions could never be "
+        "sent. Re-raise CancelledError after any clean-up (handlers are cancelled on every "
+        "round that asks)"
+    )
 
 
 def _text(summary: str | Callable[[], str]) -> str:

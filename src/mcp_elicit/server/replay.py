@@ -20,7 +20,8 @@ from typing import Any
 
 from mcp_elicit.schema.errors import SchemaError
 from mcp_elicit.server.errors import ReplayMismatch, ToolError
-from mcp_elicit.server.flow import Round
+from mcp_elicit.server.flow import Round, swallowed_cancellation
+from mcp_elicit.server.lowlevel import InputRequired
 from mcp_elicit.wire.errors import McpError
 
 # Event-loop turns without news after which concurrently started branches are taken to have
@@ -31,6 +32,9 @@ from mcp_elicit.wire.errors import McpError
 _QUIET_TURNS = 4
 _QUIET_TURNS_DIRECT = 1
 _POLL_SECONDS = 0.005
+# The most one poll counts towards the grace period: a longer gap is the event loop blocked by
+# other code (a handler calling time.sleep), during which no branch could reach its question.
+_MAX_POLL_GAP = 0.05
 
 
 class RetryLater(BaseException):
@@ -58,11 +62,11 @@ class _Watchdog:
     """Decides when a handler with pending questions has asked everything it can this round."""
 
     __slots__ = (
-        "deadline",
         "failure",
         "finished",
         "grace",
         "loop",
+        "polled",
         "quiet",
         "quiet_needed",
         "rnd",
@@ -70,6 +74,7 @@ class _Watchdog:
         "task",
         "ticking",
         "timer",
+        "waited",
     )
 
     def __init__(self, rnd: Round, task: asyncio.Task[Any], grace: float) -> None:
@@ -80,7 +85,8 @@ class _Watchdog:
         self.quiet = 0
         self.quiet_needed = _QUIET_TURNS_DIRECT
         self.ticking = False
-        self.deadline: float | None = None
+        self.polled: float | None = None  # when the grace period was last polled
+        self.waited = 0.0  # of the grace period
         self.finished = False
         self.suspending = False
         self.failure: ReplayMismatch | None = None
@@ -112,14 +118,16 @@ class _Watchdog:
             # An answer arrived for a question this run has not asked (yet). A branch may still
             # be on its way to it (real I/O before the question); give it a bounded grace period.
             now = self.loop.time()
-            if self.deadline is None:
-                self.deadline = now + self.grace
-            if now < self.deadline:
+            if self.polled is not None:
+                self.waited += min(now - self.polled, _MAX_POLL_GAP)
+            self.polled = now
+            if self.waited < self.grace:
                 self.ticking = True
                 self.timer = self.loop.call_later(_POLL_SECONDS, self.tick)
                 return
             self.failure = _not_asked_again(missing, "asked other questions instead")
         self.suspending = True
+        self.rnd.ending = True
         self.task.cancel()
 
     def close(self) -> None:
@@ -183,6 +191,45 @@ async def run_round(
     task = asyncio.current_task()
     if task is None:  # pragma: no cover - always inside a task under asyncio
         raise RuntimeError("run_round must run inside an asyncio task")
+    try:
+        outcome = await _run(handler, kwargs, rnd, grace, task)
+        # A state will be sealed: a step still running (in a branch gather left behind when
+        # another failed, in a task the handler did not await) must be recorded in it, or the
+        # next round runs its side effect again.
+        sealed = isinstance(outcome, Suspended) or isinstance(outcome.value, InputRequired)
+        if sealed and rnd.steps_in_flight:
+            await _steps_settled(rnd)
+            if isinstance(outcome, Suspended):
+                outcome = Suspended(dict(rnd.pending))
+        return outcome
+    finally:
+        rnd.close()
+
+
+async def _steps_settled(rnd: Round) -> None:
+    """Wait until no ``ctx.once`` step of this round is running."""
+    loop = asyncio.get_running_loop()
+    while rnd.steps_in_flight:
+        news: asyncio.Future[None] = loop.create_future()
+
+        def wake(news: asyncio.Future[None] = news) -> None:
+            if not news.done():
+                news.set_result(None)
+
+        rnd.on_news = wake
+        try:
+            await news
+        finally:
+            rnd.on_news = None
+
+
+async def _run(
+    handler: Callable[..., Awaitable[Any]],
+    kwargs: dict[str, Any],
+    rnd: Round,
+    grace: float,
+    task: asyncio.Task[Any],
+) -> Completed | Suspended:
     # Cancellations owed from before this round (a caller that swallowed one; Python 3.11's
     # TaskGroup leaves one behind when a branch fails) are not news: only a new one is.
     owed = task.cancelling()
@@ -199,12 +246,16 @@ async def run_round(
             ) from exc
         if task.uncancel() > owed:
             raise  # cancelled from outside as well as by us
+        if rnd.defect is not None:
+            raise rnd.defect from None  # a branch asked again after our cancellation
         if watchdog.failure is not None:
             raise watchdog.failure from None
         return Suspended(dict(rnd.pending))
     except BaseException as exc:
         if watchdog.suspending:
             task.uncancel()  # our cancellation ended in another exception: take it back
+            if rnd.defect is not None and task.cancelling() <= owed:
+                raise rnd.defect from None
         error = _engine_error(exc) if isinstance(exc, BaseExceptionGroup) else exc
         if isinstance(error, RetryLater):
             return Suspended(dict(rnd.pending))
@@ -213,9 +264,13 @@ async def run_round(
         raise error from None
     finally:
         watchdog.close()
-    if watchdog.suspending and task.uncancel() > owed:
-        # The handler swallowed our cancellation; someone else's is still owed.
-        raise asyncio.CancelledError
+    if watchdog.suspending:
+        if task.uncancel() > owed:
+            # The handler swallowed our cancellation; someone else's is still owed.
+            raise asyncio.CancelledError
+        # The handler caught the cancellation that ends the round and returned: the questions
+        # it asked would be dropped without anyone noticing.
+        raise rnd.defect or swallowed_cancellation("returned")
     missing = rnd.unconsumed_answers()
     if missing:
         # An answered question the replay never reached: its answer (a decline, say) would be
