@@ -24,9 +24,18 @@ from the sealed state, the flow store and the vault, in this order:
    returned. ``Failed``: a tool error with its message (expired, failed, declined, another
    user's). ``Waiting``: the request is held up to ``kit.hold`` seconds (never past the flow's
    expiry), polling the store every 200 ms (another instance's page may finish it: the store is
-   shared), then the round ends with input-required again, with the **same URL**. Once a flow
-   was seen completed, a ``.done`` step records it: later rounds of the same call (the handler
-   asks more questions afterwards) go straight to the vault.
+   shared), then the round ends with input-required again, with the **same URL**. At most
+   :data:`MAX_HOLDS_PER_USER` retries of one user are held at once; more are answered at once.
+   Before and after the hold the vault is asked too: if the user connected (or entered the
+   secret) through another link meanwhile (an earlier call's), the call finishes with that and
+   this flow is left to expire. Once a flow was seen completed, a ``.done`` step records it:
+   later rounds of the same call (the handler asks more questions afterwards) go straight to
+   the vault.
+
+The same ``ctx.connection`` / ``ctx.secret`` (same provider and scopes, or same name) called
+again in one run of the handler, in turn or in ``asyncio.gather``, waits for the first call and
+shares its outcome: one flow, one link. The message is one printable line (control and bidi
+characters removed, at most 300 characters), the same text the page shows.
 
 Scopes: ``ctx.connection(provider, scopes=[...])`` asks the provider for those scopes, its
 default ones and those an existing connection was granted (the new grant replaces it, so nothing
@@ -54,9 +63,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 from mcp_elicit.connect.flows import (
     Failed,
@@ -69,9 +79,15 @@ from mcp_elicit.connect.flows import (
     TooManyPendingFlows,
     Waiting,
     check_for_retry,
+    flow_fingerprint,
     flow_url,
 )
-from mcp_elicit.connect.flows.model import checked_provider, checked_scopes
+from mcp_elicit.connect.flows.model import (
+    MAX_DESCRIPTION_LENGTH,
+    checked_provider,
+    checked_scopes,
+    clean_label,
+)
 from mcp_elicit.connect.vault import (
     Connection,
     NeedsReauthorization,
@@ -90,6 +106,7 @@ if TYPE_CHECKING:
     from mcp_elicit.server.context import Context
 
 __all__ = [
+    "MAX_HOLDS_PER_USER",
     "POLL_INTERVAL",
     "STORE_UNAVAILABLE_DATA",
     "ScopesNotGranted",
@@ -102,6 +119,10 @@ _log = logging.getLogger("mcp_elicit.connect")
 POLL_INTERVAL: Final = 0.2
 """Seconds between two looks at the flow store while a retry is held."""
 STORE_UNAVAILABLE_DATA: Final = {"reason": "connect_store_unavailable", "retryable": True}
+MAX_HOLDS_PER_USER: Final = 8
+"""Retries of one user held at once (a user has a few open flows, one retry each); more are
+answered at once, with the same URL, so that a client sending one state many times over cannot
+multiply the polling of the store."""
 
 T = TypeVar("T")
 
@@ -126,6 +147,30 @@ class ScopesNotGranted(ToolError):
         self.provider = provider
         self.missing = missing
         self.granted = granted
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One ``ctx.connection`` / ``ctx.secret`` slot in one run of a handler: calls take turns,
+    and once one has followed the flow, ``outcome`` is ``(True, value)`` or ``(False, error)``."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    outcome: tuple[bool, Any] | None = None
+
+
+# Per run (a Context lives for one run of the handler): the slots its calls went through.
+_slots: weakref.WeakKeyDictionary[Context, dict[str, _Slot]] = weakref.WeakKeyDictionary()
+
+
+# Per kit (one event loop): how many retries of each principal are being held.
+_holding: weakref.WeakKeyDictionary[ConnectKit, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def _shared(outcome: tuple[bool, Any]) -> Any:
+    ok, value = outcome
+    if ok:
+        return value
+    raise value
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +202,13 @@ async def obtain_connection(
     # not take turns revoking each other's).
     asked = list(dict.fromkeys((*wanted, *oauth.scopes)))
     title = kit.provider_title(provider)
-    what = reason.strip().rstrip(".") if reason and reason.strip() else f"continue with {ctx.target}"
+    # One printable line, as the page shows it (the flow's description is this message): no
+    # control or bidi characters, and no dangling "to ." for a reason of dots.
+    what = (clean_label(reason, MAX_DESCRIPTION_LENGTH) or "").rstrip(". ") or f"continue with {ctx.target}"
     slot = f"connect-{provider}"
     if explicit:
         slot += "-" + hashlib.sha256(" ".join(sorted(set(wanted))).encode()).hexdigest()[:8]
-    message = f"Connect your {title} account to {what}."
+    message = _one_line(f"Connect your {title} account to {what}.")
     request = _Request("connect", provider, title, wanted, slot, message, message)
     refresher = kit.refresher(provider)
 
@@ -171,21 +218,27 @@ async def obtain_connection(
             return ()
         return tuple(scope for scope in wanted if scope not in connection.scopes)
 
-    async def current() -> Connection | None:
+    async def current(starting: bool = True) -> Connection | None:
+        # starting=False: a flow is waiting, and this only asks whether the user connected
+        # through another link meanwhile (no revocation, no error, nothing logged).
         try:
             connection = await kit.vault.fresh_connection(principal, provider, refresher)
         except NeedsReauthorization:
-            _log.info("connection to %s needs re-authorization; starting a URL flow", provider)
+            if starting:
+                _log.info("connection to %s needs re-authorization; starting a URL flow", provider)
             return None
         except NotConnected as exc:
-            if exc.status == "revocation_failed":
+            if starting and exc.status == "revocation_failed":
                 await _retry_revocation(kit, principal, provider, title)
             return None
         except RefreshFailed as exc:
+            if not starting:
+                return None
             raise _refresh_failed(exc, title) from None
         if missing(connection):
-            _log.info("connection to %s lacks requested scopes; starting a URL flow", provider)
-            asked.extend(scope for scope in connection.scopes if scope not in asked)
+            if starting:
+                _log.info("connection to %s lacks requested scopes; starting a URL flow", provider)
+                asked.extend(scope for scope in connection.scopes if scope not in asked)
             return None
         return connection
 
@@ -226,9 +279,9 @@ async def obtain_secret(
         raise ToolError(
             f"ctx.secret: {name!r} is not a valid secret name (1-64 letters, digits, '.', '_', '-')"
         ) from None
-    if not isinstance(description, str) or not description.strip():
+    text = clean_label(description, MAX_DESCRIPTION_LENGTH) if isinstance(description, str) else None
+    if text is None:  # nothing printable: the page and the client would show no description
         raise ToolError("ctx.secret needs a description of the secret (shown to the user)")
-    text = " ".join(description.split())
     if message is None:
         message = (
             f"{text} is needed to continue with {ctx.target}. Enter it on this server's secure "
@@ -236,7 +289,7 @@ async def obtain_secret(
         )
     request = _Request("secret", name, name, (), f"secret-{name}", message, text)
 
-    async def current() -> str | None:
+    async def current(starting: bool = True) -> str | None:
         found = await kit.vault.get_secret(principal, name)
         return None if found is None else found.value
 
@@ -262,57 +315,107 @@ async def _obtain(
     kit: ConnectKit,
     principal: str,
     request: _Request,
-    current: Callable[[], Awaitable[T | None]],
+    current: Callable[[bool], Awaitable[T | None]],
     after_flow: Callable[[], Awaitable[T]],
     flow_scopes: Callable[[], tuple[str, ...]] | None = None,
 ) -> T:
     step = f"mcp_elicit.{request.slot}"
-    recorded, value = ctx._step_recorded(step)
-    if recorded:
-        flow_id, url = _recorded_flow(value, request)
-    else:
-        found = await current()
-        if found is not None:
-            return found
-        if not ctx.can_elicit("url"):  # before creating a flow the client could never open
-            raise ctx._missing(
-                required_for_elicitation("url"),
-                f"This request needs to send the user to a URL ({_what(request)}), but its "
-                "clientCapabilities do not declare elicitation.url",
+    slot = _slots.setdefault(ctx, {}).setdefault(step, _Slot())
+    # A second call for the same slot in this run (two helpers both asking for GitHub, in turn
+    # or in asyncio.gather) waits for the first, then shares its outcome: the flow's question
+    # keys can be read only once per run, and its step run only once.
+    async with slot.lock:
+        if slot.outcome is not None:
+            shared: T = _shared(slot.outcome)
+            return shared
+        recorded, value = ctx._step_recorded(step)
+        if not recorded:
+            found = await current(True)
+            if found is not None:
+                return found
+            if not ctx.can_elicit("url"):  # before creating a flow the client could never open
+                raise ctx._missing(
+                    required_for_elicitation("url"),
+                    f"This request needs to send the user to a URL ({_what(request)}), but its "
+                    "clientCapabilities do not declare elicitation.url",
+                )
+            asked = request if flow_scopes is None else replace(request, scopes=flow_scopes())
+            flow_id, url = _recorded_flow(
+                await ctx.once(step, lambda: _create(ctx, kit, principal, asked)), request
             )
-        asked = request if flow_scopes is None else replace(request, scopes=flow_scopes())
-        flow_id, url = _recorded_flow(
-            await ctx.once(step, lambda: _create(ctx, kit, principal, asked)), request
-        )
+            key, refused = _next_key(ctx, kit, flow_id, principal, request, url)
+            if refused is not None:
+                await refused
+            await ctx._send_url(key, request.message, url)
+        flow_id, url = _recorded_flow(value, request)
+        try:
+            result: T = await _follow(ctx, kit, principal, request, flow_id, url, current, after_flow)
+        except Exception as exc:
+            slot.outcome = (False, exc)
+            raise
+        slot.outcome = (True, result)
+        return result
 
-    # Walk the re-issue sequence: recorded "accept" answers move on to the next key.
+
+async def _follow(
+    ctx: Context,
+    kit: ConnectKit,
+    principal: str,
+    request: _Request,
+    flow_id: str,
+    url: str,
+    current: Callable[[bool], Awaitable[T | None]],
+    after_flow: Callable[[], Awaitable[T]],
+) -> T:
+    """A retry of the round that sent the flow's URL: read the client's answers, then where
+    the flow stands; finish, fail, or hold and ask again with the same URL."""
+    step = f"mcp_elicit.{request.slot}"
+    key, refused = _next_key(ctx, kit, flow_id, principal, request, url)
+    if refused is not None:
+        await refused
+    if ctx._step_recorded(step + ".done")[0]:
+        return await after_flow()  # completed in an earlier round (later questions followed)
+    outcome = await _outcome(kit, flow_id, principal)
+    found: T | None = None
+    if isinstance(outcome, Waiting):
+        # The user may have finished through another link (an earlier call's, in another tab)
+        # meanwhile: then this flow would wait for a page nobody opens.
+        found = await current(False)
+        if found is None:
+            outcome = await _hold(kit, flow_id, principal, outcome)
+            if isinstance(outcome, Waiting):
+                found = await current(False)
+    if found is not None:
+        _log.info("%s flow %s not needed: done through another link", request.kind, flow_fingerprint(flow_id))
+        await ctx.once(step + ".done", lambda: True)
+        return found
+    if isinstance(outcome, Ready):
+        _log.info("%s flow %s completed; finishing %s", request.kind, outcome.flow.fingerprint, ctx.target)
+        await ctx.once(step + ".done", lambda: True)
+        return await after_flow()
+    if isinstance(outcome, Failed):
+        raise ToolError(_failure_message(outcome, request))
+    await ctx._send_url(key, request.message, url)
+
+
+def _next_key(
+    ctx: Context, kit: ConnectKit, flow_id: str, principal: str, request: _Request, url: str
+) -> tuple[str, Awaitable[NoReturn] | None]:
+    """Walk the re-issue sequence: recorded ``accept`` answers move on to the next key. The key
+    this round stands at, and, when the client declined or dismissed, the awaitable that closes
+    the flow and raises."""
     index = 0
     while True:
         key = f"{request.slot}-{index}"
         answered = ctx._url_response(key, request.message, url)
         if answered is None:
-            break
+            return key, None
         action, fresh = answered
         if action != "accept":
-            await _refused(kit, flow_id, principal, request, action, fresh)
+            return key, _refused(kit, flow_id, principal, request, action, fresh)
         index += 1
         if fresh:
-            key = f"{request.slot}-{index}"
-            break
-
-    if recorded:  # a retry: where does the flow stand?
-        if ctx._step_recorded(step + ".done")[0]:
-            return await after_flow()  # completed in an earlier round (later questions followed)
-        outcome = await _held_outcome(kit, flow_id, principal)
-        if isinstance(outcome, Ready):
-            _log.info(
-                "%s flow %s completed; finishing %s", request.kind, outcome.flow.fingerprint, ctx.target
-            )
-            await ctx.once(step + ".done", lambda: True)
-            return await after_flow()
-        if isinstance(outcome, Failed):
-            raise ToolError(_failure_message(outcome, request))
-    await ctx._send_url(key, request.message, url)
+            return f"{request.slot}-{index}", None
 
 
 async def _create(ctx: Context, kit: ConnectKit, principal: str, request: _Request) -> list[str]:
@@ -342,20 +445,29 @@ def _recorded_flow(value: object, request: _Request) -> tuple[str, str]:
     raise ToolError("The state of this request is not what this server recorded; run the tool again.")
 
 
-async def _held_outcome(kit: ConnectKit, flow_id: str, principal: str) -> RetryOutcome:
-    """The flow's outcome for this principal, holding up to ``kit.hold`` seconds while it is
-    still waiting (polling the shared store)."""
-    outcome = await _outcome(kit, flow_id, principal)
-    if not isinstance(outcome, Waiting):
+async def _hold(kit: ConnectKit, flow_id: str, principal: str, waiting: Waiting) -> RetryOutcome:
+    """Hold the request up to ``kit.hold`` seconds (never past the flow's expiry) while the flow
+    is waiting, polling the shared store; the last outcome seen."""
+    holding = _holding.setdefault(kit, {})
+    if holding.get(principal, 0) >= MAX_HOLDS_PER_USER:
+        _log.info("%d retries of %r already held; answering this one at once", MAX_HOLDS_PER_USER, principal)
+        return waiting
+    holding[principal] = holding.get(principal, 0) + 1
+    try:
+        outcome: RetryOutcome = waiting
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + waiting.hold_for(kit.hold, kit.clock())
+        while (left := deadline - loop.time()) > 0:
+            await asyncio.sleep(min(POLL_INTERVAL, left))
+            outcome = await _outcome(kit, flow_id, principal)
+            if not isinstance(outcome, Waiting):
+                return outcome
         return outcome
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + outcome.hold_for(kit.hold, kit.clock())
-    while (left := deadline - loop.time()) > 0:
-        await asyncio.sleep(min(POLL_INTERVAL, left))
-        outcome = await _outcome(kit, flow_id, principal)
-        if not isinstance(outcome, Waiting):
-            return outcome
-    return outcome
+    finally:
+        if holding[principal] > 1:
+            holding[principal] -= 1
+        else:
+            del holding[principal]
 
 
 async def _outcome(kit: ConnectKit, flow_id: str, principal: str) -> RetryOutcome:
@@ -375,7 +487,7 @@ async def _refused(
         try:
             await kit.flows.fail(
                 flow_id,
-                None if declined else "dismissed in the client",
+                None if declined else "Dismissed in the client.",
                 owner=principal,
                 declined=declined,
             )
@@ -405,6 +517,11 @@ def _what(request: _Request) -> str:
     if request.kind == "connect":
         return f"connecting your {request.title} account"
     return f"entering the secret {request.label!r}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` as the page shows a flow's description: one printable line, capped."""
+    return clean_label(text, MAX_DESCRIPTION_LENGTH) or text
 
 
 def _failure_message(outcome: Failed, request: _Request) -> str:

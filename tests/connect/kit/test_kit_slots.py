@@ -1,0 +1,262 @@
+"""ctx.connection / ctx.secret called more than once in a handler, several flows in one round,
+a flow finished through another link, and the text the user reads (message, page description,
+failure). Driven in-process (``Server.dispatch``) on real SQLite stores; the test plays the pages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kit_sites import VAULT_KEY
+from kit_support import ACCEPT, browser_connects, browser_enters_secret, flow_id_of
+from tests.helpers import Flow, text
+
+from mcp_elicit import Context
+from mcp_elicit.connect.identity import JWTIdentity
+from mcp_elicit.connect.kit import ConnectKit
+from mcp_elicit.connect.vault import Vault
+from mcp_elicit.server.app import Server
+from mcp_elicit.state import KeyRing
+
+ALICE = "https://auth.example.com|alice"
+URL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+
+
+@pytest.fixture
+async def kit(tmp_path: Path) -> AsyncIterator[ConnectKit]:
+    made = ConnectKit(
+        base_url="http://127.0.0.1:9",
+        identity=JWTIdentity(
+            issuer="https://auth.example.com",
+            jwks_url="https://auth.example.com/jwks",
+            audience="http://127.0.0.1:9/mcp",
+        ),
+        vault=Vault.sqlite(tmp_path / "vault.db", keys=[VAULT_KEY]),
+        hold=0.4,
+        development=True,
+    )
+    for provider in ("github", "gitlab"):
+        made.oauth_provider(
+            provider,
+            authorize_url=f"https://{provider}.example/authorize",
+            token_url=f"https://{provider}.example/token",
+            client_id="c",
+            scopes=["repo"],
+        )
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+@pytest.fixture
+def app(kit: ConnectKit) -> Server:
+    server = Server("slots", state_keys=[KeyRing.generate_secret()], connect=kit)
+
+    @server.tool()
+    async def github_twice(ctx: Context) -> str:
+        first = await ctx.connection("github", reason="list your repositories")
+        second = await ctx.connection("github", reason="read your issues")
+        return f"{first.access_token} {second.access_token}"
+
+    @server.tool()
+    async def github_gathered(ctx: Context) -> str:
+        first, second = await asyncio.gather(ctx.connection("github"), ctx.connection("github"))
+        return f"{first.access_token} {second.access_token}"
+
+    @server.tool()
+    async def secret_twice(ctx: Context) -> str:
+        first = await ctx.secret("api-key", "Your API key")
+        second = await ctx.secret("api-key", "Your API key")
+        return f"{len(first)} {first == second}"
+
+    @server.tool()
+    async def two_providers(ctx: Context) -> str:
+        github, gitlab = await asyncio.gather(ctx.connection("github"), ctx.connection("gitlab"))
+        return f"{github.access_token} {gitlab.access_token}"
+
+    @server.tool()
+    async def connect(ctx: Context, reason: str) -> str:
+        return (await ctx.connection("github", reason=reason)).access_token
+
+    @server.tool()
+    async def secret(ctx: Context, description: str) -> str:
+        return str(len(await ctx.secret("api-key", description)))
+
+    return server
+
+
+def url_questions(result: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    assert result["resultType"] == "input_required", result
+    return {
+        key: (request["params"]["url"], request["params"]["message"])
+        for key, request in result["inputRequests"].items()
+    }
+
+
+async def test_the_same_connection_twice_in_one_handler(app: Server, kit: ConnectKit) -> None:
+    flow = Flow(app, "github_twice", capabilities=URL_CAPS, principal=ALICE)
+    ((key, (url, message)),) = url_questions(await flow.send()).items()
+    assert message == "Connect your GitHub account to list your repositories."
+    await browser_connects(kit.flows, kit.vault, flow_id_of(url), ALICE, "gho_one")
+    # The second call shares the first call's flow: no second link, no "key used twice".
+    done = await flow.send({key: ACCEPT})
+    assert text(done) == "gho_one gho_one"
+
+
+async def test_the_same_connection_twice_in_asyncio_gather(app: Server, kit: ConnectKit) -> None:
+    flow = Flow(app, "github_gathered", capabilities=URL_CAPS, principal=ALICE)
+    ((key, (url, _)),) = url_questions(await flow.send()).items()
+    assert key == "connect-github-0"
+    retry = url_questions(await flow.send({key: ACCEPT}))  # held, then asked again
+    assert list(retry) == ["connect-github-1"]
+    assert retry["connect-github-1"][0] == url
+    await browser_connects(kit.flows, kit.vault, flow_id_of(url), ALICE, "gho_both")
+    assert text(await flow.send({"connect-github-1": ACCEPT})) == "gho_both gho_both"
+
+
+async def test_the_same_secret_twice_in_one_handler(app: Server, kit: ConnectKit) -> None:
+    flow = Flow(app, "secret_twice", capabilities=URL_CAPS, principal=ALICE)
+    ((key, (url, _)),) = url_questions(await flow.send()).items()
+    await browser_enters_secret(kit.flows, kit.vault, flow_id_of(url), ALICE, "api-key", "sk-12345")
+    assert text(await flow.send({key: ACCEPT})) == "8 True"
+
+
+async def test_two_providers_in_one_round(app: Server, kit: ConnectKit) -> None:
+    flow = Flow(app, "two_providers", capabilities=URL_CAPS, principal=ALICE)
+    first = url_questions(await flow.send())
+    assert sorted(first) == ["connect-github-0", "connect-gitlab-0"]
+    github_url, gitlab_url = first["connect-github-0"][0], first["connect-gitlab-0"][0]
+    assert github_url != gitlab_url
+    await browser_connects(kit.flows, kit.vault, flow_id_of(github_url), ALICE, "gho_g")
+    # GitHub is done; GitLab is held and asked again, alone, with the same URL.
+    second = url_questions(await flow.send({"connect-github-0": ACCEPT, "connect-gitlab-0": ACCEPT}))
+    assert second == {"connect-gitlab-1": first["connect-gitlab-0"]}
+    await browser_connects(kit.flows, kit.vault, flow_id_of(gitlab_url), ALICE, "glpat_l", "gitlab")
+    assert text(await flow.send({"connect-gitlab-1": ACCEPT})) == "gho_g glpat_l"
+
+
+async def test_a_connection_made_through_another_link_finishes_the_waiting_call(
+    app: Server, kit: ConnectKit
+) -> None:
+    """The model called the tool twice (two links); the user finished the first link. The
+    second call must not hold and re-ask for a page nobody will open."""
+    kit.hold = 8.0
+    earlier = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((_, (earlier_url, _)),) = url_questions(await earlier.send()).items()
+    later = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((key, (later_url, _)),) = url_questions(await later.send()).items()
+    assert later_url != earlier_url
+    await browser_connects(kit.flows, kit.vault, flow_id_of(earlier_url), ALICE, "gho_tab1")
+
+    started = time.monotonic()
+    done = await later.send({key: ACCEPT})
+    assert text(done) == "gho_tab1"
+    assert time.monotonic() - started < 4.0, "finished at once, not after the hold"
+    # Later rounds of the same call go to the vault, as after a completed flow.
+    assert (await kit.flows.get(flow_id_of(later_url))).status == "pending"  # left to expire
+
+
+async def test_completed_through_another_link_during_the_hold(app: Server, kit: ConnectKit) -> None:
+    kit.hold = 1.0
+    earlier = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((_, (earlier_url, _)),) = url_questions(await earlier.send()).items()
+    later = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((key, _),) = url_questions(await later.send()).items()
+
+    async def other_tab() -> None:
+        await asyncio.sleep(0.3)
+        await browser_connects(kit.flows, kit.vault, flow_id_of(earlier_url), ALICE, "gho_tab1")
+
+    done, _ = await asyncio.gather(later.send({key: ACCEPT}), other_tab())
+    assert text(done) == "gho_tab1"
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        ("...", "Connect your GitHub account to continue with connect."),
+        (" read your repos. ", "Connect your GitHub account to read your repos."),
+        ("read\nyour\u202e repos\x07", "Connect your GitHub account to read your repos."),
+    ],
+)
+async def test_the_reason_is_one_clean_line(app: Server, kit: ConnectKit, reason: str, message: str) -> None:
+    flow = Flow(app, "connect", {"reason": reason}, capabilities=URL_CAPS, principal=ALICE)
+    ((_, (url, sent)),) = url_questions(await flow.send()).items()
+    assert sent == message
+    assert (await kit.flows.get(flow_id_of(url))).description == message  # what the page shows
+
+
+async def test_a_very_long_reason_reads_the_same_in_the_client_and_on_the_page(
+    app: Server, kit: ConnectKit
+) -> None:
+    flow = Flow(app, "connect", {"reason": "read " + "x" * 5000}, capabilities=URL_CAPS, principal=ALICE)
+    ((_, (url, sent)),) = url_questions(await flow.send()).items()
+    assert len(sent) <= 300
+    assert sent.startswith("Connect your GitHub account to read xxx")
+    assert sent.endswith("…")
+    assert (await kit.flows.get(flow_id_of(url))).description == sent
+
+
+async def test_a_secret_description_is_cleaned_the_same_for_the_client_and_the_page(
+    app: Server, kit: ConnectKit
+) -> None:
+    described = {"description": "Your\u202e API\nkey\x07"}
+    flow = Flow(app, "secret", described, capabilities=URL_CAPS, principal=ALICE)
+    ((_, (url, sent)),) = url_questions(await flow.send()).items()
+    assert sent.startswith("Your API key is needed to continue with secret.")
+    assert (await kit.flows.get(flow_id_of(url))).description == "Your API key"
+
+
+async def test_a_secret_description_with_nothing_printable_is_refused(app: Server) -> None:
+    flow = Flow(app, "secret", {"description": "\u202e\u200b\x07"}, capabilities=URL_CAPS, principal=ALICE)
+    result = await flow.send()
+    assert result["isError"] is True
+    assert "needs a description" in text({**result, "resultType": "complete"})
+
+
+async def test_dismissed_then_the_same_state_accepted_reads_as_a_sentence(app: Server) -> None:
+    flow = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((key, _),) = url_questions(await flow.send()).items()
+    state = flow.state
+    dismissed = await flow.send({key: {"action": "cancel"}}, state=state)
+    assert text(dismissed).startswith("You dismissed the request")
+    replayed = await flow.send({key: ACCEPT}, state=state)  # the same state again, now "accept"
+    assert replayed["isError"] is True
+    assert text(replayed) == (
+        "Connecting your GitHub account did not complete: Dismissed in the client. "
+        "Run the tool again to retry."
+    )
+
+
+async def test_one_user_replaying_a_state_cannot_hold_without_bound(app: Server, kit: ConnectKit) -> None:
+    """Each held retry polls the store five times a second: one user sending the same state many
+    times at once gets a bounded number held, the rest answered at once with the same URL."""
+    kit.hold = 2.0
+    flow = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE)
+    ((key, (url, _)),) = url_questions(await flow.send()).items()
+    state = flow.state
+
+    async def replay() -> tuple[float, dict[str, Any]]:
+        started = time.monotonic()
+        result = await Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=ALICE).send(
+            {key: ACCEPT}, state=state
+        )
+        return time.monotonic() - started, result
+
+    replays = await asyncio.gather(*(replay() for _ in range(14)))
+    quick = [result for took, result in replays if took < 1.0]
+    assert len(quick) == 14 - 8, [took for took, _ in replays]  # MAX_HOLDS_PER_USER is 8
+    for _, result in replays:
+        assert url_questions(result) == {"connect-github-1": (url, "Connect your GitHub account to x.")}
+    # Another user is not affected by alice's held retries.
+    bob = "https://auth.example.com|bob"
+    other = Flow(app, "connect", {"reason": "x"}, capabilities=URL_CAPS, principal=bob)
+    ((bob_key, _),) = url_questions(await other.send()).items()
+    started = time.monotonic()
+    await other.send({bob_key: ACCEPT})
+    assert time.monotonic() - started >= 1.8, "bob's retry is held as usual"
