@@ -72,7 +72,10 @@ class Failed:
         if self.reason == "declined":
             return f"You declined {what}."
         if self.reason == "failed":
-            detail = f": {flow.detail}" if flow is not None and flow.detail else "."
+            detail = "."
+            if flow is not None and flow.detail:
+                # A sentence of its own before "Run the tool again": end it.
+                detail = f": {flow.detail}" + ("" if flow.detail.endswith((".", "!", "?")) else ".")
             return f"{what[:1].upper()}{what[1:]} did not complete{detail} Run the tool again to retry."
         if self.reason == "not-owner":
             return "This request cannot be completed for the signed-in account. Run the tool again."

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from mcp_elicit.connect.identity.principal import Principal
 
 from . import _sql
-from .errors import FlowNotFound
+from .errors import FlowNotFound, FlowStoreUnavailable
 from .model import (
     MAX_CLIENT_LENGTH,
     MAX_DESCRIPTION_LENGTH,
@@ -45,12 +45,23 @@ from .model import (
     refusal,
 )
 
-__all__ = ["MAX_SESSION_LIFETIME", "BaseFlowStore", "FlowStore", "SessionRevocations", "sign_out_everywhere"]
+__all__ = [
+    "MAX_SESSION_LIFETIME",
+    "SWEEP_INTERVAL",
+    "BaseFlowStore",
+    "FlowStore",
+    "SessionRevocations",
+    "sign_out_everywhere",
+]
 
 MAX_SESSION_LIFETIME = 86400.0
 """The longest a pages session can last (``ConnectPages(session_ttl=...)`` allows at most this):
 a sign-out everywhere is kept this long, after which every session it voids has expired."""
 _MAX_SESSION_ID = 128
+SWEEP_INTERVAL = 300.0
+"""Seconds between two sweeps of the whole store (records past retention, every owner's), run
+by ``create``: ``create`` purges its own owner's old records, but a user who never comes back
+would otherwise keep theirs (owner, client, description) for ever."""
 
 _log = logging.getLogger("mcp_elicit.connect.flows")
 
@@ -174,6 +185,7 @@ class BaseFlowStore:
         self.max_pending_per_user = max_pending_per_user
         self.retention = float(retention)
         self._clock = clock
+        self._swept = -math.inf  # when this store last swept every owner's records
 
     # -------------------------------------------------------------- backend primitives
 
@@ -242,6 +254,7 @@ class BaseFlowStore:
             expires,
             (client_label, description_label),
         )
+        await self._sweep(now)
         _log.info(
             "flow %s created: %s %s for %r, expires in %gs",
             flow_fingerprint(flow_id),
@@ -319,6 +332,17 @@ class BaseFlowStore:
 
     async def expire_old(self, now: float | None = None) -> int:
         return await self._expire(self._clock() if now is None else float(now))
+
+    async def _sweep(self, now: float) -> None:
+        """``expire_old`` at most every :data:`SWEEP_INTERVAL` seconds; a failure is logged (the
+        flow was created; the next sweep tries again)."""
+        if now - self._swept < SWEEP_INTERVAL:
+            return
+        self._swept = now
+        try:
+            await self._expire(now)
+        except FlowStoreUnavailable as exc:
+            _log.warning("sweeping old flows failed: %s", exc)
 
     # -------------------------------------------------------------- session revocations
 
