@@ -114,6 +114,34 @@ async def big(size: int) -> str:
     return "x" * size
 
 
+_late: set[asyncio.Task[None]] = set()
+
+
+@app.tool()
+async def progress_after_result(label: str, early: bool, ctx: Context) -> str:
+    """Leaves a task behind that reports progress once the result has gone out (and, when
+    ``early``, reports progress first, long enough before returning that the SSE stream starts).
+    Writes ``late-<label>`` with what that late report raised, or ``none``."""
+    if early:
+        await ctx.report_progress(0, 1, "before the result")
+        await asyncio.sleep(0.3)
+
+    async def later() -> None:
+        await asyncio.sleep(0.3)
+        try:
+            await ctx.report_progress(1, 1, "after the result")
+            outcome = "none"
+        except Exception as exc:
+            outcome = repr(exc)
+        await asyncio.sleep(0.3)  # what the transport may have started for it has run by now
+        (MARKERS / f"late-{label}").write_text(outcome)
+
+    task = asyncio.get_running_loop().create_task(later())
+    _late.add(task)
+    task.add_done_callback(_late.discard)
+    return "returned"
+
+
 async def bearer(headers: Mapping[str, str]) -> str | Caller | None:
     """``Bearer <user>`` or ``Bearer <user>@<client>`` (a token issued to that OAuth client)."""
     value = headers.get("authorization", "")
@@ -133,6 +161,7 @@ def main() -> None:
     parser.add_argument("--body-timeout", type=float, default=30.0)
     parser.add_argument("--head-timeout", type=float, default=None)
     parser.add_argument("--h11", action="store_true", help="uvicorn's h11 protocol, not httptools")
+    parser.add_argument("--graceful", type=float, default=None, help="uvicorn's timeout_graceful_shutdown")
     args = parser.parse_args()
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
@@ -144,6 +173,8 @@ def main() -> None:
 
         # uvicorn's h11 protocol (what runs without httptools), with the same head timeout.
         options: dict[str, Any] = {"http": "h11"} if args.h11 else {}
+        if args.graceful is not None:
+            options["timeout_graceful_shutdown"] = args.graceful
         serve(
             app.asgi(authenticate=bearer, body_timeout=args.body_timeout),
             host="127.0.0.1",

@@ -660,7 +660,9 @@ class Server:
 
         ``path``, ``allowed_origins``, ``authenticate`` and ``body_timeout`` are :meth:`asgi`'s.
         ``head_timeout=`` (seconds, default 10) closes connections that do not finish a request
-        head in time; other keyword arguments go to ``uvicorn.run``."""
+        head in time; ``timeout_graceful_shutdown=`` (seconds, default 5) is how long requests
+        in flight get after SIGTERM or Ctrl-C before they are answered 503; other keyword
+        arguments go to ``uvicorn.Config``."""
         from mcp_elicit.transport.http_server import serve
 
         app = self.asgi(

@@ -2,17 +2,20 @@
 
 One POST carries one JSON-RPC request or notification. GET and DELETE (the older revisions'
 stream and session end) get 405, and so does OPTIONS, except a CORS preflight from an origin
-listed in ``allowed_origins``. Checks, in order: path, method, Origin (403), Content-Type
-(415), Accept (406), body size (413), JSON-RPC shape, ``_meta`` (-32602), headers against the
-body (-32020), authentication (401), then the server. The reply is JSON, or an SSE stream when
+listed in ``allowed_origins``. Checks, in order: path, method, Origin (403), Content-Type and
+Content-Encoding (415), Accept (406), body size (413), JSON-RPC shape, ``_meta`` (-32602), headers
+against the body (-32020), authentication (401), then the server. The reply is JSON, or an SSE stream when
 the handler sends progress or log notifications and the client accepts ``text/event-stream``.
-A client that closes the connection cancels the handler.
+A client that closes the connection cancels the handler; a request the server itself cancels
+(uvicorn, when its graceful shutdown time is over) is answered 503.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,6 +85,7 @@ _READ_HEADERS: dict[bytes, str] = {
     for name in (
         "origin",
         "content-type",
+        "content-encoding",
         "accept",
         "content-length",
         "mcp-protocol-version",
@@ -101,6 +105,12 @@ _CORS_HEADER_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _TWO_ORIGINS = "(more than one Origin header)"
 # The Accept value MCP clients send (and what any client that sends exactly it means).
 _COMMON_ACCEPT = "application/json, text/event-stream"
+
+
+def _encoded(content_encoding: str) -> bool:
+    """Whether a Content-Encoding value names a coding other than ``identity`` (the body would
+    otherwise reach the JSON parser compressed and be refused as "not valid UTF-8")."""
+    return any(c.strip().lower() not in ("", "identity") for c in content_encoding.split(","))
 
 
 def _loopback_origin(origin: str) -> bool:
@@ -174,7 +184,7 @@ class HttpApp:
             if name in headers:
                 if name == "origin":
                     headers[name] = _TWO_ORIGINS  # never an allowed origin
-                elif name == "accept":
+                elif name == "accept" or name == "content-encoding":
                     headers[name] += ", " + raw_value.decode("latin-1")  # one list (RFC 9110 §5.3)
                 elif duplicate is None and (name in _SINGLE_MCP_HEADERS or name.startswith("mcp-param-")):
                     duplicate = name  # refused once the body (and so the request id) is read
@@ -218,6 +228,22 @@ class HttpApp:
                 McpError(INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"),
             )
             return
+        encoding = headers.get("content-encoding")
+        if encoding is not None and _encoded(encoding):
+            await _json(
+                send,
+                415,
+                encode_error(
+                    None,
+                    McpError(
+                        INVALID_REQUEST,
+                        f"Unsupported Media Type: Content-Encoding {encoding!r} is not supported; "
+                        "send the body uncompressed",
+                    ),
+                ),
+                extra=[(b"accept-encoding", b"identity")],
+            )
+            return
         accept = headers.get("accept", "*/*")
         if accept == _COMMON_ACCEPT:
             accepts_sse = True
@@ -245,6 +271,15 @@ class HttpApp:
         entry = in_flight.start(receive)
         try:
             body = await self._read_body(entry, receive)
+        except asyncio.CancelledError:
+            if entry.task.cancelling() == 0:
+                raise
+            # Only the server cancels a request here (uvicorn, once its graceful shutdown time
+            # is over): answer it rather than leave uvicorn's bare 500.
+            await _shutting_down(send, None)
+            if entry.task.uncancel() == 0:
+                return
+            raise
         finally:
             in_flight.finish(entry)
         if entry.expired:
@@ -308,8 +343,18 @@ class HttpApp:
         except asyncio.CancelledError:
             if stream is not None:
                 stream.close()
-            if entry.disconnected and entry.task.uncancel() == 0:
-                return  # closing the connection is the cancellation in 2026-07-28: send nothing
+            if entry.task.cancelling() == 0:
+                raise  # not this request's cancellation
+            if not entry.disconnected:
+                # Cancelled by the server (uvicorn cancels what still runs once its graceful
+                # shutdown time is over): the client gets an error, not a cut connection.
+                if stream is not None and stream.opened:
+                    await stream.end_with(encode_error(message.id, _shutdown_error()))
+                else:
+                    await _shutting_down(send, message.id)
+            # (A closed connection is the cancellation in 2026-07-28: nothing is sent for it.)
+            if entry.task.uncancel() == 0:
+                return
             raise
         finally:
             in_flight.finish(entry)
@@ -421,9 +466,16 @@ class _SseStream:
         self._held: list[bytes] = []
         self._timer: asyncio.TimerHandle | None = None
         self._opening: asyncio.Task[None] | None = None
-        self.started = False
+        self.opened = False  # the response has started (its head is sent)
+        self.started = False  # ... and the held notifications have gone out
+        # The reply has been sent (or the request cancelled): a notification from a task the
+        # handler left behind would be an ASGI message after the response, which the server
+        # refuses with an error raised in that task.
+        self._done = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
+        if self._done:
+            return
         data = encode_notification(method, params)
         if self.started:
             await self._event(data)
@@ -448,6 +500,7 @@ class _SseStream:
                 ],
             }
         )
+        self.opened = True
         # Notifications that come while these go out are held too: they follow in order.
         while self._held:
             await self._event(self._held.pop(0))
@@ -457,6 +510,7 @@ class _SseStream:
         """Send the reply on the stream and return True; or return False (the stream never
         started, and the reply is an error or has no notifications to carry) for the caller to
         send it as JSON with ``status``."""
+        self._done = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -471,10 +525,15 @@ class _SseStream:
 
     def close(self) -> None:
         """The request was cancelled: send nothing more."""
+        self._done = True
         if self._timer is not None:
             self._timer.cancel()
         if self._opening is not None:
             self._opening.cancel()
+
+    async def end_with(self, payload: bytes) -> None:
+        """End a stream that has started (after :meth:`close`) with ``payload``."""
+        await self._event(payload, last=True)
 
     async def _event(self, data: bytes, *, last: bool = False) -> None:
         await self._send(
@@ -595,6 +654,15 @@ async def _error(send: Send, status: int, request_id: Any, error: McpError) -> N
     await _json(send, status, encode_error(request_id, error))
 
 
+def _shutdown_error() -> McpError:
+    return McpError(INTERNAL_ERROR, "Internal error: the server is shutting down; retry the request")
+
+
+async def _shutting_down(send: Send, request_id: Any) -> None:
+    """The answer to a request the server stopped before it finished: 503, which clients retry."""
+    await _json(send, 503, encode_error(request_id, _shutdown_error()), extra=[(b"connection", b"close")])
+
+
 async def _preflight(send: Send, origin: str, requested: str | None) -> None:
     """The answer to a CORS preflight from an allowed origin: POST, with the MCP headers (and the
     ``Mcp-Param-*`` ones a tool declares, which the browser names in its request)."""
@@ -643,6 +711,11 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+"""Seconds :func:`serve` lets requests in flight finish after SIGTERM or Ctrl-C; those still
+running then get 503 (``timeout_graceful_shutdown=`` changes it)."""
+
+
 def serve(
     app: Any,
     *,
@@ -657,6 +730,10 @@ def serve(
     seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
     turn it off. ``http="httptools"`` or ``"h11"`` picks uvicorn's protocol and keeps the head
     timeout; a protocol class of your own (``http=MyProtocol``) runs without it.
+
+    On SIGTERM or Ctrl-C, requests in flight get ``timeout_graceful_shutdown`` seconds (default
+    :data:`DEFAULT_SHUTDOWN_TIMEOUT`) to finish; then each still running is answered with 503
+    (``-32603``, "the server is shutting down"; the last event of an SSE reply that has started).
     """
     import uvicorn
 
@@ -671,7 +748,14 @@ def serve(
     seconds = DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
         raise ValueError(f"head_timeout must be a number of seconds (0 turns it off), not {head_timeout!r}")
-    settings: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    settings: dict[str, Any] = {
+        "log_level": "warning",
+        "access_log": False,
+        "lifespan": "off",
+        # uvicorn waits for requests in flight without end by default: one handler that never
+        # finishes kept a SIGTERMed server up for good (a second SIGTERM did nothing either).
+        "timeout_graceful_shutdown": DEFAULT_SHUTDOWN_TIMEOUT,
+    }
     protocol = options.pop("http", None)
     if protocol in (None, "auto", "httptools", "h11"):
         settings["http"] = server_protocol(seconds, base=_protocol_class(protocol))
@@ -680,7 +764,46 @@ def serve(
             raise ValueError("head_timeout works with http='httptools' or 'h11', not with a protocol class")
         settings["http"] = protocol
     settings.update(options)
-    uvicorn.run(app, host=host, port=port, **settings)
+    # What uvicorn.run does for an app object, with a Server that lets the requests it cancels
+    # at the end of the graceful shutdown send their 503 before the process ends.
+    config = uvicorn.Config(app, host=host, port=port, **settings)
+    if config.reload or config.workers > 1:
+        raise ValueError(
+            "serve() runs one process: reload= and workers= need uvicorn.run and an import string"
+        )
+    server = _answering_server(uvicorn.Server)(config)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C, re-raised by uvicorn once it has shut down
+    finally:
+        if config.uds and os.path.exists(config.uds):
+            os.remove(config.uds)
+    if not server.started:
+        sys.exit(3)  # uvicorn's STARTUP_FAILURE
+
+
+def _answering_server(base: type[Any]) -> type[Any]:
+    """uvicorn's Server, waiting (briefly) for the requests it cancelled to end.
+
+    uvicorn cancels the requests still running when ``timeout_graceful_shutdown`` is over, then
+    returns at once and re-raises the signal, which ends the process: the cancelled requests
+    never ran again, and their clients saw the connection cut instead of the 503 they are owed.
+    """
+
+    class AnsweringServer(base):  # type: ignore[misc]
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets=sockets)
+            running = set(self.server_state.tasks)
+            if running:
+                await asyncio.wait(running, timeout=_ANSWER_TIME)
+
+    return AnsweringServer
+
+
+# Seconds the requests cancelled at the end of a graceful shutdown get to send their answer (a
+# handler that swallows its cancellation does not hold the process longer than this).
+_ANSWER_TIME = 1.0
 
 
 def _protocol_class(name: str | None) -> type[Any] | None:
