@@ -3,41 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port, wait_for_port
-
-SERVER = Path(__file__).with_name("cli_server.py")
-STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
-
-
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_elicit.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-@pytest.fixture(scope="module")
-def http_target() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+from tests.cli.cli_support import STDIO_TARGET, cli, http_server
 
 
 def answers(tmp_path: Path, script: object) -> str:
@@ -170,18 +141,8 @@ def test_tools_lists_name_and_description(http_target: str) -> None:
 @pytest.fixture(scope="module")
 def guarded_target() -> Iterator[str]:
     """The same server behind a bearer-token check (401 without the right token)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port), "s3cret-token"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with http_server("s3cret-token") as url:
+        yield url
 
 
 def test_header_option_carries_the_token(guarded_target: str) -> None:

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli.cli_support import one_clear_line
+
 RAW = Path(__file__).with_name("raw_server.py")
 TARGET = f"{sys.executable} {RAW}"
 SAFE = 2**53 - 1
@@ -39,14 +41,6 @@ def answers(tmp_path: Path, text: str) -> str:
     path = tmp_path / "answers.json"
     path.write_text(text)
     return str(path)
-
-
-def one_clear_line(done: subprocess.CompletedProcess[str]) -> str:
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("mcp-elicit: ")
-    return lines[0]
 
 
 INTEGER = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-SERVER = Path(__file__).with_name("cli_server.py")
-STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
+from tests.cli.cli_support import STDIO_TARGET
+
 FULL = "/dev/full"  # every write fails with ENOSPC
 
 pytestmark = pytest.mark.skipif(not os.path.exists(FULL), reason="needs /dev/full")

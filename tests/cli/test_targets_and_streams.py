@@ -4,55 +4,11 @@ documented exit status."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from tests.helpers import free_port, wait_for_port
+from tests.cli.cli_support import STDIO_TARGET, cli, one_clear_line
 
-SERVER = Path(__file__).with_name("cli_server.py")
-STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
 REFUSED = "http://127.0.0.1:1/mcp"  # nothing listens: a target the checks must stop before
-
-
-def cli(*args: str, close: int | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the command; ``close``: a standard descriptor the child closes before it starts."""
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_elicit.cli", *args],
-        capture_output=close not in (1, 2),
-        stdout=subprocess.PIPE if close == 2 else None,
-        stderr=subprocess.PIPE if close == 1 else None,
-        stdin=subprocess.DEVNULL if close != 0 else None,
-        text=True,
-        timeout=60,
-        preexec_fn=None if close is None else lambda: os.close(close),
-    )
-
-
-def one_clear_line(done: subprocess.CompletedProcess[str]) -> str:
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("mcp-elicit: ")
-    return lines[0]
-
-
-@pytest.fixture(scope="module")
-def http_target() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 # -- TARGET ----------------------------------------------------------------------------------------
