@@ -17,12 +17,29 @@ from tests.helpers import ThreadedServer
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.flows import FlowStore
 from mcp_elicit.connect.flows.sqlite_store import SQLiteFlowStore
+from mcp_elicit.connect.identity import JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.state import KeyRing
 
 STATE_KEY = KeyRing.generate_secret()
 VAULT_KEY = KeyRing.generate_secret()
+
+
+def offline_kit(tmp: Path, **options: Any) -> ConnectKit:
+    """A kit whose identity and pages are never reached (tests drive the server in-process,
+    with the principal given): a SQLite vault in ``tmp``, development mode."""
+    return ConnectKit(
+        base_url="http://127.0.0.1:9",
+        identity=JWTIdentity(
+            issuer="https://auth.example.com",
+            jwks_url="https://auth.example.com/jwks",
+            audience="http://127.0.0.1:9/mcp",
+        ),
+        vault=Vault.sqlite(tmp / "vault.db", keys=[VAULT_KEY]),
+        development=True,
+        **options,
+    )
 
 
 def fp(value: str) -> str:

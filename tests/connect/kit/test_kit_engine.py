@@ -7,14 +7,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from kit_sites import VAULT_KEY, build_server
+from kit_sites import VAULT_KEY, build_server, offline_kit
 from kit_support import text_of
 from tests.helpers import Flow
 
 from mcp_elicit import Context
-from mcp_elicit.connect.identity import JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
-from mcp_elicit.connect.vault import Connection, Vault
+from mcp_elicit.connect.vault import Connection
 from mcp_elicit.server.app import Server
 
 ALICE = "https://auth.example.com|alice"
@@ -22,16 +21,7 @@ ALICE = "https://auth.example.com|alice"
 
 @pytest.fixture
 async def kit(tmp_path: Path) -> AsyncIterator[ConnectKit]:
-    made = ConnectKit(
-        base_url="http://127.0.0.1:9",
-        identity=JWTIdentity(
-            issuer="https://auth.example.com",
-            jwks_url="https://auth.example.com/jwks",
-            audience="http://127.0.0.1:9/mcp",
-        ),
-        vault=Vault.sqlite(tmp_path / "vault.db", keys=[VAULT_KEY]),
-        development=True,
-    )
+    made = offline_kit(tmp_path)
     revoked: list[Connection] = []
 
     async def revoke(connection: Connection) -> None:

@@ -11,14 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit_sites import VAULT_KEY
+from kit_sites import offline_kit
 from kit_support import ACCEPT, browser_connects, browser_enters_secret, flow_id_of
 from tests.helpers import Flow, text
 
 from mcp_elicit import Context
-from mcp_elicit.connect.identity import JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
-from mcp_elicit.connect.vault import Vault
 from mcp_elicit.server.app import Server
 from mcp_elicit.state import KeyRing
 
@@ -28,17 +26,7 @@ URL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 
 @pytest.fixture
 async def kit(tmp_path: Path) -> AsyncIterator[ConnectKit]:
-    made = ConnectKit(
-        base_url="http://127.0.0.1:9",
-        identity=JWTIdentity(
-            issuer="https://auth.example.com",
-            jwks_url="https://auth.example.com/jwks",
-            audience="http://127.0.0.1:9/mcp",
-        ),
-        vault=Vault.sqlite(tmp_path / "vault.db", keys=[VAULT_KEY]),
-        hold=0.4,
-        development=True,
-    )
+    made = offline_kit(tmp_path, hold=0.4)
     for provider in ("github", "gitlab"):
         made.oauth_provider(
             provider,
