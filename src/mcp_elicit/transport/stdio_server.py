@@ -352,12 +352,14 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
 
     async def handle(request: Request) -> None:
         task = asyncio.current_task()
+        answered = False  # a task the handler left behind may report progress after the answer
 
         async def notify(method: str, params: dict[str, Any]) -> None:
-            if task not in cancelled:
+            if not answered and task not in cancelled:
                 write(encode_notification(method, params))
 
         _, body = await answer(server, request, notify=notify)
+        answered = True
         if task not in cancelled:
             write(body)
 
