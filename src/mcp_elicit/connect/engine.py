@@ -196,7 +196,11 @@ async def obtain_connection(
     principal = _principal(ctx, "Connecting an account")
     oauth = kit.provider(provider)
     explicit = scopes is not None
-    wanted = checked_scopes(oauth.scopes if scopes is None else scopes)
+    try:
+        wanted = checked_scopes(oauth.scopes if scopes is None else scopes)
+    except (TypeError, ValueError) as exc:  # the handler's own scopes: say so, not "unexpected"
+        _log.error("ctx.connection(%r): %s", provider, exc)
+        raise ToolError(f"ctx.connection({provider!r}): scopes: {exc}") from None
     # Asked at the provider: the provider's defaults and these, plus what an existing connection
     # was granted (it is replaced: incremental, so that two tools asking for different scopes do
     # not take turns revoking each other's).

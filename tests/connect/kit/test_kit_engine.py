@@ -98,3 +98,23 @@ async def test_an_invalid_secret_name_is_a_clear_error(kit: ConnectKit) -> None:
     result = await Flow(app, "bad", principal=ALICE).send()
     assert result["isError"] is True
     assert "not a valid secret name" in text_of({**result, "resultType": "complete"})
+
+
+@pytest.mark.parametrize(
+    ("scopes", "needle"),
+    [
+        (["bad scope"], "not an OAuth scope token (RFC 6749 §3.3): 'bad scope'"),
+        ("repo", "scopes must be a sequence of scope tokens, not a str"),
+    ],
+)
+async def test_invalid_scopes_are_a_clear_error(kit: ConnectKit, scopes: object, needle: str) -> None:
+    app = Server("scopes", state_keys=[VAULT_KEY], connect=kit)
+
+    @app.tool()
+    async def bad(ctx: Context) -> str:
+        connection = await ctx.connection("github", scopes=scopes)  # type: ignore[arg-type]
+        return connection.access_token
+
+    result = await Flow(app, "bad", principal=ALICE).send()
+    assert result["isError"] is True
+    assert f"ctx.connection('github'): scopes: {needle}" in text_of({**result, "resultType": "complete"})
