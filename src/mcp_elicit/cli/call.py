@@ -82,24 +82,23 @@ def parse_headers(values: list[str]) -> dict[str, str]:
     The client's own header checks decide: the name must be an HTTP field name, the value must
     hold nothing a request head cannot carry, and the headers the client writes itself are
     refused."""
-    from mcp_elicit.client.http import is_header_name, reserved_header, unsendable_character
+    from mcp_elicit.client.http import header_value_problem, reserved_header
+    from mcp_elicit.wire.http import is_token
 
     headers: dict[str, str] = {}
     for value in values:
         name, sep, content = value.partition(":")
         name, content = name.strip(), content.strip()
-        if not sep or not is_header_name(name):
+        if not sep or not is_token(name):
             raise ValueError(f"--header {value!r} is not 'Name: value'")
         reason = reserved_header(name)
         if reason is not None:
             raise ValueError(
                 f"--header {value!r} cannot be sent: {reason} (others, such as Authorization, can be)"
             )
-        bad = unsendable_character(content)
-        if bad is not None:
-            raise ValueError(
-                f"--header {value!r} cannot be sent: U+{ord(bad):04X} is not allowed in an HTTP header"
-            )
+        problem = header_value_problem(content)
+        if problem is not None:
+            raise ValueError(f"--header {value!r} cannot be sent: {problem}")
         headers[name] = content
     return headers
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -32,7 +31,7 @@ from mcp_elicit.client.messages import Response, ServerNotification, decode
 from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
-from mcp_elicit.wire.http import encode_header_value
+from mcp_elicit.wire.http import encode_header_value, is_token
 
 logger = logging.getLogger("mcp_elicit.client.http")
 
@@ -78,9 +77,6 @@ _CLIENT_HEADERS = frozenset(
 )
 
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 section 5.6.2
-
-
 def reserved_header(name: str) -> str | None:
     """Why a caller cannot send header ``name`` (the client writes it), or None if it can."""
     lowered = name.lower()
@@ -91,19 +87,14 @@ def reserved_header(name: str) -> str | None:
     return None
 
 
-def is_header_name(name: str) -> bool:
-    """Whether ``name`` is an HTTP field name (a token, RFC 9110 section 5.1)."""
-    return _TOKEN.fullmatch(name) is not None
-
-
-def unsendable_character(value: str) -> str | None:
-    """The first character of a header value that a request head cannot carry, if any: a control
-    character other than tab (CR and LF would start another header), or one past Latin-1, the
-    encoding the head is written in."""
+def header_value_problem(value: str) -> str | None:
+    """Why a request head cannot carry this header value, or None: a control character other
+    than tab (CR and LF would start another header), or one past Latin-1, the encoding the head
+    is written in."""
     for char in value:
         code = ord(char)
         if (code < 0x20 and char != "\t") or code == 0x7F or code > 0xFF:
-            return char
+            return f"U+{code:04X} is not allowed in an HTTP header value"
     return None
 
 
@@ -111,13 +102,11 @@ def check_header_values(headers: Mapping[str, str]) -> dict[str, str]:
     """Caller-supplied headers, refused if they could break the request head or repeat one the
     client writes itself."""
     for name, value in headers.items():
-        if not is_header_name(name):
+        if not is_token(name):
             raise ValueError(f"invalid HTTP header {name!r}: the name is not an HTTP field name")
-        bad = unsendable_character(value)
-        if bad is not None:
-            raise ValueError(
-                f"invalid HTTP header {name!r}: U+{ord(bad):04X} is not allowed in a header value"
-            )
+        problem = header_value_problem(value)
+        if problem is not None:
+            raise ValueError(f"invalid HTTP header {name!r}: {problem}")
         reason = reserved_header(name)
         if reason is not None:
             raise ValueError(f"header {name!r} cannot be given: {reason}")

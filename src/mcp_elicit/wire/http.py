@@ -7,6 +7,7 @@ Header values that are not plain header-safe ASCII travel as ``=?base64?<base64 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from mcp_elicit.wire.jsonrpc import Request
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_KEY
 
 SENTINEL_PREFIX = "=?base64?"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 section 5.6.2
 SENTINEL_SUFFIX = "?="
 
 # Methods whose target travels in the Mcp-Name header, and the params key holding it.
@@ -45,6 +47,11 @@ _STATUS = {
     # An internal error is still a well-formed JSON-RPC answer; it is not an HTTP failure.
     INTERNAL_ERROR: 200,
 }
+
+
+def is_token(text: str) -> bool:
+    """Whether ``text`` is an HTTP token: a field name, or an ``x-mcp-header`` name."""
+    return _TOKEN.fullmatch(text) is not None
 
 
 def status_for_error(code: int) -> int:

@@ -16,11 +16,10 @@ from typing import Any
 
 from mcp_elicit.schema.text import pointer as json_pointer
 from mcp_elicit.wire.errors import header_mismatch
-from mcp_elicit.wire.http import encode_header_value, read_header_value
+from mcp_elicit.wire.http import encode_header_value, is_token, read_header_value
 
 HeaderMap = dict[tuple[str, ...], str]
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TYPES = frozenset({"string", "integer", "boolean"})
 # JSON Schema keywords whose values are subschemas (2020-12, and the older draft spellings).
 _ONE_SCHEMA = frozenset(
@@ -90,7 +89,7 @@ def _annotation(
         raise InvalidHeaderAnnotation("x-mcp-header on the schema root")
     where = ".".join(path)
     token = schema["x-mcp-header"]
-    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+    if not isinstance(token, str) or not is_token(token):
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header is not an HTTP token")
     if schema.get("type") not in _TYPES:
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header needs an integer, string or boolean")
