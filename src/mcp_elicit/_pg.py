@@ -11,8 +11,10 @@ import contextlib
 import hashlib
 import logging
 import math
+import os
 import re
 import select
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 _log = logging.getLogger("mcp_elicit.postgres")
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+# How long an abandoned operation gets to end by itself (its sockets shut down) before it is
+# cancelled, and how long a caller waits for that before going on.
+_GRACE: Final = 0.5
 _DURABLE_COMMITS: Final = (
     "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'"
 )
@@ -113,6 +118,30 @@ def has_unread_data(conn: AsyncConnection[Any]) -> bool:
         return True
 
 
+def shut_down(conn: AsyncConnection[Any]) -> None:
+    """End ``conn``'s traffic at once but leave its descriptor open.
+
+    An operation that is abandoned may still be inside psycopg, with the event loop watching the
+    connection's socket. Closing the descriptor then pulls it from under the loop: asyncio's
+    selector shrugs, but uvloop (libuv) aborts the whole process on its next poll, and a new
+    socket that reuses the number could lose its watcher. ``shutdown()`` instead makes the socket
+    readable (end of file) and unwritable for everyone who holds it, so the operation fails inside
+    psycopg on its next step, and psycopg removes its watchers itself; the descriptor is closed
+    only after that (:meth:`PgConnection.drop`). It works on a duplicate of the descriptor: the
+    duplicate is closed here, the original stays libpq's."""
+    try:
+        duplicate = os.dup(conn.fileno())
+    except Exception:  # already closed or never connected: nothing is watched
+        return
+    try:
+        sock = socket.socket(fileno=duplicate)
+    except OSError:  # pragma: no cover - libpq's descriptor is always a socket
+        os.close(duplicate)
+        return
+    with sock, contextlib.suppress(OSError):  # not connected yet: the caller cancels instead
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 def retrieve(task: asyncio.Task[Any]) -> None:
     """Mark an abandoned task's outcome as seen (no "exception was never retrieved" noise)."""
     if not task.cancelled():
@@ -133,12 +162,12 @@ class PgConnection:
       processes creating the same object suppressed. An idle connection whose socket has unread
       data (the server is closing it) is replaced before use.
     * :meth:`run` waits for the connection's ``asyncio.Lock`` and runs the operation as a task, all
-      within ``timeout``. On timeout or cancellation the operation is abandoned: its connections
-      are closed first (so psycopg's own cancellation cannot wait for the server), the task is
-      cancelled and kept referenced until it ends. Any failure except ``passthrough`` drops the
-      connection; psycopg and OS errors become ``unavailable(message)`` (chained to the original
-      when ``chain``; :meth:`failure` words the message and may be overridden), and ``label``
-      starts every message.
+      within ``timeout``. On timeout or cancellation the operation is abandoned (:meth:`_abandon`):
+      its connections are shut down, so it fails at once inside psycopg, and closed only once it
+      has ended (never under the event loop's watch); a new call connects again. Any failure
+      except ``passthrough`` drops the connection; psycopg and OS errors become
+      ``unavailable(message)`` (chained to the original when ``chain``; :meth:`failure` words the
+      message and may be overridden), and ``label`` starts every message.
     * :meth:`connect`, :meth:`bounded` and :meth:`drop` serve connections of a store's own (the
       vault's refresh-lock transactions) under the same deadline and abandonment rules.
     * Belongs to one event loop.
@@ -196,7 +225,11 @@ class PgConnection:
         self._conn: AsyncConnection[Any] | None = None
         self._closed = False
         self._epoch = 0  # bumped when an operation is abandoned
-        self._orphans: set[asyncio.Task[Any]] = set()
+        # Connections of abandoned operations that may still be running: shut down, closed by
+        # their reaper once the operation has ended (see _abandon).
+        self._retiring: set[AsyncConnection[Any]] = set()
+        self._abandoned: set[asyncio.Task[Any]] = set()  # operations not ended yet
+        self._reapers: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:  # never the DSN (it may hold a password)
         return f"PgConnection({self.label!r})"
@@ -222,16 +255,20 @@ class PgConnection:
         )
         return conn
 
-    async def _shared(self) -> AsyncConnection[Any]:
+    async def _shared(self, used: list[AsyncConnection[Any]]) -> AsyncConnection[Any]:
+        """The shared connection, (re)connected if need be, added to ``used`` at once (so that an
+        abandonment during the set-up below shuts it down too)."""
         current = self._conn
         # An idle autocommit connection has nothing to say unless the server is closing it
         # (terminated backend, restart, idle timeout): replace such a connection before sending
         # anything, so that this call still succeeds.
         if current is not None and not current.closed and not current.broken and not has_unread_data(current):
+            used.append(current)
             return current
         await self._discard()
         epoch = self._epoch
         conn = await self.connect()
+        used.append(conn)
         try:
             await conn.execute(self._set_timeout)
             # A server run with synchronous_commit = off (a common throughput setting) reports a
@@ -258,18 +295,24 @@ class PgConnection:
                         self.scrub(str(exc).splitlines()[0] if str(exc) else type(exc).__name__),
                     )
         except BaseException:
-            await conn.close()
+            await self.drop(conn)
             raise
         if epoch != self._epoch:  # this attempt was abandoned meanwhile: do not install it
-            await conn.close()
+            await self.drop(conn)
             raise self._unavailable(f"{self.label}: abandoned connection attempt")
         self._conn = conn
         return conn
 
     async def drop(self, conn: AsyncConnection[Any]) -> None:
-        """Forget (if shared) and close ``conn`` (closing only shuts the socket; it never waits)."""
+        """Forget (if shared) and close ``conn`` (closing only shuts the socket; it never waits).
+
+        A connection an abandoned operation may still be using is only shut down here; its
+        reaper closes it when that operation has ended (see :func:`shut_down`)."""
         if self._conn is conn:
             self._conn = None
+        if conn in self._retiring:
+            shut_down(conn)
+            return
         with contextlib.suppress(Exception):  # it is being thrown away anyway
             await conn.close()
 
@@ -280,23 +323,48 @@ class PgConnection:
     # ------------------------------------------------------------------------------ operations
 
     async def _abandon(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
-        """Stop an operation that ran out of time, without waiting for psycopg's own cleanup.
+        """Stop an operation that ran out of time (or whose caller went away) without waiting
+        for psycopg's own cleanup and without closing a socket the event loop watches.
 
         Cancelling a running psycopg query makes psycopg send a cancel request and wait for the
-        server (up to about ten seconds), which is exactly the hang a timeout must avoid. Closing
-        the socket first turns that into an immediate failure inside the task.
+        server (up to about ten seconds), which is exactly the hang a timeout must avoid; closing
+        its socket instead kills the process under uvloop (:func:`shut_down`). So the operation's
+        connections are shut down: it fails on its next step, by itself. The reaper closes them
+        once it has ended; an operation that holds none of them yet (still connecting) is
+        cancelled, which is safe there. This waits for the reaper a short while only: an
+        operation still running after that stays referenced until it ends.
         """
         self._epoch += 1
         for conn in used:
-            await self.drop(conn)
-        task.cancel()
-        task.add_done_callback(retrieve)
+            if self._conn is conn:
+                self._conn = None
+            self._retiring.add(conn)
+            shut_down(conn)
+        self._abandoned.add(task)
+        task.add_done_callback(self._abandoned.discard)
+        reaper = asyncio.ensure_future(self._reap(task, used))
+        self._reapers.add(reaper)
+        reaper.add_done_callback(self._reapers.discard)
+        await asyncio.wait({reaper}, timeout=_GRACE)
+
+    async def _reap(self, task: asyncio.Task[Any], used: list[AsyncConnection[Any]]) -> None:
+        """Wait for an abandoned operation to end, then close its connections."""
         try:
-            await asyncio.wait({task}, timeout=0.5)
+            if used:
+                await asyncio.wait({task}, timeout=_GRACE)
+            if not task.done():  # not on a connection of ours (connecting, or a step of its own)
+                task.cancel()
+            await asyncio.wait({task})
         finally:
-            if not task.done():  # e.g. stuck in a connect: keep a reference until it ends
-                self._orphans.add(task)
-                task.add_done_callback(self._orphans.discard)
+            if task.done():
+                retrieve(task)
+            else:  # the reaper was cancelled (the loop is ending): the operation's own failure
+                task.add_done_callback(retrieve)  # path closes what it used (drop, no longer retiring)
+            for conn in used:  # the operation may have opened more since it was abandoned
+                self._retiring.discard(conn)
+                if task.done():
+                    with contextlib.suppress(Exception):
+                        await conn.close()
 
     async def bounded(
         self,
@@ -343,8 +411,7 @@ class PgConnection:
             used: list[AsyncConnection[Any]] = []
 
             async def attempt() -> _T:
-                conn = await self._shared()
-                used.append(conn)
+                conn = await self._shared(used)
                 try:
                     return await op(conn)
                 except self._passthrough:
@@ -358,9 +425,13 @@ class PgConnection:
             self._lock.release()
 
     async def close(self) -> None:
-        """Close the shared connection. Later calls raise the store's "unavailable" error."""
+        """Close the shared connection. Later calls raise the store's "unavailable" error.
+        Operations abandoned earlier and still running are cancelled; their reapers close their
+        connections when they end."""
         self._closed = True
         async with self._lock:
             await self._discard()
-        for task in list(self._orphans):
+        for task in list(self._abandoned):
             task.cancel()
+        if self._reapers:
+            await asyncio.wait(set(self._reapers), timeout=_GRACE)
