@@ -57,6 +57,8 @@ class ServerProcess:
     starts: int = 0
     peak_rss_kib: int = 0  # over every incarnation
     incarnations: list[int] = field(default_factory=list)
+    paused: bool = False
+    expect_exit: bool = False  # set by whoever ends it (kill -9, stop); a start clears it
 
     @property
     def pid(self) -> int:
@@ -66,8 +68,14 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def exit_status(self) -> int | None:
+        """The current process's exit status (negative: the signal that killed it), or None."""
+        return None if self.proc is None else self.proc.poll()
+
     def spawn(self) -> None:
         self.starts += 1
+        self.expect_exit = False
+        self.paused = False
         log = open(self.log_dir / f"{self.name}-{self.starts}.log", "wb")  # noqa: SIM115 - child owns it
         try:
             self.proc = subprocess.Popen(
@@ -107,7 +115,20 @@ class ServerProcess:
             rss, hwm = rss_kib(self.pid)
             self.peak_rss_kib = max(self.peak_rss_kib, rss, hwm)
 
+    def pause(self) -> None:
+        """SIGSTOP: frozen as by a long GC pause, CPU throttling or a suspended VM."""
+        if self.alive():
+            os.kill(self.pid, signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            if self.alive():
+                os.kill(self.pid, signal.SIGCONT)
+
     def kill9(self) -> None:
+        self.expect_exit = True
         if self.alive():
             self.sample_rss()
             os.kill(self.pid, signal.SIGKILL)
@@ -121,8 +142,10 @@ class ServerProcess:
     def stop(self) -> None:
         """Terminate (then kill) this instance's current process, by its id."""
         proc = self.proc
+        self.expect_exit = True
         if proc is None or proc.poll() is not None:
             return
+        self.resume()  # a stopped process would not act on SIGTERM
         self.sample_rss()
         proc.terminate()
         try:

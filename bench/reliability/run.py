@@ -74,6 +74,9 @@ class Config:
     t_pg: float
     t_rot1: float
     t_rot2: float
+    t_pause: float
+    pauses: int  # SIGSTOP/SIGCONT of A, then B, then A ... (each instance paused in turn)
+    pause_s: float
     tail: float
     hostile_http: int
     hostile_stdio: int
@@ -91,7 +94,7 @@ class Config:
             return cls(
                 quick=True, workers=workers or 200, think=0.5, min_flows=2000, ttl=8.0,
                 t_kill=3.0, kill_down=1.0, t_crash=7.0, crash_flows=1, t_pg=11.0,
-                t_rot1=15.0, t_rot2=17.0, tail=1.0,
+                t_rot1=15.0, t_rot2=17.0, t_pause=20.0, pauses=4, pause_s=3.0, tail=1.0,
                 hostile_http=150, hostile_stdio=60,
                 slow_idle=100, slow_used=50, slow_headers=50, slow_body=30, slow_hold=7.0,
                 deadline=170.0,
@@ -99,7 +102,7 @@ class Config:
         return cls(
             quick=False, workers=workers or 200, think=0.5, min_flows=5000, ttl=30.0,
             t_kill=8.0, kill_down=1.0, t_crash=18.0, crash_flows=2, t_pg=30.0,
-            t_rot1=42.0, t_rot2=46.0, tail=3.0,
+            t_rot1=42.0, t_rot2=46.0, t_pause=52.0, pauses=6, pause_s=3.0, tail=3.0,
             hostile_http=1500, hostile_stdio=400,
             slow_idle=300, slow_used=100, slow_headers=150, slow_body=50, slow_hold=9.0,
             deadline=420.0,
@@ -118,6 +121,8 @@ class Figures:
     effects: dict[str, Any] = field(default_factory=dict)
     postgres: dict[str, Any] = field(default_factory=dict)
     rotation: dict[str, Any] = field(default_factory=dict)
+    pause: dict[str, Any] = field(default_factory=dict)
+    crashed: list[dict[str, Any]] = field(default_factory=list)  # instances that died unbidden
     hostile: dict[str, Any] = field(default_factory=dict)
     slow: dict[str, Any] = field(default_factory=dict)
     stdio: dict[str, Any] = field(default_factory=dict)
@@ -205,6 +210,7 @@ class Harness:
         self.servers: list[ServerProcess] = []
         self.instances: list[Instance] = []
         self.stdio_peak_kib = 0
+        self.crash_flows_running = False  # deaths then are the crash tool's, counted there
         self.cpu_timeline: dict[int, list[int]] = {}
         self.t_start = time.perf_counter()
 
@@ -323,6 +329,9 @@ class Harness:
                     await self.postgres_restart(windows)
                 if "rotation" not in self.skip:
                     await self.rotate(at, held_k1, windows)
+                if "pause" not in self.skip:
+                    await at(cfg.t_pause)
+                    await self.pause_instances(windows)
                 await asyncio.sleep(cfg.tail)
             finally:
                 schedule_done = True
@@ -345,6 +354,7 @@ class Harness:
             "p99_ms": round(percentile(lat, 99) * 1e3, 1),
             "max_ms": round(max(lat, default=0.0) * 1e3, 1),
             "requests_reissued": stats.reissued_requests,
+            "retries_redelivered": stats.redelivered,
             "errors_by_kind": dict(stats.errors.most_common()),
             "lost_by_kind": dict(stats.lost_kinds.most_common()),
             "think_s": cfg.think,
@@ -353,8 +363,8 @@ class Harness:
             if name == "warm-up":
                 continue
             inside = stats.latency_in(window)
-            target = (
-                self.fig.kill if name == "kill" else self.fig.postgres if name == "pg" else self.fig.crash
+            target = {"kill": self.fig.kill, "pg": self.fig.postgres, "pause": self.fig.pause}.get(
+                name, self.fig.crash
             )
             target.update(
                 {
@@ -404,9 +414,69 @@ class Harness:
         )
         self.log(f"fault: {server.name} back after {self.cfg.kill_down + ready:.2f} s")
 
+    async def pause_instances(self, windows: dict[str, Window]) -> None:
+        """SIGSTOP an instance under load for ``pause_s``, then SIGCONT; A, then B, in turn. When
+        it runs again, its timers and its sockets' replies are all due at once (store operations
+        past their deadline are abandoned while their replies are there): it must go on serving,
+        the same process, and every round it refuses must be retryable (no flow lost)."""
+        cfg = self.cfg
+        window = windows["pause"] = Window("pause", time.perf_counter())
+        rounds: list[dict[str, Any]] = []
+        for i in range(cfg.pauses):
+            server = self.servers[i % 2]
+            pid = server.pid
+            self.log(f"fault: SIGSTOP {server.name} (pid {pid}) for {cfg.pause_s:g} s")
+            server.pause()
+            try:
+                await asyncio.sleep(cfg.pause_s)
+            finally:
+                server.resume()
+            await asyncio.sleep(1.0)  # running again, under load, before the other one stops
+            same = server.alive() and server.pid == pid
+            rounds.append({"instance": server.name, "pid": pid, "same_pid_after": same})
+            if not same:
+                self.log(f"fault: {server.name} did not survive its pause (exit {server.exit_status()})")
+        window.end = time.perf_counter() + 1.0
+        self.fig.pause.update(
+            {
+                "pauses": len(rounds),
+                "pause_s": cfg.pause_s,
+                "same_pid_after_every_pause": all(r["same_pid_after"] for r in rounds),
+                "rounds": rounds,
+            }
+        )
+
+    async def watch_instances(self) -> None:
+        """An instance that exits when nobody ended it has crashed: record it, start it again
+        (so that the run goes on and the loss shows in the figures) and go on watching."""
+        while True:
+            for server in self.servers:
+                status = server.exit_status()
+                if status is None or server.expect_exit or self.crash_flows_running:
+                    continue
+                pid = server.pid
+                self.fig.crashed.append(
+                    {
+                        "instance": server.name,
+                        "pid": pid,
+                        "exit": status if status >= 0 else signal.Signals(-status).name,
+                        "at_s": round(time.perf_counter() - self.t_start, 1),
+                    }
+                )
+                self.log(f"CRASH: {server.name} (pid {pid}) exited by itself ({status}); starting it again")
+                await self.restart(server)
+            await asyncio.sleep(0.2)
+
     async def crash_flows(self, driver: Driver, windows: dict[str, Window]) -> None:
         """Flows whose retry goes to an instance that dies right after writing the side effect.
         Whichever instance dies (normally the target) is restarted."""
+        self.crash_flows_running = True
+        try:
+            await self._crash_flows(driver, windows)
+        finally:
+            self.crash_flows_running = False
+
+    async def _crash_flows(self, driver: Driver, windows: dict[str, Window]) -> None:
         deaths = 0
         window = windows["crash"] = Window("crash", time.perf_counter())
         for i in range(self.cfg.crash_flows):
@@ -672,6 +742,7 @@ class Harness:
         await self.start_servers()
         sampler = asyncio.ensure_future(self.sample_rss())
         cpu_sampler = asyncio.ensure_future(self.sample_cpu())
+        watcher = asyncio.ensure_future(self.watch_instances())
         try:
             await self.load_and_faults()
             if "hostile" not in self.skip:
@@ -685,6 +756,7 @@ class Harness:
         finally:
             sampler.cancel()
             cpu_sampler.cancel()
+            watcher.cancel()
             self.fig.cpu_timeline = self.cpu_timeline
             for server in self.servers:
                 server.sample_rss()
@@ -765,6 +837,13 @@ def judge(fig: Figures, cfg: Config, skip: set[str]) -> dict[str, bool]:
         t["hostile client: no hang, no crash, no refused URL opened, all bounded"] = bool(
             fig.hostile_client
         ) and hostile_client.ok(fig.hostile_client)
+    if "pause" not in skip:
+        t["pause (SIGSTOP/SIGCONT) of each instance: same process, all complete"] = (
+            fig.pause.get("pauses") == cfg.pauses
+            and bool(fig.pause.get("same_pid_after_every_pause"))
+            and t["no flow lost"]
+        )
+    t["crashed instances: 0"] = not fig.crashed
     t["PostgreSQL running at the end"] = fig.postgres.get("at_end") in ("running", "was down: started again")
     return t
 
@@ -818,6 +897,7 @@ def table(fig: Figures, cfg: Config) -> str:
             f"{load['steady_flows']}, {load['steady_p50_ms']} / {load['steady_p99_ms']} ms",
         )
         row("requests re-issued", load["requests_reissued"])
+        row("retries delivered twice, same result", load["retries_redelivered"])
         for kind, n in load["errors_by_kind"].items():
             row(f"  errors: {kind}", n)
         for kind, n in load["lost_by_kind"].items():
@@ -862,6 +942,19 @@ def table(fig: Figures, cfg: Config) -> str:
             window_text(p),
         )
     row("PostgreSQL at the end", fig.postgres.get("at_end", "?"))
+    if fig.pause:
+        pz = fig.pause
+        row(
+            "pauses (SIGSTOP/SIGCONT)",
+            f"{pz['pauses']} of {pz['pause_s']:g} s ("
+            + ", ".join(r["instance"] for r in pz["rounds"])
+            + f"), same process after every one: {pz['same_pid_after_every_pause']}",
+        )
+        if pz.get("flows_in_window") is not None:
+            row("  flows around the pauses: n, p50 / p99 / max", window_text(pz))
+    row("crashed instances", len(fig.crashed))
+    for crash in fig.crashed:
+        row(f"  CRASH {crash['instance']}", f"pid {crash['pid']} exit {crash['exit']} at {crash['at_s']} s")
     if fig.rotation:
         r = fig.rotation
         promoted = ", ".join(f"{name} {secs} s" for name, secs in (r.get("k2_sealing_after_s") or {}).items())
@@ -932,7 +1025,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--skip",
         default="",
-        help="comma list of: kill,crash,pg-restart,rotation,hostile,slow,stdio,hostile-client",
+        help="comma list of: kill,crash,pg-restart,rotation,pause,hostile,slow,stdio,hostile-client",
     )
     ap.add_argument("--workers", type=int, help="concurrent users in the load (default 200)")
     ap.add_argument("--dsn", default=os.environ.get("MCP_ELICIT_PG_DSN", DEFAULT_DSN))

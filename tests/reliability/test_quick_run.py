@@ -81,6 +81,21 @@ def test_faults_kill_postgres_and_rotation(figures: dict[str, Any]) -> None:
     assert rotation["k1_states_refused_32602"] == rotation["k1_states_presented_after_removal"] == 10
 
 
+def test_paused_instances_survive_and_no_instance_crashes(figures: dict[str, Any]) -> None:
+    """Issue 17: an instance frozen for 3 s (SIGSTOP) while store operations were under way
+    aborted under uvloop when it ran again. Each instance is paused twice under load: it must be
+    the same process afterwards, every round it refused was retryable (no flow lost), and no
+    instance died by itself at any point of the run."""
+    pause = figures["pause"]
+    assert pause["pauses"] == 4
+    assert [r["instance"] for r in pause["rounds"]] == ["A", "B", "A", "B"]
+    assert pause["same_pid_after_every_pause"] is True, pause["rounds"]
+    assert pause["flows_in_window"] > 0
+    assert figures["crashed"] == [], figures["crashed"]
+    assert figures["load"]["flows_lost"] == 0
+    assert figures["load"]["retries_redelivered"] > 0
+
+
 def test_hostile_input_is_refused_cleanly(figures: dict[str, Any]) -> None:
     hostile = figures["hostile"]
     for side in ("http", "stdio"):
