@@ -3,19 +3,44 @@
 * ``browser`` (function, async): headless Debian Chromium via Playwright's async API (see
   :mod:`tests.browser_support`). Function-scoped on purpose: each test has its own event loop and
   Playwright objects cannot cross loops. Make one ``await browser.new_context()`` per user.
+* The event loops: the async tests of the stores and of the servers that run in the test's own
+  process (:data:`BOTH_LOOPS`) run twice, on asyncio's loop and on uvloop, which production uses
+  (``run_http()`` and the stdio server take it whenever it is installed): a crash that only one
+  loop has cannot hide behind pytest's default one (issue 17: closing a socket the loop still
+  watched aborted uvloop, while asyncio shrugged). A :class:`tests.helpers.ThreadedServer` started
+  by such a test runs on the same kind of loop. The transports' end-to-end servers, which run in
+  processes of their own, are run on both loops by ``tests/e2e/conftest.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import uvloop
 
 from tests.browser_support import launch_browser
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
+
+ROOT = Path(__file__).resolve().parent
+BOTH_LOOPS = ("state", "connect/flows", "connect/vault", "connect/kit", "reliability")
+"""Folders (under tests/) whose async tests run on asyncio and on uvloop."""
+
+_ASYNCIO: Mapping[str, Callable[[], asyncio.AbstractEventLoop]] = {"asyncio": asyncio.new_event_loop}
+_BOTH: Mapping[str, Callable[[], asyncio.AbstractEventLoop]] = {**_ASYNCIO, "uvloop": uvloop.new_event_loop}
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, object]:
+    try:
+        where = item.path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return _ASYNCIO
+    return _BOTH if any(where.startswith(folder + "/") for folder in BOTH_LOOPS) else _ASYNCIO
 
 
 @pytest.fixture

@@ -202,7 +202,8 @@ def find_pg_dsn(what: str) -> str:
 
 
 class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop).
+    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop, of the
+    kind the test runs on: uvloop for a test on uvloop, else asyncio's).
 
     ``on_close``, when set, runs in that loop after the server stopped (to close stores the app
     opened in it)."""
@@ -216,6 +217,11 @@ class ThreadedServer:
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
         self.on_close: Callable[[], Awaitable[None]] | None = None
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        self._uvloop = type(running).__module__.startswith("uvloop")
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -226,7 +232,12 @@ class ThreadedServer:
                 if self.on_close is not None:
                     await self.on_close()
 
-        asyncio.run(main())
+        if self._uvloop:
+            import uvloop
+
+            uvloop.run(main())
+        else:
+            asyncio.run(main())
 
     @property
     def base(self) -> str:

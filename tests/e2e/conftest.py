@@ -1,4 +1,10 @@
-"""Fixtures that start the e2e server as a real process on 127.0.0.1."""
+"""Fixtures that start the e2e server as a real process on 127.0.0.1.
+
+Every test module here runs twice: with the servers on uvloop (production: ``run_http()``,
+``serve()`` and the stdio server take it whenever it is installed) and on asyncio's loop (where
+uvloop is not installed). ``server_loop`` sets ``MCP_ELICIT_TEST_LOOP`` for every server process
+the module's tests start, whichever way they start it.
+"""
 
 from __future__ import annotations
 
@@ -55,8 +61,15 @@ def stop(server: HttpServer) -> None:
         server.process.kill()
 
 
+@pytest.fixture(scope="module", params=["uvloop", "asyncio"], autouse=True)
+def server_loop(request: pytest.FixtureRequest) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MCP_ELICIT_TEST_LOOP", request.param)
+        yield request.param
+
+
 @pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+def http_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     server = start_http_server(tmp_path_factory.mktemp("markers"))
     try:
         yield server
@@ -65,7 +78,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
 
 
 @pytest.fixture(scope="module")
-def h11_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+def h11_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The same server on uvicorn's h11 protocol (what runs when httptools is not installed)."""
     server = start_http_server(tmp_path_factory.mktemp("markers"), "--h11")
     try:

@@ -6,6 +6,10 @@
 HTTP requests may carry ``Authorization: Bearer <name>[@<client>]``; this test-only hook turns it
 into the principal ``test|<name>`` (and the client) so that state binding to a user and to a
 client can be checked end to end.
+
+The event loop is uvloop, as in production (uvicorn and the stdio server take it whenever it is
+installed), unless ``MCP_ELICIT_TEST_LOOP=asyncio``: then the server runs as it does where uvloop
+is not installed (``tests/e2e/conftest.py`` runs every test module on both).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from typing import Any
 # Run as a script: the repository root, for tests.shared_tools.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
+    sys.modules["uvloop"] = None  # type: ignore[assignment]  # "import uvloop" fails: not installed
+
 from mcp_elicit import Context, McpError, Server
 from mcp_elicit.transport.http_server import Caller
 from tests.shared_tools import add_shared_tools
@@ -32,6 +39,12 @@ app = Server("e2e", version="1.0.0", state_keys=["e2e-tests-only-secret-abcdefgh
 
 
 add_shared_tools(app, lambda: MARKERS)
+
+
+@app.tool()
+async def event_loop() -> str:
+    """The module of the event loop serving this request (``uvloop`` or ``asyncio``)."""
+    return type(asyncio.get_running_loop()).__module__.split(".")[0]
 
 
 @app.tool()

@@ -58,6 +58,15 @@ async def client() -> Any:
         yield c
 
 
+async def test_the_server_runs_on_the_loop_of_this_module_run(
+    http_server: HttpServer, h11_server: HttpServer, client: httpx.AsyncClient, server_loop: str
+) -> None:
+    for server in (http_server, h11_server):
+        call = body("tools/call", {"name": "event_loop", "arguments": {}})
+        result = (await post(client, server.url, call)).json()["result"]
+        assert result["content"][0]["text"] == server_loop
+
+
 async def test_two_round_flow_over_http(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     call = body("tools/call", {"name": "greet", "arguments": {}})
     first = (await post(client, http_server.url, call)).json()["result"]

@@ -81,6 +81,11 @@ async def peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
         yield running
 
 
+async def test_the_server_runs_on_the_loop_of_this_module_run(peer: StdioPeer, server_loop: str) -> None:
+    result = (await peer.call(1, "tools/call", {"name": "event_loop", "arguments": {}}))["result"]
+    assert result["content"][0]["text"] == server_loop
+
+
 async def test_discover_and_a_two_round_flow(peer: StdioPeer) -> None:
     discover = await peer.call(1, "server/discover", {})
     assert discover["id"] == 1
