@@ -19,6 +19,7 @@ import pytest
 import uvicorn
 
 from mcp_elicit.server.app import Server
+from mcp_elicit.server.auth import Caller
 from mcp_elicit.wire.errors import McpError
 from mcp_elicit.wire.jsonrpc import Request
 
@@ -83,7 +84,8 @@ class Flow:
         if extra:
             params.update(extra)
         result = await self.server.dispatch(
-            request(self.method, params, capabilities=self.capabilities), principal=self.principal
+            request(self.method, params, capabilities=self.capabilities),
+            caller=None if self.principal is None else Caller(self.principal),
         )
         self.results.append(result)
         self.state = result.get("requestState")

@@ -23,11 +23,15 @@ _EXPORTS = {
     "InputRequired": "mcp_elicit.server.lowlevel",
     "McpError": "mcp_elicit.wire.errors",
     "ParamHeader": "mcp_elicit.server.param_header",
+    "Caller": "mcp_elicit.server.auth",
+    "Unauthorized": "mcp_elicit.server.auth",
+    "Authenticate": "mcp_elicit.server.auth",
 }
 
 if TYPE_CHECKING:
     from mcp_elicit.server.answers import ElicitAnswer
     from mcp_elicit.server.app import Server
+    from mcp_elicit.server.auth import Authenticate, Caller, Unauthorized
     from mcp_elicit.server.context import Context
     from mcp_elicit.server.errors import ToolError
     from mcp_elicit.server.lowlevel import InputRequired
@@ -42,4 +46,15 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = ["Context", "ElicitAnswer", "InputRequired", "McpError", "ParamHeader", "Server", "ToolError"]
+__all__ = [
+    "Authenticate",
+    "Caller",
+    "Context",
+    "ElicitAnswer",
+    "InputRequired",
+    "McpError",
+    "ParamHeader",
+    "Server",
+    "ToolError",
+    "Unauthorized",
+]

@@ -39,7 +39,7 @@ async def fails() -> str:
 
 def _guarded(token: str) -> Any:
     """The HTTP app behind a bearer check: ``cli_server.py --port N TOKEN``."""
-    from mcp_elicit.transport.http_server import Unauthorized
+    from mcp_elicit.server.auth import Unauthorized
 
     async def authenticate(headers: Mapping[str, str]) -> str:
         if headers.get("authorization") != f"Bearer {token}":
@@ -53,7 +53,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "--stdio":
         app.run_stdio()
     elif len(sys.argv) > 3:
-        from mcp_elicit.transport.http_server import serve
+        from mcp_elicit.transport.uvicorn_runner import serve
 
         serve(_guarded(sys.argv[3]), port=int(sys.argv[2]))
     else:

@@ -30,7 +30,7 @@ if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
     sys.modules["uvloop"] = None  # type: ignore[assignment]  # "import uvloop" fails: not installed
 
 from mcp_elicit import Context, McpError, Server
-from mcp_elicit.transport.http_server import Caller
+from mcp_elicit.server.auth import Caller
 from tests.shared_tools import add_shared_tools
 
 MARKERS = Path(".")
@@ -182,7 +182,7 @@ def main() -> None:
     if args.stdio:
         app.run_stdio()
     else:
-        from mcp_elicit.transport.http_server import serve
+        from mcp_elicit.transport.uvicorn_runner import serve
 
         # uvicorn's h11 protocol (what runs without httptools), with the same head timeout.
         options: dict[str, Any] = {"http": "h11"} if args.h11 else {}

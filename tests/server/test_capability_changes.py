@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import pytest
 
 from mcp_elicit import Context, Server
-from mcp_elicit.server.flow import FlowRecord, MalformedFlow
-from mcp_elicit.wire.capabilities import client_capabilities
+from mcp_elicit.server.record import CallRecord as FlowRecord
+from mcp_elicit.server.record import MalformedRecord as MalformedFlow
 from mcp_elicit.wire.errors import INTERNAL_ERROR
+from mcp_elicit.wire.meta import ClientCapabilities as client_capabilities
 from tests.helpers import Flow, accept, only_key, text
 
 FORM_AND_SAMPLING = {"elicitation": {}, "sampling": {}}

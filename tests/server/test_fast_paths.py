@@ -1,38 +1,14 @@
-"""The engine's shortcuts give what the general code gives."""
+"""The engine's caches give what the general code gives."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from mcp_elicit.schema import form_spec
-from mcp_elicit.server.context import _LINK_HINT, _form_spec, _may_hold_link
-from mcp_elicit.server.flow import FlowRecord, Round
-
-
-def test_link_hint_shortcut_agrees_with_the_regex() -> None:
-    samples = [
-        "Create ticket 'T-1'?",
-        "Please confirm.",
-        "See https://example.com",
-        "WWW.EXAMPLE.COM",
-        "[here](x)",
-        "<A href=x>",
-        "MailTo:someone",
-        "JavaScript:void(0)",
-        "DATA:text/plain",
-        "Tel:123",
-        "ṯel: non-ascii, no hint",
-        "\u212aelvin: no hint either",
-        "java\u017fcript: the long s folds to s",  # IGNORECASE matches it: the regex decides
-        "mailto\uff1a fullwidth colon",
-        "",
-    ]
-    rng = random.Random(7)
-    alphabet = "aAtTeElL:./]([<> wmMjJsScCrRiIpPdD\u017f\u212a"
-    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3000)]
-    for message in samples:
-        assert _may_hold_link(message) == (_LINK_HINT.search(message) is not None), message
+from mcp_elicit.server.gating import form_spec as cached_form_spec
+from mcp_elicit.server.record import CallRecord
+from mcp_elicit.server.round import Round
+from mcp_elicit.wire.meta import ClientCapabilities
 
 
 @dataclass
@@ -41,16 +17,24 @@ class Confirm:
 
 
 def test_cached_form_specs_are_the_ones_form_spec_builds() -> None:
-    assert _form_spec(Confirm, ()) is _form_spec(Confirm, ())
-    assert _form_spec(Confirm, ()) == form_spec(Confirm)
-    assert _form_spec(None, ()).schema == {"type": "object", "properties": {}}
-    assert _form_spec(Confirm, ["ok"]) == form_spec(Confirm, allow_secrets=["ok"])
+    assert cached_form_spec(Confirm, ()) is cached_form_spec(Confirm, ())
+    assert cached_form_spec(Confirm, ()) == form_spec(Confirm)
+    assert cached_form_spec(None, ()).schema == {"type": "object", "properties": {}}
+    assert cached_form_spec(Confirm, ["ok"]) == form_spec(Confirm, allow_secrets=["ok"])
 
 
-def test_next_payload_is_the_next_records_payload() -> None:
-    record = FlowRecord(steps={"s": 1}, answers={"k": ("d", ["accept", {}])}, user_state="u")
-    rnd = Round(record, {})
+def test_the_next_payload_carries_the_answers_steps_and_questions_so_far() -> None:
+    record = CallRecord(steps={"s": 1}, answers={"k": ("d", ["accept", {}])}, user_state="u")
+    rnd = Round(record, {}, ClientCapabilities({"elicitation": {}}))
     rnd.record_answer("k2", "d2", ["decline", None])
     rnd.ask("k3", "d3", {"method": "elicitation/create", "params": {}}, 1)
-    assert rnd.next_payload("next") == rnd.next_record("next").to_payload()
-    assert FlowRecord.from_payload(rnd.next_payload(None)) == rnd.next_record(None)
+    following = CallRecord.from_payload(rnd.next_payload("next"))
+    assert following == CallRecord(
+        record.call_id,
+        1,
+        {"k": ("d", ["accept", {}]), "k2": ("d2", ["decline", None])},
+        {"s": 1},
+        {"k3": ("d3", 1)},
+        "next",
+        1,
+    )

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Server
-from mcp_elicit.transport.http_server import HttpApp, serve
+from mcp_elicit.transport.http_app import HttpApp
+from mcp_elicit.transport.uvicorn_runner import serve
 from tests.helpers import request
 
 KEYS = ["server-config-tests-secret-0123456789abcdef"]

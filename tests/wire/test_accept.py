@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.wire.accept import accepted_replies
+from mcp_elicit.wire.http import accepted_replies
 
 
 @pytest.mark.parametrize(

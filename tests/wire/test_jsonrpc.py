@@ -11,13 +11,18 @@ from hypothesis import strategies as st
 from mcp_elicit.wire import codec
 from mcp_elicit.wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
 from mcp_elicit.wire.jsonrpc import (
+    ErrorResponse,
     InvalidMessage,
     MessageTooLarge,
     Notification,
     Request,
+    Result,
     encode_error,
+    encode_notification,
+    encode_request,
     encode_result,
     parse_message,
+    refuse_response,
 )
 
 
@@ -46,7 +51,19 @@ def test_notification_has_no_id() -> None:
         (b'{"jsonrpc":"1.0","id":1,"method":"m"}', INVALID_REQUEST, '"jsonrpc" must be "2.0"', 1),
         (b'{"jsonrpc":"2.0","id":1}', INVALID_REQUEST, '"method" must be a string', 1),
         (b'{"jsonrpc":"2.0","id":1,"method":5}', INVALID_REQUEST, '"method" must be a string', 1),
-        (b'{"jsonrpc":"2.0","id":1,"result":{}}', INVALID_REQUEST, "clients send no JSON-RPC responses", 1),
+        (
+            b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}',
+            INVALID_REQUEST,
+            'both "result" and "error"',
+            1,
+        ),
+        (b'{"jsonrpc":"2.0","id":null,"result":{}}', INVALID_REQUEST, '"id" must be a string', None),
+        (b'{"jsonrpc":"2.0","result":{}}', INVALID_REQUEST, '"id" must be a string', None),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}', INVALID_REQUEST, "integer", 1),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":true,"message":"m"}}', INVALID_REQUEST, "integer", 1),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":1}}', INVALID_REQUEST, '"message"', 1),
+        (b'{"jsonrpc":"2.0","id":1,"error":"boom"}', INVALID_REQUEST, '"error" must be an object', 1),
+        (b'{"jsonrpc":"2.0","id":1.5,"error":{"code":1,"message":"m"}}', INVALID_REQUEST, '"id"', None),
         (
             b'{"jsonrpc":"2.0","id":true,"method":"m"}',
             INVALID_REQUEST,
@@ -79,6 +96,37 @@ def test_malformed_messages(raw: bytes, code: int, needle: str, request_id: obje
     assert info.value.code == code
     assert needle in info.value.message
     assert info.value.request_id == request_id
+
+
+def test_responses_parse_in_both_directions() -> None:
+    """The parser is the same for both sides: responses are messages like any other, and the
+    peer that may not receive them says so (a 2026-07-28 server)."""
+    assert parse_message(b'{"jsonrpc":"2.0","id":1,"result":{"a":1}}') == Result(1, {"a": 1})
+    error = parse_message(b'{"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"no","data":[1]}}')
+    assert error == ErrorResponse("x", -32602, "no", [1])
+    assert isinstance(error, ErrorResponse)
+    assert error.to_error().to_json() == {"code": -32602, "message": "no", "data": [1]}
+    # An error whose request could not be identified: id null, or no id at all.
+    assert parse_message(b'{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}') == ErrorResponse(
+        None, -1, "m"
+    )
+    assert parse_message(b'{"jsonrpc":"2.0","error":{"code":-1,"message":"m"}}') == ErrorResponse(
+        None, -1, "m"
+    )
+    refusal = refuse_response(Result(1, {}))
+    assert (refusal.code, refusal.request_id) == (INVALID_REQUEST, 1)
+    assert "clients send no JSON-RPC responses in MCP 2026-07-28" in refusal.message
+
+
+def test_encoders_write_what_the_parser_reads() -> None:
+    assert parse_message(encode_request(9, "elicitation/create", {"mode": "form"})) == Request(
+        9, "elicitation/create", {"mode": "form"}
+    )
+    assert parse_message(encode_notification("notifications/initialized", {})) == Notification(
+        "notifications/initialized", {}
+    )
+    assert parse_message(encode_result("r", {"action": "cancel"})) == Result("r", {"action": "cancel"})
+    assert parse_message(encode_error(None, McpError(-32601, "nope"))) == ErrorResponse(None, -32601, "nope")
 
 
 def test_oversized_message_is_refused_before_parsing() -> None:
@@ -138,5 +186,8 @@ def test_any_object_raises_only_invalid_message(data: dict[str, object]) -> None
         msg = parse_message(codec.dumps(data))
     except InvalidMessage:
         return
-    assert isinstance(msg, (Request, Notification))
-    assert isinstance(msg.params, dict)
+    if isinstance(msg, Request | Notification):
+        assert isinstance(msg.params, dict)
+    else:
+        assert isinstance(msg, Result | ErrorResponse)
+        assert ("result" in data) != ("error" in data)

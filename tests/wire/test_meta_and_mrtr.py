@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.wire import mrtr
-from mcp_elicit.wire.capabilities import ClientCapabilities
 from mcp_elicit.wire.errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, McpError
-from mcp_elicit.wire.meta import check_version, parse_request_meta
+from mcp_elicit.wire.meta import ClientCapabilities, check_version, parse_request_meta
 
 V = "io.modelcontextprotocol/protocolVersion"
 C = "io.modelcontextprotocol/clientCapabilities"

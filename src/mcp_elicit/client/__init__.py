@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     # the engine
     "Client": "mcp_elicit.client.client",
     "Connecting": "mcp_elicit.client.client",
-    "Backoff": "mcp_elicit.client.flow",
+    "Backoff": "mcp_elicit.client.rounds",
     "Progress": "mcp_elicit.client.progress",
     "ToolResult": "mcp_elicit.client.results",
     "PromptResult": "mcp_elicit.client.results",
@@ -92,11 +92,11 @@ if TYPE_CHECKING:
         UndeclaredRequestError,
         UnsupportedVersionError,
     )
-    from mcp_elicit.client.flow import Backoff
     from mcp_elicit.client.progress import Progress
     from mcp_elicit.client.providers import RootsProvider, Sampler
     from mcp_elicit.client.questions import Answer, Answerer, FormQuestion, ServerIdentity, UrlQuestion
     from mcp_elicit.client.results import DiscoverResult, PromptResult, ResourceResult, ToolResult
+    from mcp_elicit.client.rounds import Backoff
     from mcp_elicit.client.transport import Transport
     from mcp_elicit.client.urls import UrlAssessment, assess_url, open_in_browser
 

@@ -11,7 +11,7 @@ told is asking). Every request carries its own ``_meta``: protocol version, clie
 capabilities the configured answerer, sampler and roots can really serve -- never more.
 
 ``call_tool``, ``get_prompt`` and ``read_resource`` answer ``InputRequiredResult`` rounds until the
-result is complete (:mod:`~mcp_elicit.client.flow` is the loop, :mod:`~mcp_elicit.client.answering`
+result is complete (:mod:`~mcp_elicit.client.rounds` is the loop, :mod:`~mcp_elicit.client.answering`
 the answers); ``max_rounds`` and ``max_total_seconds`` bound each call. Errors: see
 :mod:`~mcp_elicit.client.errors`.
 """
@@ -25,7 +25,7 @@ import shlex
 import time
 from collections.abc import Generator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_elicit import __version__
 from mcp_elicit.client.answering import Answering
@@ -41,12 +41,12 @@ from mcp_elicit.client.errors import (
     TimeLimitError,
     UnsupportedVersionError,
 )
-from mcp_elicit.client.flow import AskInputs, Backoff, Complete, Flow
-from mcp_elicit.client.messages import Response, ServerNotification, encode_request, server_error
+from mcp_elicit.client.messages import encode_request, server_error
 from mcp_elicit.client.progress import Progress, ProgressCallback
 from mcp_elicit.client.providers import RootsProvider, Sampler, StaticRoots
 from mcp_elicit.client.questions import Answerer, ServerIdentity
 from mcp_elicit.client.results import DiscoverResult, PromptResult, ResourceResult, ToolResult
+from mcp_elicit.client.rounds import AskInputs, Backoff, Complete, Rounds
 from mcp_elicit.client.stdio import StderrMode
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing, Transport
@@ -57,6 +57,7 @@ from mcp_elicit.wire.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from mcp_elicit.wire.jsonrpc import Notification, Response, Result
 from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
@@ -120,7 +121,7 @@ class Client:
     @classmethod
     def connect(
         cls,
-        target: str | Sequence[str] | Transport,
+        target: str | Sequence[str] | Transport | object,
         *,
         answerer: Answerer | None = None,
         sampler: Sampler | None = None,
@@ -140,7 +141,9 @@ class Client:
         http_client: httpx.AsyncClient | None = None,
     ) -> Connecting:
         """Connect to ``target``: a URL (``http://``/``https://``: Streamable HTTP), a command line
-        (a string, split like a shell would, or a list: spawned, stdio), or a ready
+        (a string, split like a shell would, or a list: spawned, stdio), a server object in this
+        process (an :class:`mcp_elicit.Server`, or an ASGI app serving MCP: no socket, see
+        :mod:`~mcp_elicit.client.asgi_transport`), or a ready
         :class:`~mcp_elicit.client.transport.Transport`.
 
         Use as ``async with Client.connect(...) as client`` (closes on exit) or
@@ -380,19 +383,19 @@ class Client:
         headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """One call to its final result: every MRTR round, within ``max_total_seconds``."""
-        flow = Flow(method, params, self._declared, max_rounds=self.max_rounds, backoff=self._backoff)
+        rounds = Rounds(method, params, self._declared, max_rounds=self.max_rounds, backoff=self._backoff)
         try:
             async with asyncio.timeout(self.max_total_seconds) as deadline:
                 while True:
-                    step = flow.receive(await self._request(method, flow.params(), target, headers))
+                    step = rounds.receive(await self._request(method, rounds.params(), target, headers))
                     if isinstance(step, Complete):
                         return step.result
                     if isinstance(step, AskInputs):
                         responses = await self._answering.round(step.requests, self.server_identity)
-                        flow.answer(responses, step.requests)
+                        rounds.retry_with(responses, step.requests)
                     else:
                         await asyncio.sleep(step.delay)
-                        flow.answer(None)
+                        rounds.retry_with(None)
         except TimeoutError:
             if deadline.expired() and self.max_total_seconds is not None:
                 raise TimeLimitError(method, self.max_total_seconds) from None
@@ -406,11 +409,11 @@ class Client:
         renegotiated = False
         while True:
             response = await self._send(method, params, target, headers)
-            error = response.error
-            if error is None:
+            if isinstance(response, Result):
                 return response.result
-            if error["code"] == UNSUPPORTED_PROTOCOL_VERSION:
-                data = error.get("data")
+            error = response
+            if error.code == UNSUPPORTED_PROTOCOL_VERSION:
+                data = error.data
                 supported = data.get("supported") if isinstance(data, dict) else None
                 chosen = _common_version(supported if isinstance(supported, list) else [])
                 if chosen is not None and not renegotiated:
@@ -418,7 +421,7 @@ class Client:
                     self._set_version(chosen)
                     continue
                 raise UnsupportedVersionError(
-                    error["code"], error["message"], data, method=method, ours=SUPPORTED_VERSIONS
+                    error.code, error.message, data, method=method, ours=SUPPORTED_VERSIONS
                 )
             raise server_error(error, method)
 
@@ -448,7 +451,7 @@ class Client:
         callback = self._on_progress
         assert callback is not None
 
-        def listen(notification: ServerNotification) -> None:
+        def listen(notification: Notification) -> None:
             if notification.method != "notifications/progress":
                 return
             progress = Progress.from_params(method, target, notification.params)
@@ -503,8 +506,12 @@ def _common_version(offered: Sequence[object]) -> str | None:
     return None
 
 
+def _is_transport(target: object) -> bool:
+    return all(callable(getattr(target, name, None)) for name in ("start", "send", "aclose"))
+
+
 def _transport_for(
-    target: str | Sequence[str] | Transport,
+    target: str | Sequence[str] | Transport | object,
     *,
     stderr: StderrMode,
     env: Mapping[str, str] | None,
@@ -512,6 +519,17 @@ def _transport_for(
     headers: Mapping[str, str] | None,
     http_client: httpx.AsyncClient | None,
 ) -> Transport:
+    if not isinstance(target, str | Sequence) and not _is_transport(target):
+        from mcp_elicit.client.asgi_transport import AsgiTransport, app_of
+
+        found = app_of(target)
+        if found is None:
+            raise TypeError(
+                "Client.connect takes a URL, a command line, a Transport, or a server object "
+                f"(mcp_elicit.Server, or an ASGI app serving MCP), not {type(target).__name__}"
+            )
+        app, path = found
+        return AsgiTransport(app, url=f"http://in-process{path}", headers=headers)
     if isinstance(target, str):
         if target.startswith(("http://", "https://")):
             if http_client is not None:
@@ -527,7 +545,7 @@ def _transport_for(
         argv = [str(part) for part in target]
         display = shlex.join(argv)
     else:
-        return target
+        return cast(Transport, target)
     from mcp_elicit.client.stdio import StdioTransport
 
     return StdioTransport(argv, display=display, stderr=stderr, env=env, cwd=cwd)

@@ -27,11 +27,12 @@ from mcp_elicit.client.errors import (
     TransportError,
 )
 from mcp_elicit.client.http11 import Connection, Origin, Pool
-from mcp_elicit.client.messages import Response, ServerNotification, decode
+from mcp_elicit.client.messages import decode
 from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.http import encode_header_value, is_token
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Response, Result
 
 logger = logging.getLogger("mcp_elicit.client.http")
 
@@ -133,13 +134,12 @@ def json_reply(
     except MalformedMessageError:
         message = None
     if status in (401, 403):  # whatever the body says: credentials are missing or refused
-        said = message.error.get("message") if isinstance(message, Response) and message.error else None
+        said = message.message if isinstance(message, ErrorResponse) else None
         snippet = (said if isinstance(said, str) else "") or body[:200].decode("utf-8", "replace")
         snippet = clean(snippet, single_line=True, max_length=200) or "(empty body)"
         raise AuthorizationRequiredError(status, f"{request.method} to {url}: {snippet}", www_authenticate)
-    if isinstance(message, Response) and (
-        (message.error is not None and message.id in (request.id, None))  # only an error may have a null id
-        or (message.id == request.id and 200 <= status < 300)
+    if (isinstance(message, ErrorResponse) and message.id in (request.id, None)) or (  # only an error
+        isinstance(message, Result) and message.id == request.id and 200 <= status < 300  # may have a null id
     ):
         return message
     if 200 <= status < 300:
@@ -180,10 +180,10 @@ def _first_answer(
             # still come, as an unreadable line on stdio does not stop a call either.
             logger.warning("ignoring an unreadable event in the reply to %s", request.method)
             continue
-        if isinstance(message, Response):
-            if message.id == request.id or (message.id is None and message.error is not None):
+        if isinstance(message, Result | ErrorResponse):
+            if message.id == request.id or (message.id is None and isinstance(message, ErrorResponse)):
                 return message
-        elif isinstance(message, ServerNotification):
+        elif isinstance(message, Notification):
             if on_notification is not None:
                 on_notification(message)
         else:

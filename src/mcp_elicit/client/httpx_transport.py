@@ -18,8 +18,8 @@ from mcp_elicit.client.http import (
     request_headers,
     sse_reply,
 )
-from mcp_elicit.client.messages import Response
 from mcp_elicit.client.transport import OnNotification, Outgoing
+from mcp_elicit.wire.jsonrpc import Response
 
 if TYPE_CHECKING:
     import httpx

@@ -21,10 +21,17 @@ from typing import Literal
 
 from mcp_elicit.client.answered_id import answered_id
 from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
-from mcp_elicit.client.messages import Response, ServerNotification, decode, encode_notification
+from mcp_elicit.client.messages import decode
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
-from mcp_elicit.wire.jsonrpc import RequestId
+from mcp_elicit.wire.jsonrpc import (
+    ErrorResponse,
+    Notification,
+    RequestId,
+    Response,
+    Result,
+    encode_notification,
+)
 
 logger = logging.getLogger("mcp_elicit.client.stdio")
 
@@ -212,7 +219,7 @@ class StdioTransport:
                 return
             logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
             return
-        if isinstance(message, Response):
+        if isinstance(message, Result | ErrorResponse):
             if message.id is None:
                 self._route_unattributed(message)
                 return
@@ -221,7 +228,7 @@ class StdioTransport:
                 logger.debug("a response for unknown or finished request %r", message.id)
             elif not future.done():
                 future.set_result(message)
-        elif isinstance(message, ServerNotification):
+        elif isinstance(message, Notification):
             token = message.params.get("progressToken")
             listener = self._listeners.get(token) if isinstance(token, (str, int)) else None
             if listener is not None:
@@ -236,7 +243,7 @@ class StdioTransport:
         """An error with a null id: the server could not read a request's id (one over its size
         limit, say). With one request waiting it can only be that one, which fails now instead of
         waiting until a timeout; with several, nothing tells which, so none is failed."""
-        if message.error is None:
+        if not isinstance(message, ErrorResponse):
             logger.warning("ignoring a result with a null id on the server's stdout")
             return
         waiting = [future for future in self._pending.values() if not future.done()]
@@ -246,7 +253,7 @@ class StdioTransport:
         logger.warning(
             "the server reported an error for a request it could not identify (%d in flight): %s",
             len(waiting),
-            clean(str(message.error.get("message")), single_line=True, max_length=200),
+            clean(message.message, single_line=True, max_length=200),
         )
 
     async def _read_stderr(self) -> None:

@@ -12,10 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from mcp_elicit.client.messages import Response, ServerNotification
-from mcp_elicit.wire.jsonrpc import RequestId
+from mcp_elicit.wire.jsonrpc import Notification, RequestId, Response
 
-OnNotification = Callable[[ServerNotification], None]
+OnNotification = Callable[[Notification], None]
 
 
 @dataclass(frozen=True, slots=True)

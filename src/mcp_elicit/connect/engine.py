@@ -63,7 +63,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
@@ -98,7 +97,6 @@ from mcp_elicit.connect.vault import (
     VaultUnavailable,
 )
 from mcp_elicit.server.errors import ToolError
-from mcp_elicit.wire.capabilities import required_for_elicitation
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
 
 if TYPE_CHECKING:
@@ -158,12 +156,8 @@ class _Slot:
     outcome: tuple[bool, Any] | None = None
 
 
-# Per run (a Context lives for one run of the handler): the slots its calls went through.
-_slots: weakref.WeakKeyDictionary[Context, dict[str, _Slot]] = weakref.WeakKeyDictionary()
-
-
-# Per kit (one event loop): how many retries of each principal are being held.
-_holding: weakref.WeakKeyDictionary[ConnectKit, dict[str, int]] = weakref.WeakKeyDictionary()
+# The slots the calls of one run went through (kept by the Context, for that run only).
+_SLOTS = object()
 
 
 def _shared(outcome: tuple[bool, Any]) -> Any:
@@ -324,7 +318,8 @@ async def _obtain(
     flow_scopes: Callable[[], tuple[str, ...]] | None = None,
 ) -> T:
     step = f"mcp_elicit.{request.slot}"
-    slot = _slots.setdefault(ctx, {}).setdefault(step, _Slot())
+    slots: dict[str, _Slot] = ctx.run_local(_SLOTS, dict)
+    slot = slots.setdefault(step, _Slot())
     # A second call for the same slot in this run (two helpers both asking for GitHub, in turn
     # or in asyncio.gather) waits for the first, then shares its outcome: the flow's question
     # keys can be read only once per run, and its step run only once.
@@ -332,17 +327,12 @@ async def _obtain(
         if slot.outcome is not None:
             shared: T = _shared(slot.outcome)
             return shared
-        recorded, value = ctx._step_recorded(step)
+        recorded, value = ctx.recorded_step(step)
         if not recorded:
             found = await current(True)
             if found is not None:
                 return found
-            if not ctx.can_elicit("url"):  # before creating a flow the client could never open
-                raise ctx._missing(
-                    required_for_elicitation("url"),
-                    f"This request needs to send the user to a URL ({_what(request)}), but its "
-                    "clientCapabilities do not declare elicitation.url",
-                )
+            ctx.require("url")  # before creating a flow the client could never open
             asked = request if flow_scopes is None else replace(request, scopes=flow_scopes())
             flow_id, url = _recorded_flow(
                 await ctx.once(step, lambda: _create(ctx, kit, principal, asked)), request
@@ -350,7 +340,7 @@ async def _obtain(
             key, refused = _next_key(ctx, kit, flow_id, principal, request, url)
             if refused is not None:
                 await refused
-            await ctx._send_url(key, request.message, url)
+            await ctx.ask_url(key, request.message, url)
         flow_id, url = _recorded_flow(value, request)
         try:
             result: T = await _follow(ctx, kit, principal, request, flow_id, url, current, after_flow)
@@ -377,7 +367,7 @@ async def _follow(
     key, refused = _next_key(ctx, kit, flow_id, principal, request, url)
     if refused is not None:
         await refused
-    if ctx._step_recorded(step + ".done")[0]:
+    if ctx.recorded_step(step + ".done")[0]:
         return await after_flow()  # completed in an earlier round (later questions followed)
     outcome = await _outcome(kit, flow_id, principal)
     found: T | None = None
@@ -399,7 +389,7 @@ async def _follow(
         return await after_flow()
     if isinstance(outcome, Failed):
         raise ToolError(_failure_message(outcome, request))
-    await ctx._send_url(key, request.message, url)
+    await ctx.ask_url(key, request.message, url)
 
 
 def _next_key(
@@ -411,7 +401,7 @@ def _next_key(
     index = 0
     while True:
         key = f"{request.slot}-{index}"
-        answered = ctx._url_response(key, request.message, url)
+        answered = ctx.url_answer(key, request.message, url)
         if answered is None:
             return key, None
         action, fresh = answered
@@ -452,7 +442,7 @@ def _recorded_flow(value: object, request: _Request) -> tuple[str, str]:
 async def _hold(kit: ConnectKit, flow_id: str, principal: str, waiting: Waiting) -> RetryOutcome:
     """Hold the request up to ``kit.hold`` seconds (never past the flow's expiry) while the flow
     is waiting, polling the shared store; the last outcome seen."""
-    holding = _holding.setdefault(kit, {})
+    holding = kit.held_retries
     if holding.get(principal, 0) >= MAX_HOLDS_PER_USER:
         _log.info("%d retries of %r already held; answering this one at once", MAX_HOLDS_PER_USER, principal)
         return waiting

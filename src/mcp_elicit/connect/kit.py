@@ -63,13 +63,16 @@ from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit
 from mcp_elicit.connect.vault import Connection, Refresher, RefreshResult, Revoker, Vault
+from mcp_elicit.server.auth import Authenticate
 from mcp_elicit.server.errors import ToolError
 from mcp_elicit.state import KeyFile, KeyRing
-from mcp_elicit.transport.http_server import Authenticate, HttpApp
+from mcp_elicit.transport.asgi import Receive, Scope, Send, send_text
+from mcp_elicit.transport.http_app import HttpApp
 
 if TYPE_CHECKING:
     from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin, OidcLogin
     from mcp_elicit.server.app import Server
+    from mcp_elicit.server.context import Context
 
 __all__ = ["MAX_HOLD", "PAGE_ROUTES", "ConnectApp", "ConnectKit"]
 
@@ -92,7 +95,7 @@ _KNOWN_TITLES: Final = {
     "dropbox": "Dropbox",
 }
 
-_Scope = dict[str, Any]
+_PLAIN_HEADERS: Final = ((b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"))
 _PAGES_MISSING: Final = (
     b"The sign-in pages of this server are not set up (ConnectKit(login=...) is missing), so this "
     b"link cannot be completed here. Ask the server's operator.\n"
@@ -177,11 +180,29 @@ class ConnectKit:
         self.keys = keys
         self.page_rate_limit = page_rate_limit
         self.clock = clock
+        # How many retries of each principal are being held waiting for the browser step.
+        self.held_retries: dict[str, int] = {}
         self._providers: dict[str, OAuthProvider] = {}
         self._refreshers: dict[str, Refresher] = {}
         self._revokers: dict[str, Revoker] = {}
         self._metadata = self._build_metadata(authorization_servers, scopes_supported, resource_name)
         self._authenticate = self._build_authenticate()
+
+    # ------------------------------------------------------------------------------ the extension
+    # What Server(connect=kit) calls (mcp_elicit.server.extension.Extension): ctx.connection and
+    # ctx.secret run their rounds in connect/engine.py, on the Context's extension point.
+
+    async def connection(
+        self, ctx: Context, provider: str, scopes: Iterable[str] | None, reason: str | None
+    ) -> Connection:
+        from mcp_elicit.connect.engine import obtain_connection
+
+        return await obtain_connection(ctx, self, provider, scopes, reason)
+
+    async def secret(self, ctx: Context, name: str, description: str, message: str | None) -> str:
+        from mcp_elicit.connect.engine import obtain_secret
+
+        return await obtain_secret(ctx, self, name, description, message)
 
     async def sign_out_everywhere(self, principal: str | Principal) -> None:
         """Void every pages session of ``principal`` (``"issuer|subject"`` or a
@@ -422,7 +443,7 @@ class ConnectApp:
         self.pages = pages
         self._page_prefixes = tuple(base_path + route for route in PAGE_ROUTES)
 
-    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
             await self.mcp(scope, receive, send)  # acknowledges startup and shutdown
@@ -437,25 +458,9 @@ class ConnectApp:
         elif self.pages is not None:
             await self.pages(scope, receive, send)
         elif path.startswith(self._page_prefixes):
-            await _plain(send, 503, _PAGES_MISSING)
+            await send_text(send, 503, _PAGES_MISSING, _PLAIN_HEADERS)
         else:
-            await _plain(send, 404, b"Not Found")
-
-
-async def _plain(send: Any, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                (b"x-content-type-options", b"nosniff"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+            await send_text(send, 404, b"Not Found", _PLAIN_HEADERS)
 
 
 def _base_path(base_url: str) -> str:

@@ -23,18 +23,17 @@ import hashlib
 import html
 import secrets
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit
 
 import orjson
 
+from mcp_elicit.transport.asgi import Receive, Scope, Send, send_response
+
 __all__ = ["DemoCIProvider", "DemoClient"]
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Reply = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, extra headers, body
 
 _CODE_TTL: Final = 60.0
@@ -338,9 +337,7 @@ async def _respond(send: Send, status: int, extra: list[tuple[bytes, bytes]], bo
     headers = list(_HEADERS) + extra
     if not any(name == b"content-type" for name, _ in extra) and body:
         headers.append((b"content-type", b"application/json"))
-    headers.append((b"content-length", str(len(body)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_response(send, status, headers, body)
 
 
 def main(argv: list[str] | None = None) -> None:

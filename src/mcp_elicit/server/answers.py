@@ -50,24 +50,6 @@ class ElicitAnswer(Generic[T]):
         return self._data  # type: ignore[no-any-return]
 
 
-_new = object.__new__
-_ANSWER_SETTERS = tuple(getattr(ElicitAnswer, name).__set__ for name in ("action", "content", "_data"))
-
-
-def elicit_answer(
-    action: Action, content: dict[str, Any] | None = None, data: Any = None
-) -> ElicitAnswer[Any]:
-    """``ElicitAnswer(action, content, data)`` built through its slots: the frozen dataclass's
-    ``__init__`` sets each field through ``object.__setattr__``, twice the cost (once per answer
-    a handler reads, on every round). Same result as calling it."""
-    set_action, set_content, set_data = _ANSWER_SETTERS
-    answer: ElicitAnswer[Any] = _new(ElicitAnswer)
-    set_action(answer, action)
-    set_content(answer, content)
-    set_data(answer, data)
-    return answer
-
-
 @dataclass(frozen=True, slots=True)
 class SampledMessage:
     """A ``CreateMessageResult`` from the client's model."""

@@ -10,86 +10,40 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcp_elicit.schema import SchemaError
 from mcp_elicit.server import options
-from mcp_elicit.server.context import Context, Notify, vet_elicitation
-from mcp_elicit.server.errors import HandlerDefect, ToolError, TooManyInvalidAnswers
-from mcp_elicit.server.flow import MAX_ANSWER_NESTING, FlowRecord, MalformedFlow, Round, nested_deeper_than
-from mcp_elicit.server.lowlevel import InputRequired
-from mcp_elicit.server.registry import Handler, Prompt, Resource, Tool, first_paragraph
-from mcp_elicit.server.replay import Completed, run_round
-from mcp_elicit.server.results import prompt_result, resource_result, tool_error, tool_result
-from mcp_elicit.server.signature import ArgumentError, analyse
-from mcp_elicit.state import (
-    INVALID_STATE_MESSAGE,
-    KeyRing,
-    RequestBinding,
-    SingleUseStore,
-    StateRejected,
-    StateSealer,
-    StateStoreUnavailable,
-    StateTooLarge,
-    args_digest,
-)
-from mcp_elicit.state.binding import MAX_NESTING, bound_principal, request_digest
+from mcp_elicit.server.auth import Authenticate, Caller
+from mcp_elicit.server.call import Call, Notify
+from mcp_elicit.server.context import Context
+from mcp_elicit.server.engine import Complete, Engine, Outcome
+from mcp_elicit.server.extension import Extension
+from mcp_elicit.server.registry import Entry, Handler, Prompt, Resource, Tool, first_paragraph
+from mcp_elicit.server.signature import analyse
+from mcp_elicit.state import KeyRing, SingleUseStore, StateSealer
 from mcp_elicit.state.key_file import ENV_FILE_VAR as KEY_FILE_ENV_VAR
 from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import ENV_VAR as KEYS_ENV_VAR
-from mcp_elicit.state.seal import Claimed
 from mcp_elicit.state.single_use import RedeliveryStore
-from mcp_elicit.wire import codec, mrtr
-from mcp_elicit.wire.capabilities import (
-    ClientCapabilities,
-    merge_required,
-    required_for_elicitation,
-    required_for_sampling,
-    sampling_needs,
-)
-from mcp_elicit.wire.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    McpError,
-    internal_error,
-    invalid_params,
-    method_not_found,
-    missing_capability,
-)
-from mcp_elicit.wire.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, Request
+from mcp_elicit.wire import mrtr
+from mcp_elicit.wire.errors import McpError, internal_error, invalid_params, method_not_found
+from mcp_elicit.wire.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, Request, encode_error, encode_result
 from mcp_elicit.wire.meta import (
     RequestMeta,
     check_version,
-    initialize_refused,
-    parse_request_meta,
+    request_meta,
     server_info_meta,
 )
 from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
-if TYPE_CHECKING:
-    from mcp_elicit.connect.kit import ConnectApp, ConnectKit
-    from mcp_elicit.transport.http_server import Authenticate, HttpApp
+if TYPE_CHECKING:  # types only: Server.asgi() and run_http() import the transport when called
+    from mcp_elicit.transport.asgi import ASGIApp
 
 logger = logging.getLogger("mcp_elicit.server")
 
 F = TypeVar("F", bound=Handler)
 E = TypeVar("E")
-
-
-@dataclass(slots=True)  # not frozen: that __init__ costs twice as much, on every request
-class _Call:
-    """One request on its way through the server (never modified)."""
-
-    request: Request
-    meta: RequestMeta
-    principal: str | None
-    notify: Notify | None
-    client: str | None  # the OAuth client the principal's token was issued to
-
-
-INVALID_STATE_DATA = {"reason": "invalid_request_state"}
 
 
 class Server:
@@ -128,7 +82,7 @@ class Server:
         replay_grace: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         cache_ttl_ms: int = 3_600_000,
-        connect: ConnectKit | None = None,
+        connect: Extension | None = None,
     ) -> None:
         self.name = options.text("name", name)
         self.version = options.text("version", version)
@@ -144,13 +98,19 @@ class Server:
                 "single_use must be a single-use store (SQLiteSingleUseStore or PostgresSingleUseStore), "
                 f"not {type(single_use).__name__}"
             )
-        self.sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
+        sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
         if single_use_redelivery and not isinstance(single_use, RedeliveryStore):
             raise ValueError(
                 "single_use_redelivery needs a single_use store that supports it "
                 "(SQLiteSingleUseStore or PostgresSingleUseStore)"
             )
-        self.single_use_redelivery = single_use_redelivery
+        self.engine = Engine(
+            sealer,
+            redelivery=single_use_redelivery,
+            max_answer_attempts=self.max_answer_attempts,
+            replay_grace=self.replay_grace,
+            extension=connect,
+        )
         self._tools: dict[str, Tool] = {}
         # Tools with arguments mirrored in Mcp-Param-* headers (x-mcp-header): the HTTP
         # transport checks those headers against the body.
@@ -159,6 +119,11 @@ class Server:
         self._resources: list[Resource] = []
         self._result_meta = server_info_meta(name, version, title)
         self.connect = connect
+
+    @property
+    def sealer(self) -> StateSealer:
+        """What seals and opens this server's ``requestState``."""
+        return self.engine.sealer
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -272,25 +237,24 @@ class Server:
         request: Request,
         *,
         meta: RequestMeta | None = None,
-        principal: str | None = None,
+        caller: Caller | None = None,
         notify: Notify | None = None,
-        client: str | None = None,
     ) -> dict[str, Any]:
-        """Handle one request and return its result (with ``resultType`` and ``_meta``), or
-        raise :class:`McpError`.
+        """Handle one 2026-07-28 request and return its result (with ``resultType`` and
+        ``_meta``), or raise :class:`McpError`.
 
-        ``principal`` (the user) and ``client`` (the OAuth client the token was issued to) come
-        from a validated token, never from the request; ``requestState`` is bound to both.
+        ``meta`` is the request's ``params._meta`` as the transport read it
+        (:func:`~mcp_elicit.wire.meta.request_meta`, read here when not given).
+        ``caller`` comes from a validated token, never from the request; every ``requestState``
+        is bound to it.
         """
-        if meta is None:
-            if request.method == "initialize":
-                raise initialize_refused(request.params)
-            meta = parse_request_meta(request.params)
-        if meta.protocol_version not in SUPPORTED_VERSIONS:  # check_version(meta), inlined
-            check_version(meta)
         method = request.method
+        if meta is None:
+            meta = request_meta(method, request.params)
+        check_version(meta)
         if method == "tools/call" and self._tools:
-            result = await self._call_tool(_Call(request, meta, principal, notify, client))
+            _, tool = self._named(request, self._tools, "tool")
+            result = await self._run(tool, request, meta, caller, notify)
         elif method == "server/discover":
             result = self._discover()
         elif method == "tools/list" and self._tools:
@@ -300,7 +264,8 @@ class Server:
             self._check_cursor(request)
             result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
         elif method == "prompts/get" and self._prompts:
-            result = await self._get_prompt(_Call(request, meta, principal, notify, client))
+            _, prompt = self._named(request, self._prompts, "prompt")
+            result = await self._run(prompt, request, meta, caller, notify)
         elif method == "resources/list" and self._resources:
             self._check_cursor(request)
             result = self._cacheable(
@@ -312,14 +277,81 @@ class Server:
                 {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
             )
         elif method == "resources/read" and self._resources:
-            result = await self._read_resource(_Call(request, meta, principal, notify, client))
-        elif method == "initialize":
-            raise initialize_refused(request.params)
+            resource, fields = self._resource(request)
+            result = await self._run(resource, request, meta, caller, notify, fields)
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
         result["_meta"] = self._result_meta
         return result
+
+    async def respond(
+        self,
+        request: Request,
+        *,
+        meta: RequestMeta | None = None,
+        caller: Caller | None = None,
+        notify: Notify | None = None,
+    ) -> tuple[McpError | None, bytes]:
+        """:meth:`dispatch` ``request`` and encode the JSON-RPC response: what every transport
+        sends back. Returns the error (if any) with the bytes. Whatever goes wrong is answered
+        with a JSON-RPC error, never a traceback on the wire: an :class:`McpError` as it is, a
+        result or error with no JSON form, an unexpected exception or a handler calling
+        ``sys.exit()`` as -32603 (the details go to the server log)."""
+        try:
+            result = await self.dispatch(request, meta=meta, caller=caller, notify=notify)
+            return None, encode_result(request.id, result)
+        except McpError as exc:
+            try:
+                return exc, encode_error(request.id, exc)
+            except TypeError:
+                # A handler raised McpError with data (or a message) that is not JSON: a server bug.
+                logger.exception("could not encode the error %r raised by %s", exc, request.method)
+                error = internal_error("the handler raised an error that cannot be sent as JSON")
+                return error, encode_error(request.id, error)
+        except TypeError:
+            # A handler returned something that is not JSON (orjson refuses it): a server bug.
+            logger.exception("could not encode the result of %s", request.method)
+            error = internal_error("the handler returned a value that cannot be sent as JSON")
+            return error, encode_error(request.id, error)
+        except Exception:
+            logger.exception("unexpected failure handling %s", request.method)
+            error = internal_error()
+            return error, encode_error(request.id, error)
+        except SystemExit:
+            # sys.exit() in a handler (argparse inside a tool, say) fails this request only: the
+            # server and the other requests in flight go on.
+            logger.exception("a handler of %s called sys.exit(); the server keeps running", request.method)
+            error = internal_error()
+            return error, encode_error(request.id, error)
+
+    async def run_call(self, entry: Entry, call: Call) -> Outcome:
+        """One round of a call, whatever brought it (the 2026-07-28 transports through
+        :meth:`dispatch`, the 2025-11-25 bridge directly)."""
+        return await self.engine.run(entry, call)
+
+    async def _run(
+        self,
+        entry: Entry,
+        request: Request,
+        meta: RequestMeta,
+        caller: Caller | None,
+        notify: Notify | None,
+        arguments: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        params = request.params
+        call = Call(
+            request.method,
+            params["uri"] if isinstance(entry, Resource) else params["name"],
+            _arguments(request) if arguments is None else arguments,
+            meta,
+            caller,
+            notify,
+            mrtr.read_input_responses(params),
+            params.get("requestState"),
+        )
+        outcome = await self.engine.run(entry, call)
+        return outcome.result if isinstance(outcome, Complete) else outcome.result()
 
     def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
         """Discovery and list results are the same for every caller until the server restarts."""
@@ -350,259 +382,15 @@ class Server:
             raise invalid_params(f"Unknown {kind}: {name!r}")
         return name, entry
 
-    async def _call_tool(self, call: _Call) -> dict[str, Any]:
-        name, tool = self._named(call.request, self._tools, "tool")
-        arguments = _arguments(call.request)
-        try:
-            kwargs = tool.signature.bind(arguments)
-        except ArgumentError as exc:
-            return tool_error(f"Invalid arguments for tool {name!r}: {exc}")
-        try:
-            outcome = await self._round(call, tool, name, arguments, kwargs)
-        except ToolError as exc:
-            return tool_error(str(exc))
-        except (McpError, HandlerDefect):
-            raise
-        except Exception:
-            logger.exception("tool %r failed", name)
-            return tool_error(f"Tool {name!r} failed with an unexpected error; the server log has details")
-        if isinstance(outcome, dict):
-            return outcome
-        return tool_result(outcome.value)
-
-    async def _get_prompt(self, call: _Call) -> dict[str, Any]:
-        name, prompt = self._named(call.request, self._prompts, "prompt")
-        arguments = _arguments(call.request)
-        try:
-            kwargs = prompt.signature.bind(arguments)
-        except ArgumentError as exc:
-            raise invalid_params(f"arguments for prompt {name!r}: {exc}") from None
-        outcome = await self._guarded_round(call, prompt, name, arguments, kwargs)
-        if isinstance(outcome, dict):
-            return outcome
-        return prompt_result(outcome.value, prompt.description)
-
-    async def _read_resource(self, call: _Call) -> dict[str, Any]:
-        uri = call.request.params.get("uri")
+    def _resource(self, request: Request) -> tuple[Resource, dict[str, Any]]:
+        uri = request.params.get("uri")
         if not isinstance(uri, str):
             raise invalid_params("resources/read needs params.uri (a string)")
         for resource in self._resources:
             fields = resource.match(uri)
             if fields is not None:
-                break
-        else:
-            raise invalid_params(f"Resource not found: {uri!r}", {"uri": uri})  # SEP-2164: data.uri
-        try:
-            kwargs = resource.signature.bind(fields)
-        except ArgumentError as exc:
-            raise invalid_params(f"resource {uri!r}: {exc}", {"uri": uri}) from None
-        outcome = await self._guarded_round(call, resource, uri, fields, kwargs)
-        if isinstance(outcome, dict):
-            return outcome
-        result = resource_result(uri, outcome.value, resource.mime_type)
-        # A read that went through input rounds is about one user: never cache it for others.
-        params = call.request.params
-        interactive = "requestState" in params or "inputResponses" in params
-        result.setdefault("ttlMs", 0 if interactive else resource.ttl_ms)
-        result.setdefault("cacheScope", "private" if interactive else resource.cache_scope)
-        return result
-
-    async def _guarded_round(
-        self,
-        call: _Call,
-        entry: Prompt | Resource,
-        target: str,
-        arguments: dict[str, Any],
-        kwargs: dict[str, Any],
-    ) -> Completed | dict[str, Any]:
-        """A prompt or resource round: unexpected handler failures become -32603."""
-        try:
-            return await self._round(call, entry, target, arguments, kwargs)
-        except (McpError, HandlerDefect):
-            raise
-        except TooManyInvalidAnswers as exc:
-            # The client kept sending answers that fail validation: its request is at fault.
-            raise invalid_params(str(exc)) from None
-        except ToolError as exc:
-            raise McpError(INTERNAL_ERROR, str(exc)) from None
-        except Exception:
-            logger.exception("handler for %s %r failed", call.request.method, target)
-            raise internal_error() from None
-
-    async def _round(
-        self,
-        call: _Call,
-        entry: Tool | Prompt | Resource,
-        target: str,
-        arguments: dict[str, Any],
-        kwargs: dict[str, Any],
-    ) -> Completed | dict[str, Any]:
-        """Run one round of a flow. Returns the handler's completion, or an
-        ``InputRequiredResult`` dict when the handler is waiting for input.
-
-        In redelivery mode (``single_use_redelivery``) a round that carries a ``requestState``
-        returns its final result dict instead of a completion, because that dict is what gets
-        committed to the single-use store and sent again to a re-issue of the same request."""
-        request = call.request
-        params = request.params
-        responses = mrtr.read_input_responses(params)
-        # Whatever it holds, the sealer judges it: a non-string gets the one fixed refusal too.
-        token: object = params.get("requestState")
-        claimed: Claimed | None = None
-        binding: RequestBinding | None = None
-        sent: bytes | None = None
-        if token is None:
-            record = FlowRecord()
-            # A handler may change nested arguments in place: the state must be bound to those
-            # the client sent. Kept as JSON (fast) and digested only if a state is sealed.
-            for value in arguments.values():  # _has_nested, inlined: every first round runs it
-                if type(value) is dict or type(value) is list:
-                    sent = _snapshot(arguments)
-                    if sent is None:  # not JSON orjson writes back (beyond 64 bits): digest now
-                        binding = self._checked_binding(
-                            request.method, target, arguments, bound_principal(call.principal, call.client)
-                        )
-                    break
-        else:
-            binding = self._checked_binding(
-                request.method, target, arguments, bound_principal(call.principal, call.client)
-            )
-            if self.single_use_redelivery:
-                claimed, record = await self._claim_state(token, binding, responses, request.method, target)
-                if claimed.response is not None:
-                    stored = _stored_result(claimed.response)
-                    requests = stored.get("inputRequests")
-                    if isinstance(requests, dict):
-                        # Sent again to a re-issue of the request, which may declare less than
-                        # the request that produced it (the questions were vetted then).
-                        _gate(InputRequired(requests), call.meta.capabilities, vet=False)
-                    return stored
-            else:
-                record = await self._open_state(token, binding, request.method, target)
-        rnd = Round(record, responses, call.meta.capabilities)
-        context_param = entry.signature.context_param
-        if context_param is not None:
-            kwargs[context_param] = Context(
-                request.method,
-                target,
-                arguments,
-                call.meta,
-                call.principal,
-                rnd,
-                self.max_answer_attempts,
-                call.notify,
-                self.connect,
-                call.client,
-            )
-        try:
-            outcome = await run_round(entry.fn, kwargs, rnd, self.replay_grace)
-        except (HandlerDefect, SchemaError) as exc:
-            # A defect in the handler, not in the request: say so loudly, on both sides.
-            logger.error("%s in %s %r: %s", type(exc).__name__, request.method, target, exc)
-            raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
-        if isinstance(outcome, Completed) and not isinstance(outcome.value, InputRequired):
-            if claimed is None:
-                return outcome
-            return await self._commit(claimed, _final_result(entry, target, outcome.value), target)
-        if isinstance(outcome, Completed):
-            lowlevel: InputRequired = outcome.value
-            _gate(lowlevel, call.meta.capabilities)
-            requests = {key: mrtr.as_input_request(entry) for key, entry in lowlevel.input_requests.items()}
-            payload = rnd.next_payload(lowlevel.state)
-        else:
-            requests = outcome.requests
-            payload = rnd.next_payload(record.user_state)
-        if binding is None:
-            binding = self._checked_binding(
-                request.method,
-                target,
-                arguments if sent is None else codec.loads(sent),
-                bound_principal(call.principal, call.client),
-            )
-        try:
-            state = self.sealer.seal(payload, binding)
-        except TypeError:
-            # Raw answers (sampling, roots) are kept in the state as sent; JSON nested too deeply
-            # to be encoded again is the request's fault, not the handler's.
-            if nested_deeper_than(responses, MAX_ANSWER_NESTING):
-                raise invalid_params(
-                    f"inputResponses must be JSON data nested at most {MAX_ANSWER_NESTING} levels deep"
-                ) from None
-            raise
-        except StateTooLarge as exc:
-            single_use = token is not None and self.sealer.single_use is not None
-            raise _state_too_large(exc, payload, request.method, target, single_use) from None
-        result = mrtr.input_required_result(requests, state)
-        if claimed is None:
-            return result
-        return await self._commit(claimed, result, target)
-
-    def _binding(
-        self, method: str, target: str, arguments: dict[str, Any], principal: str | None
-    ) -> RequestBinding:
-        return RequestBinding(method, target, args_digest(arguments), principal)
-
-    def _checked_binding(
-        self, method: str, target: str, arguments: dict[str, Any], principal: str | None
-    ) -> RequestBinding:
-        """:meth:`_binding`, with arguments that cannot be digested (nested too deeply) refused
-        as -32602 instead of failing inside the engine."""
-        try:
-            return self._binding(method, target, arguments, principal)
-        except (TypeError, RecursionError):
-            raise invalid_params(
-                f"arguments must be JSON data nested at most {MAX_NESTING} levels deep"
-            ) from None
-
-    async def _open_state(
-        self, token: object, binding: RequestBinding, method: str, target: str
-    ) -> FlowRecord:
-        try:
-            unsealed = await self.sealer.open(token, binding)
-            return FlowRecord.from_payload(unsealed.payload)
-        except StateStoreUnavailable as exc:
-            raise _store_unavailable(exc) from None
-        except (StateRejected, MalformedFlow) as exc:
-            raise _refused_state(exc, method, target) from None
-
-    async def _claim_state(
-        self,
-        token: object,
-        binding: RequestBinding,
-        responses: dict[str, Any],
-        method: str,
-        target: str,
-    ) -> tuple[Claimed, FlowRecord]:
-        """Redelivery mode: claim the token for this exact request (see
-        :mod:`mcp_elicit.state.single_use`). The record is empty when an answer is stored."""
-        try:
-            digest = request_digest(binding, responses)
-        except (TypeError, RecursionError):
-            raise invalid_params(
-                f"inputResponses must be JSON data nested at most {MAX_NESTING} levels deep"
-            ) from None
-        try:
-            claimed = await self.sealer.claim(token, binding, digest)
-            if claimed.response is not None:
-                logger.info("redelivering the committed answer on %s %r", method, target)
-                return claimed, FlowRecord()
-            return claimed, FlowRecord.from_payload(claimed.unsealed.payload)
-        except StateStoreUnavailable as exc:
-            raise _store_unavailable(exc) from None
-        except (StateRejected, MalformedFlow) as exc:
-            raise _refused_state(exc, method, target) from None
-
-    async def _commit(self, claimed: Claimed, result: dict[str, Any], target: str) -> dict[str, Any]:
-        """Redelivery mode: store this round's answer; return the one to send (the first
-        committed for the token: ours, or that of a concurrent attempt that won)."""
-        encoded = codec.dumps(result)
-        try:
-            stored = await self.sealer.commit(claimed, encoded)
-        except StateStoreUnavailable as exc:
-            raise _store_unavailable(exc) from None
-        except StateRejected as exc:
-            raise _refused_state(exc, "commit", target) from None
-        return result if stored is encoded else _stored_result(stored)
+                return resource, fields
+        raise invalid_params(f"Resource not found: {uri!r}", {"uri": uri})  # SEP-2164: data.uri
 
     # -- running ---------------------------------------------------------------------------
     def asgi(
@@ -612,7 +400,7 @@ class Server:
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
         body_timeout: float = 30.0,
-    ) -> HttpApp | ConnectApp:
+    ) -> ASGIApp:
         """The Streamable HTTP transport as an ASGI app (serve it with uvicorn or any ASGI server).
 
         With ``Server(connect=kit)`` this is the whole site of the kit (see
@@ -628,7 +416,7 @@ class Server:
             return self.connect.asgi(
                 self, path=path, allowed_origins=allowed_origins, body_timeout=body_timeout
             )
-        from mcp_elicit.transport.http_server import HttpApp
+        from mcp_elicit.transport.http_app import HttpApp
 
         return HttpApp(
             self,
@@ -663,7 +451,7 @@ class Server:
         head in time; ``timeout_graceful_shutdown=`` (seconds, default 5) is how long requests
         in flight get after SIGTERM or Ctrl-C before they are answered 503; other keyword
         arguments go to ``uvicorn.Config``."""
-        from mcp_elicit.transport.http_server import serve
+        from mcp_elicit.transport.uvicorn_runner import serve
 
         app = self.asgi(
             path=path, allowed_origins=allowed_origins, authenticate=authenticate, body_timeout=body_timeout
@@ -717,70 +505,6 @@ def _make_sealer(
     return StateSealer(source, audience=audience, ttl=ttl, single_use=single_use)
 
 
-STORE_UNAVAILABLE_DATA = {"reason": "state_store_unavailable", "retryable": True}
-
-
-def _store_unavailable(exc: StateStoreUnavailable) -> McpError:
-    """The single-use store could not answer: fail closed with an error worth retrying."""
-    logger.warning("the single-use state store is unavailable: %s", exc)
-    return McpError(
-        INTERNAL_ERROR,
-        "Internal error: the server's state store is unavailable; retry the request shortly",
-        dict(STORE_UNAVAILABLE_DATA),
-    )
-
-
-def _refused_state(exc: StateRejected | MalformedFlow, method: str, target: str) -> McpError:
-    reason = getattr(exc, "reason", str(exc))
-    logger.info("refused requestState on %s %r: %s", method, target, reason)
-    return McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
-
-
-def _final_result(entry: Tool | Prompt | Resource, target: str, value: Any) -> dict[str, Any]:
-    """The result a completion becomes, built here (redelivery mode) so that exactly what is
-    committed is what is sent. The same shapes as ``_call_tool``, ``_get_prompt`` and
-    ``_read_resource`` build (a read with a ``requestState`` is never cacheable)."""
-    if isinstance(entry, Tool):
-        return tool_result(value)
-    if isinstance(entry, Prompt):
-        return prompt_result(value, entry.description)
-    result = resource_result(target, value, entry.mime_type)
-    result.setdefault("ttlMs", 0)
-    result.setdefault("cacheScope", "private")
-    return result
-
-
-def _snapshot(arguments: dict[str, Any]) -> bytes | None:
-    try:
-        return codec.dumps(arguments)
-    except TypeError:
-        return None
-
-
-def _state_too_large(
-    exc: StateTooLarge, payload: dict[str, Any], method: str, target: str, single_use: bool
-) -> McpError:
-    """Blame whoever made the state too large: the client's answers (every answer so far is kept
-    in it) when the state would fit without them, otherwise the handler's own state."""
-    answers_bytes = len(codec.dumps(payload.get("a", {})))
-    if exc.size - answers_bytes * 4 // 3 <= exc.limit:  # base64 makes 4 bytes of every 3
-        # In single-use mode the state this request carried is used up: only a new call can go on.
-        advice = "call again and answer with less text" if single_use else "answer with less text"
-        return invalid_params(
-            f"the answers are too large to carry to the next round (requestState would be {exc.size} "
-            f"bytes; the server's limit is {exc.limit}): {advice}"
-        )
-    logger.error("%s %r keeps too much in requestState: %s", method, target, exc)
-    return internal_error("the handler keeps more in requestState than the server allows")
-
-
-def _stored_result(stored: bytes) -> dict[str, Any]:
-    result = codec.loads(stored)
-    if not isinstance(result, dict):  # only dicts are committed
-        raise internal_error("the stored answer for this requestState is corrupt")
-    return result
-
-
 def _arguments(request: Request) -> dict[str, Any]:
     arguments = request.params.get("arguments")
     if arguments is None:
@@ -788,44 +512,3 @@ def _arguments(request: Request) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise invalid_params("params.arguments must be an object")
     return arguments
-
-
-def _gate(lowlevel: InputRequired, caps: ClientCapabilities, *, vet: bool = True) -> None:
-    """Refuse to send an input request this request's client capabilities do not declare, with
-    one -32021 naming everything missing; and (``vet``) check the elicitations a low-level
-    handler wrote the way ``ctx.elicit`` and ``ctx.elicit_url`` check theirs."""
-    required: dict[str, Any] = {}
-    missing: list[str] = []
-    for key, entry in lowlevel.input_requests.items():
-        method = entry.get("method") if isinstance(entry, dict) else None
-        params = entry.get("params") if isinstance(entry, dict) else None
-        if not isinstance(params, dict):
-            params = {}
-        if method == mrtr.ELICIT:
-            mode = params.get("mode", "form")
-            if mode not in ("form", "url"):
-                raise internal_error(f"input request {key!r} has an unknown elicitation mode {mode!r}")
-            if mode in caps.elicitation_modes():
-                if vet:
-                    vet_elicitation(key, mode, params, lowlevel.allow_secrets)
-                continue
-            need, what = required_for_elicitation(mode), f"{mode}-mode elicitation"
-        elif method == mrtr.SAMPLE:
-            tools, context = sampling_needs(params)
-            if caps.can_sample(tools=tools, context=context):
-                continue
-            need = required_for_sampling(tools, context)
-            what = "sampling" + (" with tools" if tools else "") + (" with context" if context else "")
-        elif method == mrtr.LIST_ROOTS:
-            if caps.can_list_roots():
-                continue
-            need, what = {"roots": {}}, "roots"
-        else:
-            raise internal_error(f"input request {key!r} has an unsupported method {method!r}")
-        merge_required(required, need)
-        if what not in missing:
-            missing.append(what)
-    if missing:
-        raise missing_capability(
-            required, f"This request needs {', '.join(missing)}, which its clientCapabilities do not declare"
-        )

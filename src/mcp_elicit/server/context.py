@@ -9,44 +9,33 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 
-# The form machinery (schema compiler, validator, lint) loads at the first form, not at start-up:
-# a stdio server answers its first requests sooner.
-from mcp_elicit.schema.errors import AnswerInvalid, SchemaError
-from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage, elicit_answer
+from mcp_elicit.schema.errors import AnswerInvalid
+from mcp_elicit.server import gating
+from mcp_elicit.server.answers import ElicitAnswer, Root, SampledMessage
+from mcp_elicit.server.auth import Caller
+from mcp_elicit.server.call import Call
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
-from mcp_elicit.server.flow import (
-    MAX_ANSWER_NESTING,
-    RUNNING_STEP,
-    FreshAnswer,
-    RecordedAnswer,
-    Round,
-    nested_deeper_than,
-    question_digest,
-)
+from mcp_elicit.server.extension import Extension
+from mcp_elicit.server.record import MAX_ANSWER_NESTING, nested_deeper_than, question_digest
 from mcp_elicit.server.replay import RetryLater
+from mcp_elicit.server.round import RUNNING_STEP, FreshAnswer, RecordedAnswer, Round
 from mcp_elicit.wire import codec, mrtr
-from mcp_elicit.wire.capabilities import required_for_elicitation, required_for_sampling, sampling_needs
-from mcp_elicit.wire.errors import McpError, internal_error, invalid_params
+from mcp_elicit.wire.errors import invalid_params
 from mcp_elicit.wire.meta import RequestMeta
 
-if TYPE_CHECKING:
-    from mcp_elicit.connect.kit import ConnectKit
+if TYPE_CHECKING:  # types only
     from mcp_elicit.connect.vault import Connection
-    from mcp_elicit.schema.spec import FormSpec
 
 T = TypeVar("T")
 A = TypeVar("A")
 
 logger = logging.getLogger("mcp_elicit.server")
 
-Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
-
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_EMPTY_FORM: dict[str, Any] = {"type": "object", "properties": {}}
+_NEEDS: dict[str, gating.Need] = {"form": gating.FORM, "url": gating.URL, "roots": gating.ROOTS}
 
 
 def _summary(text: str, limit: int = 80) -> str:
@@ -54,51 +43,70 @@ def _summary(text: str, limit: int = 80) -> str:
 
 
 class Context:
-    """Passed to any handler parameter annotated ``Context``."""
+    """Passed to any handler parameter annotated ``Context``: one per run of the handler."""
 
-    # Positional or keyword: the engine passes them positionally, on every request (nine keyword
-    # arguments cost about as much as the rest of building a Context).
     def __init__(
-        self,
-        method: str,
-        target: str,
-        arguments: Mapping[str, Any],
-        meta: RequestMeta,
-        principal: str | None,
-        rnd: Round,
-        max_answer_attempts: int,
-        notify: Notify | None = None,
-        connect: ConnectKit | None = None,
-        client: str | None = None,
+        self, call: Call, rnd: Round, *, max_answer_attempts: int = 3, extension: Extension | None = None
     ) -> None:
-        self.method = method
-        self.target = target
-        self.arguments = arguments
-        self.meta = meta
-        self.principal = principal
+        self._call = call
         self._round = rnd
         self._max_attempts = max_answer_attempts
-        self._notify = notify
-        self._connect = connect
-        # The OAuth client the principal's token was issued to (from a validated token, unlike
-        # client_info); None without authentication or when the token names none.
-        self.client = client
+        self._extension = extension
+        self._run_local: dict[object, Any] = {}
 
     # -- facts about this request ----------------------------------------------------------
     @property
-    def flow_id(self) -> str:
-        """Random id of this flow, the same on every round of it."""
-        return self._round.record.flow_id
+    def method(self) -> str:
+        """``tools/call``, ``prompts/get`` or ``resources/read``."""
+        return self._call.method
+
+    @property
+    def target(self) -> str:
+        """The tool or prompt name, or the resource URI."""
+        return self._call.target
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """The arguments as the client sent them."""
+        return self._call.arguments
+
+    @property
+    def meta(self) -> RequestMeta:
+        """This request's ``_meta``: protocol version, capabilities, client info, progress token."""
+        return self._call.meta
+
+    @property
+    def caller(self) -> Caller | None:
+        """Who is calling, from a validated token (None without authentication)."""
+        return self._call.caller
+
+    @property
+    def principal(self) -> str | None:
+        """The user of the validated token (``caller.principal``), or None."""
+        caller = self._call.caller
+        return None if caller is None else caller.principal
+
+    @property
+    def client(self) -> str | None:
+        """The OAuth client the principal's token was issued to (from a validated token, unlike
+        ``client_info``); None without authentication or when the token names none."""
+        caller = self._call.caller
+        return None if caller is None else caller.client
+
+    @property
+    def call_id(self) -> str:
+        """Random id of this call, the same on every round of it."""
+        return self._round.record.call_id
 
     @property
     def round(self) -> int:
-        """0 on the first request of a flow, 1 on the first retry, and so on."""
+        """0 on the first request of a call, 1 on the first retry, and so on."""
         return self._round.record.round
 
     @property
     def client_info(self) -> Mapping[str, Any] | None:
         """Self-reported by the client: display it, never base a security decision on it."""
-        return self.meta.client_info
+        return self._call.meta.client_info
 
     @property
     def input_responses(self) -> Mapping[str, Any]:
@@ -112,16 +120,16 @@ class Context:
 
     def can_elicit(self, mode: str = "form") -> bool:
         """Whether this request's client takes elicitations in ``mode`` (``"form"`` or ``"url"``)."""
-        return mode in self.meta.capabilities.modes
+        return mode in self._call.meta.capabilities.modes
 
     def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
         """Whether this request's client takes sampling requests (offering the model ``tools``,
         asking it to include ``context``, when those are True)."""
-        return self.meta.capabilities.can_sample(tools=tools, context=context)
+        return self._call.meta.capabilities.can_sample(tools=tools, context=context)
 
     def can_list_roots(self) -> bool:
         """Whether this request's client takes ``roots/list`` requests (``ctx.list_roots``)."""
-        return self.meta.capabilities.can_list_roots()
+        return self._call.meta.capabilities.can_list_roots()
 
     # -- elicitation -----------------------------------------------------------------------
     @overload
@@ -155,14 +163,9 @@ class Context:
         An accepted answer that fails validation is asked again with the reason added, up to
         the server's ``max_answer_attempts``.
         """
-        if "form" not in self.meta.capabilities.modes:  # self.can_elicit("form"), inlined
-            raise self._missing(
-                required_for_elicitation("form"),
-                "This request needs to ask the user for input (form elicitation), but its "
-                "clientCapabilities do not declare elicitation.form",
-            )
-        spec = _form_spec(schema, allow_secrets)
-        _warn_about_links(message, spec)
+        self._round.require(gating.FORM)
+        spec = gating.form_spec(schema, allow_secrets)
+        gating.warn_about_links(message, spec)
         digest = question_digest("form", [message, spec.digest])
         rnd = self._round
         wire_key = rnd.key_for("elicit", digest, key)
@@ -170,14 +173,14 @@ class Context:
         if isinstance(found, RecordedAnswer):
             action, content = found.value
             if action != "accept" or content is None:
-                return elicit_answer(action, content)
+                return ElicitAnswer(action, content)
             content = _own_copy(content)
-            return elicit_answer(action, content, spec.to_python(content))
+            return ElicitAnswer(action, content, spec.to_python(content))
         if isinstance(found, FreshAnswer):
             action, content = mrtr.check_elicit_result(wire_key, found.value)
             if action != "accept":
                 rnd.record_answer(wire_key, digest, [action, None])
-                return elicit_answer(action)
+                return ElicitAnswer(action)
             try:
                 cleaned = spec.validate(content if content is not None else {})
                 content = _own_copy(cleaned)
@@ -196,7 +199,7 @@ class Context:
                 rnd.ask(wire_key, digest, mrtr.elicit_form(retry_message, spec.schema), attempts)
                 return await _wait_forever(rnd)
             rnd.record_answer(wire_key, digest, ["accept", cleaned])
-            return elicit_answer("accept", content, data)
+            return ElicitAnswer("accept", content, data)
         rnd.ask(wire_key, digest, mrtr.elicit_form(message, spec.schema))
         return await _wait_forever(rnd)
 
@@ -206,15 +209,10 @@ class Context:
         ``accept`` only means the person agreed to open the URL, not that they finished: check
         your own record of the out-of-band step before relying on it.
         """
-        if not self.can_elicit("url"):
-            raise self._missing(
-                required_for_elicitation("url"),
-                "This request needs to send the user to a URL (URL-mode elicitation), but its "
-                "clientCapabilities do not declare elicitation.url",
-            )
+        self._round.require(gating.URL)
         if not isinstance(message, str):
             raise TypeError(f"ctx.elicit_url: message must be a str, got {type(message).__name__}")
-        _check_url(url)
+        gating.check_url(url)
         request = mrtr.elicit_url(message, url)
         return await self._ask("url", [message, url], request, key, lambda: _summary(message), _url_answer)
 
@@ -241,9 +239,8 @@ class Context:
 
         Never put the token in a tool result, an error or a log.
         """
-        from mcp_elicit.connect.engine import obtain_connection
-
-        return await obtain_connection(self, self._kit("ctx.connection"), provider, scopes, reason)
+        connection: Connection = await self._kit("ctx.connection").connection(self, provider, scopes, reason)
+        return connection
 
     async def secret(self, name: str, description: str, *, message: str | None = None) -> str:
         """The signed-in user's secret ``name`` (an API key...), entered on a secure page.
@@ -254,28 +251,32 @@ class Context:
         the secret is (shown in the client and on the page); ``message`` replaces the default
         text of the request. Never put the value in a tool result, an error or a log.
         """
-        from mcp_elicit.connect.engine import obtain_secret
+        return await self._kit("ctx.secret").secret(self, name, description, message)
 
-        return await obtain_secret(self, self._kit("ctx.secret"), name, description, message)
-
-    def _kit(self, what: str) -> ConnectKit:
-        if self._connect is None:
+    def _kit(self, what: str) -> Extension:
+        if self._extension is None:
             logger.error("%s needs Server(connect=ConnectKit(...)); this server has none", what)
             raise ToolError(
                 f"This server is not set up to connect accounts or take secrets ({what} needs "
                 "Server(connect=ConnectKit(...)))."
             )
-        return self._connect
+        return self._extension
 
-    def _step_recorded(self, name: str) -> tuple[bool, Any]:
-        """The connect kit's step: whether ``ctx.once(name, ...)`` ran in an earlier round of this
-        flow (or this run), and its recorded result; nothing is run."""
+    # -- the extension point: what the URL-mode kit builds ctx.connection and ctx.secret on ----
+    def require(self, kind: Literal["form", "url", "roots"]) -> None:
+        """Raise the -32021 error unless this request's client takes ``kind`` input requests
+        (before doing anything a refusal would leave half done)."""
+        self._round.require(_NEEDS[kind])
+
+    def recorded_step(self, name: str) -> tuple[bool, Any]:
+        """Whether ``ctx.once(name, ...)`` ran in an earlier round of this call (or earlier in
+        this run), and its recorded result; nothing is run."""
         return self._round.recorded_step(name)
 
-    def _url_response(self, key: str, message: str, url: str) -> tuple[str, bool] | None:
-        """The connect kit's step: the action the client answered to the URL question ``key``
-        (``message``, ``url``) and whether the answer arrived in this round (it is recorded
-        then), or ``None`` when it is unanswered. Counts as asking ``key`` in this run."""
+    def url_answer(self, key: str, message: str, url: str) -> tuple[str, bool] | None:
+        """The action the client answered to the URL question ``key`` (``message``, ``url``), and
+        whether the answer arrived in this round (it is recorded then); ``None`` when it is
+        unanswered. Counts as asking ``key`` in this run: ask it with :meth:`ask_url`."""
         digest = question_digest("url", [message, url])
         rnd = self._round
         found = rnd.lookup(key, digest, lambda: _summary(message))
@@ -287,17 +288,21 @@ class Context:
             rnd.record_answer(key, digest, found.value)
         return answer.action, fresh
 
-    async def _send_url(self, key: str, message: str, url: str) -> NoReturn:
-        """The connect kit's step: end the round with the URL question ``key``."""
-        if not self.can_elicit("url"):
-            raise self._missing(
-                required_for_elicitation("url"),
-                "This request needs to send the user to a URL (URL-mode elicitation), but its "
-                "clientCapabilities do not declare elicitation.url",
-            )
-        _check_url(url)
+    async def ask_url(self, key: str, message: str, url: str) -> NoReturn:
+        """End this round with the URL question ``key``; its answer comes back through
+        :meth:`url_answer` on the retry."""
+        self._round.require(gating.URL)
+        gating.check_url(url)
         self._round.ask(key, question_digest("url", [message, url]), mrtr.elicit_url(message, url))
         await _wait_forever(self._round)
+
+    def run_local(self, key: object, factory: Callable[[], T]) -> T:
+        """The value kept under ``key`` for this run of the handler (made by ``factory`` the
+        first time): state an extension shares between the calls of one run."""
+        if key not in self._run_local:
+            self._run_local[key] = factory()
+        value: T = self._run_local[key]
+        return value
 
     # -- sampling and roots (deprecated in 2026-07-28, still part of it) ---------------------
     async def sample(
@@ -320,24 +325,13 @@ class Context:
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        tools, context = sampling_needs(params)
-        if not self.can_sample(tools=tools, context=context):
-            raise self._missing(required_for_sampling(tools, context), _sampling_missing(tools, context))
+        self._round.require(gating.sampling(params))
         return await self._ask("sample", params, mrtr.sample(params), key, "a sampling request", _sampled)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """Ask the client for its roots (the folders it lets servers work in)."""
-        if not self.can_list_roots():
-            raise self._missing(
-                {"roots": {}},
-                "This request needs the client's roots, but its clientCapabilities do not declare roots",
-            )
+        self._round.require(gating.ROOTS)
         return await self._ask("roots", None, mrtr.list_roots(), key, "a roots request", _roots)
-
-    def _missing(self, required: dict[str, Any], detail: str) -> McpError:
-        """The -32021 error for a capability this request lacks (it also names what other
-        branches of this round lack)."""
-        return self._round.missing_capability(required, detail)
 
     async def _ask(
         self,
@@ -371,11 +365,11 @@ class Context:
 
     # -- steps that must run once per flow -------------------------------------------------
     def step_key(self, name: str) -> str:
-        """A stable idempotency key for step ``name`` of this flow (flow id + step name)."""
-        return f"{self.flow_id}:{name}"
+        """A stable idempotency key for step ``name`` of this call (call id + step name)."""
+        return f"{self.call_id}:{name}"
 
     async def once(self, name: str, fn: Callable[..., Any]) -> Any:
-        """Run ``fn`` once per flow and replay its recorded result on later rounds.
+        """Run ``fn`` once per call and replay its recorded result on later rounds.
 
         ``fn`` takes no argument, or one: the step's idempotency key (:meth:`step_key`), to pass
         to the store it writes to so that a crash between the write and the response cannot
@@ -419,133 +413,29 @@ class Context:
     ) -> None:
         """Send ``notifications/progress`` (``progress`` out of ``total``, when known, with an
         optional ``message``); does nothing when the request sent no ``progressToken``."""
-        token = self.meta.progress_token
-        if token is None or self._notify is None:
+        token = self._call.meta.progress_token
+        notify = self._call.notify
+        if token is None or notify is None:
             return
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._notify("notifications/progress", params)
+        await notify("notifications/progress", params)
 
     async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
         """Send ``notifications/message`` if this request asked for logs at ``level`` or above."""
-        wanted = self.meta.log_level
-        if wanted not in _LOG_LEVELS or level not in _LOG_LEVELS or self._notify is None:
+        wanted = self._call.meta.log_level
+        notify = self._call.notify
+        if wanted not in _LOG_LEVELS or level not in _LOG_LEVELS or notify is None:
             return
         if _LOG_LEVELS.index(level) < _LOG_LEVELS.index(wanted):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger_name is not None:
             params["logger"] = logger_name
-        await self._notify("notifications/message", params)
-
-
-_LINK_HINT = re.compile(r"://|www\.|\]\(|<a |mailto:|javascript:|data:|tel:", re.IGNORECASE)
-_linted_schemas: set[str] = set()
-
-
-def _may_hold_link(message: str) -> bool:
-    """``_LINK_HINT.search(message)``, cheaper for the usual messages.
-
-    Every hint holds ':', '.', ']' or '<', characters with no other case (in any script), so a
-    message without them cannot match. For ASCII text, IGNORECASE matching is matching the
-    lower-cased text (the non-ASCII case equivalents, such as the Kelvin sign for 'k', need
-    the regex)."""
-    if ":" not in message and "." not in message and "]" not in message and "<" not in message:
-        return False
-    if message.isascii():
-        text = message.lower()
-        return (
-            "://" in text
-            or "www." in text
-            or "](" in text
-            or "<a " in text
-            or "mailto:" in text
-            or "javascript:" in text
-            or "data:" in text
-            or "tel:" in text
-        )
-    return _LINK_HINT.search(message) is not None
-
-
-def _warn_about_links(message: str, spec: FormSpec) -> None:
-    """The spec says servers should not put clickable URLs in form requests (URL mode exists
-    for that). Warn once per schema, and for a message only when it could hold a link."""
-    check_message = _may_hold_link(message)
-    check_schema = spec.digest not in _linted_schemas
-    if not (check_message or check_schema):
-        return
-    if check_schema and len(_linted_schemas) < 10_000:
-        _linted_schemas.add(spec.digest)
-    from mcp_elicit.schema.lint import lint_form
-
-    findings = lint_form(
-        message if check_message else "", spec.schema, allow_secrets=spec.schema["properties"]
-    )
-    for warning in findings.url_warnings:
-        logger.warning("form elicitation: %s (use ctx.elicit_url for links the user should open)", warning)
-
-
-# Forms of types (and the empty confirm-only form) by type, for ctx.elicit without
-# allow_secrets: form_spec's own cache (bounded, most recently used) costs about as much to look
-# up as the rest of asking. Bounded too, and emptied when full: a server that builds a type per
-# request must neither keep them all nor shut the types it always asks with out of this one.
-_SPECS: dict[type | None, FormSpec] = {}
-_MAX_SPECS = 128
-
-
-def _form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
-    cacheable = (
-        (schema is None or isinstance(schema, type)) and type(allow_secrets) is tuple and not allow_secrets
-    )
-    if cacheable:
-        try:
-            spec = _SPECS.get(schema)
-        except TypeError:  # a metaclass whose instances do not hash
-            cacheable = False
-        else:
-            if spec is not None:
-                return spec
-    from mcp_elicit.schema.spec import form_spec
-
-    spec = form_spec(_EMPTY_FORM if schema is None else schema, allow_secrets=allow_secrets)
-    if cacheable:
-        if len(_SPECS) >= _MAX_SPECS:
-            _SPECS.clear()
-        _SPECS[schema] = spec
-    return spec
-
-
-def vet_elicitation(key: str, mode: str, params: Mapping[str, Any], allow_secrets: tuple[str, ...]) -> None:
-    """Check an elicitation a low-level handler wrote itself, as ``ctx.elicit`` (the schema
-    subset, no secret fields, a warning for links) and ``ctx.elicit_url`` (a URL safe to send)
-    check theirs. A failure is a defect in the handler: -32603 saying what is wrong."""
-    message = params.get("message")
-    if not isinstance(message, str):
-        raise internal_error(f"input request {key!r} has no message (a string)")
-    if mode == "url":
-        url = params.get("url")
-        try:
-            _check_url(url if isinstance(url, str) else "")
-        except ValueError as exc:
-            raise internal_error(f"input request {key!r}: {exc}") from None
-        return
-    schema = params.get("requestedSchema")
-    if not isinstance(schema, dict):
-        raise internal_error(f"input request {key!r} has no requestedSchema (an object)")
-    try:
-        spec = _form_spec(schema, allow_secrets)
-    except SchemaError as exc:
-        raise internal_error(f"input request {key!r}: {exc}") from None
-    _warn_about_links(message, spec)
-
-
-def _check_url(url: str) -> None:
-    from mcp_elicit.server.urls import check_elicitation_url  # ipaddress and urllib: on first use
-
-    check_elicitation_url(url)
+        await notify("notifications/message", params)
 
 
 def _own_copy(content: dict[str, Any]) -> dict[str, Any]:
@@ -558,14 +448,6 @@ async def _wait_forever(rnd: Round) -> NoReturn:
     """Block this branch until the engine ends the round (it cancels the handler)."""
     await rnd.wait_for_answer()
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _sampling_missing(tools: bool, context: bool) -> str:
-    needed = ["sampling"] + ["sampling.tools"] * tools + ["sampling.context"] * context
-    return (
-        "This request needs the client's model (sampling), but its clientCapabilities do not "
-        f"declare all of {', '.join(needed)}"
-    )
 
 
 def _takes_argument(fn: Callable[..., Any]) -> bool:

@@ -1,16 +1,30 @@
-"""What a server offers: tools, prompts and resources, each a handler plus its description."""
+"""What a server offers: tools, prompts and resources, each a handler plus its description.
+
+Each kind also shapes its own outcomes, in one place: the result a handler's return value becomes
+(:meth:`~Tool.complete`), and what arguments that do not fit (:meth:`~Tool.refused_arguments`)
+and a failing handler (:meth:`~Tool.failed`) become. A tool reports both as a tool result with
+``isError`` (the model reads it); a prompt or a resource as a JSON-RPC error.
+"""
 
 from __future__ import annotations
 
+import base64
 import inspect
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_elicit.server.signature import Signature
+from mcp_elicit.server.call import Call
+from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
+from mcp_elicit.server.signature import ArgumentError, Signature
+from mcp_elicit.wire import codec
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, internal_error, invalid_params
 
 Handler = Callable[..., Any]
+
+logger = logging.getLogger("mcp_elicit.server")
 
 
 def first_paragraph(fn: Handler) -> str | None:
@@ -28,6 +42,18 @@ class Tool:
     title: str | None = None
     description: str | None = None
     annotations: dict[str, Any] | None = None
+
+    def refused_arguments(self, exc: ArgumentError, call: Call) -> dict[str, Any]:
+        return tool_error(f"Invalid arguments for tool {self.name!r}: {exc}")
+
+    def complete(self, value: Any, call: Call) -> dict[str, Any]:
+        return tool_result(value)
+
+    def failed(self, exc: Exception, call: Call) -> dict[str, Any]:
+        if isinstance(exc, ToolError):
+            return tool_error(str(exc))
+        logger.error("tool %r failed", self.name, exc_info=exc)
+        return tool_error(f"Tool {self.name!r} failed with an unexpected error; the server log has details")
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "inputSchema": self.signature.input_schema}
@@ -47,6 +73,15 @@ class Prompt:
     signature: Signature
     title: str | None = None
     description: str | None = None
+
+    def refused_arguments(self, exc: ArgumentError, call: Call) -> dict[str, Any]:
+        raise invalid_params(f"arguments for prompt {self.name!r}: {exc}")
+
+    def complete(self, value: Any, call: Call) -> dict[str, Any]:
+        return prompt_result(value, self.description)
+
+    def failed(self, exc: Exception, call: Call) -> dict[str, Any]:
+        raise _handler_failure(exc, call)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -116,6 +151,19 @@ class Resource:
             pattern = re.compile(f"^{regex}$")
         return cls(uri, name, fn, signature, _pattern=pattern, **info)
 
+    def refused_arguments(self, exc: ArgumentError, call: Call) -> dict[str, Any]:
+        raise invalid_params(f"resource {call.target!r}: {exc}", {"uri": call.target})
+
+    def complete(self, value: Any, call: Call) -> dict[str, Any]:
+        result = resource_result(call.target, value, self.mime_type)
+        # A read that went through input rounds is about one user: never cache it for others.
+        result.setdefault("ttlMs", self.ttl_ms if call.first_round else 0)
+        result.setdefault("cacheScope", self.cache_scope if call.first_round else "private")
+        return result
+
+    def failed(self, exc: Exception, call: Call) -> dict[str, Any]:
+        raise _handler_failure(exc, call)
+
     @property
     def is_template(self) -> bool:
         return self._pattern is not None
@@ -136,3 +184,90 @@ class Resource:
         if self.mime_type:
             out["mimeType"] = self.mime_type
         return out
+
+
+Entry = Tool | Prompt | Resource
+
+
+def _handler_failure(exc: Exception, call: Call) -> McpError:
+    """What a failing prompt or resource handler becomes: a JSON-RPC error."""
+    if isinstance(exc, TooManyInvalidAnswers):
+        # The client kept sending answers that fail validation: its request is at fault.
+        return invalid_params(str(exc))
+    if isinstance(exc, ToolError):
+        return McpError(INTERNAL_ERROR, str(exc))
+    logger.error("handler for %s %r failed", call.method, call.target, exc_info=exc)
+    return internal_error()
+
+
+# -- the results' shapes ------------------------------------------------------------------------
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _is_content_block(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("type"), str)
+
+
+def tool_result(value: Any) -> dict[str, Any]:
+    """str -> text; dict -> structuredContent plus its JSON as text; a list of content blocks
+    as is; None -> no content; other JSON -> its JSON as text."""
+    if isinstance(value, str):
+        return {"content": [_text(value)], "isError": False}
+    if value is None:
+        return {"content": [], "isError": False}
+    if isinstance(value, dict):
+        return {
+            "content": [_text(codec.dumps(value).decode())],
+            "structuredContent": value,
+            "isError": False,
+        }
+    if isinstance(value, list) and value and all(_is_content_block(v) for v in value):
+        return {"content": value, "isError": False}
+    return {"content": [_text(codec.dumps(value).decode())], "isError": False}
+
+
+def tool_error(message: str) -> dict[str, Any]:
+    return {"content": [_text(message)], "isError": True}
+
+
+def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
+    """str -> one user message; a list of str or {role, content} messages; a dict with
+    ``messages`` as is."""
+    if isinstance(value, dict) and "messages" in value:
+        return value
+    items = value if isinstance(value, list) else [value]
+    messages = []
+    for item in items:
+        if isinstance(item, str):
+            messages.append({"role": "user", "content": _text(item)})
+        elif isinstance(item, dict) and "role" in item and "content" in item:
+            content = item["content"]
+            messages.append(
+                {"role": item["role"], "content": _text(content) if isinstance(content, str) else content}
+            )
+        else:
+            raise TypeError(
+                "a prompt handler must return a str, a list of str or {role, content} messages, "
+                f"or a dict with 'messages'; got {type(item).__name__}"
+            )
+    result: dict[str, Any] = {"messages": messages}
+    if description:
+        result["description"] = description
+    return result
+
+
+def resource_result(uri: str, value: Any, mime_type: str | None) -> dict[str, Any]:
+    """str -> text contents; bytes -> base64 blob; a dict with ``contents`` as is."""
+    if isinstance(value, dict) and "contents" in value:
+        return value
+    entry: dict[str, Any] = {"uri": uri}
+    if isinstance(value, (bytes, bytearray)):
+        entry["blob"] = base64.b64encode(bytes(value)).decode("ascii")
+        entry["mimeType"] = mime_type or "application/octet-stream"
+    else:
+        entry["text"] = value if isinstance(value, str) else codec.dumps(value).decode()
+        entry["mimeType"] = mime_type or ("text/plain" if isinstance(value, str) else "application/json")
+    return {"contents": [entry]}

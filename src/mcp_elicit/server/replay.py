@@ -20,8 +20,8 @@ from typing import Any
 
 from mcp_elicit.schema.errors import SchemaError
 from mcp_elicit.server.errors import ReplayMismatch, ToolError
-from mcp_elicit.server.flow import Round, swallowed_cancellation
 from mcp_elicit.server.lowlevel import InputRequired
+from mcp_elicit.server.round import Round, swallowed_cancellation
 from mcp_elicit.wire.errors import McpError
 
 # Event-loop turns without news after which concurrently started branches are taken to have
@@ -91,13 +91,13 @@ class _Watchdog:
         self.suspending = False
         self.failure: ReplayMismatch | None = None
         self.timer: asyncio.TimerHandle | None = None
-        rnd.on_news = self.news
+        rnd.watch(self.news)
 
     def news(self) -> None:
         self.quiet = 0
         if asyncio.current_task() is not self.task:
             self.quiet_needed = _QUIET_TURNS
-        if self.rnd.pending and not self.ticking and not self.finished:
+        if self.rnd.questions and not self.ticking and not self.finished:
             self.ticking = True
             self.loop.call_soon(self.tick)
 
@@ -106,8 +106,8 @@ class _Watchdog:
         self.timer = None
         if self.finished or self.suspending:
             return
-        if self.rnd.steps_in_flight:
-            return  # step_finished() brings news and restarts the count
+        if self.rnd.steps_running:
+            return  # a finished step brings news and restarts the count
         self.quiet += 1
         if self.quiet < self.quiet_needed:
             self.ticking = True
@@ -127,12 +127,12 @@ class _Watchdog:
                 return
             self.failure = _not_asked_again(missing, "asked other questions instead")
         self.suspending = True
-        self.rnd.ending = True
+        self.rnd.end()
         self.task.cancel()
 
     def close(self) -> None:
         self.finished = True
-        self.rnd.on_news = None
+        self.rnd.watch(None)
         if self.timer is not None:
             self.timer.cancel()
 
@@ -197,10 +197,10 @@ async def run_round(
         # another failed, in a task the handler did not await) must be recorded in it, or the
         # next round runs its side effect again.
         sealed = isinstance(outcome, Suspended) or isinstance(outcome.value, InputRequired)
-        if sealed and rnd.steps_in_flight:
+        if sealed and rnd.steps_running:
             await _steps_settled(rnd)
             if isinstance(outcome, Suspended):
-                outcome = Suspended(dict(rnd.pending))
+                outcome = Suspended(dict(rnd.questions))
         return outcome
     finally:
         rnd.close()
@@ -209,18 +209,18 @@ async def run_round(
 async def _steps_settled(rnd: Round) -> None:
     """Wait until no ``ctx.once`` step of this round is running."""
     loop = asyncio.get_running_loop()
-    while rnd.steps_in_flight:
+    while rnd.steps_running:
         news: asyncio.Future[None] = loop.create_future()
 
         def wake(news: asyncio.Future[None] = news) -> None:
             if not news.done():
                 news.set_result(None)
 
-        rnd.on_news = wake
+        rnd.watch(wake)
         try:
             await news
         finally:
-            rnd.on_news = None
+            rnd.watch(None)
 
 
 async def _run(
@@ -250,7 +250,7 @@ async def _run(
             raise rnd.defect from None  # a branch asked again after our cancellation
         if watchdog.failure is not None:
             raise watchdog.failure from None
-        return Suspended(dict(rnd.pending))
+        return Suspended(dict(rnd.questions))
     except BaseException as exc:
         if watchdog.suspending:
             task.uncancel()  # our cancellation ended in another exception: take it back
@@ -258,7 +258,7 @@ async def _run(
                 raise rnd.defect from None
         error = _engine_error(exc) if isinstance(exc, BaseExceptionGroup) else exc
         if isinstance(error, RetryLater):
-            return Suspended(dict(rnd.pending))
+            return Suspended(dict(rnd.questions))
         if error is None or error is exc:
             raise
         raise error from None

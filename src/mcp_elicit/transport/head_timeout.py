@@ -46,7 +46,7 @@ def head_timeout_protocol(seconds: float, base: type[Any] | None = None) -> type
 
 def server_protocol(seconds: float, base: type[Any] | None = None) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol class (``base``, default httptools or h11) as :func:`serve
-    <mcp_elicit.transport.http_server.serve>` runs it: with a head timeout of ``seconds`` (``0``:
+    <mcp_elicit.transport.uvicorn_runner.serve>` runs it: with a head timeout of ``seconds`` (``0``:
     none), and telling the request that is running when its client goes away.
 
     The second part mends uvicorn's httptools protocol: with a request pipelined behind the running

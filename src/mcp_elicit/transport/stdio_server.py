@@ -23,17 +23,20 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from mcp_elicit.transport.answer import answer
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.jsonrpc import (
+    ErrorResponse,
     InvalidMessage,
     Notification,
     Request,
     RequestId,
+    Result,
     encode_error,
     encode_notification,
     parse_message,
+    refuse_response,
 )
+from mcp_elicit.wire.meta import request_meta
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -358,7 +361,12 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             if not answered and task not in cancelled:
                 write(encode_notification(method, params))
 
-        _, body = await answer(server, request, notify=notify)
+        try:
+            meta = request_meta(request.method, request.params)
+        except McpError as exc:
+            write(encode_error(request.id, exc))
+            return
+        _, body = await server.respond(request, meta=meta, notify=notify)
         answered = True
         if task not in cancelled:
             write(body)
@@ -386,6 +394,8 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         try:
             message = parse_message(line, max_bytes=limit)
+            if isinstance(message, Result | ErrorResponse):
+                raise refuse_response(message)
         except InvalidMessage as exc:
             write(encode_error(exc.request_id, exc))
             return

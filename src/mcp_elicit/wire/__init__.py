@@ -1,6 +1,5 @@
 """The MCP 2026-07-28 wire, sans I/O: JSON-RPC envelope, ``_meta``, errors, MRTR shapes, HTTP rules."""
 
-from mcp_elicit.wire.capabilities import ClientCapabilities
 from mcp_elicit.wire.errors import McpError
 from mcp_elicit.wire.jsonrpc import (
     InvalidMessage,
@@ -14,7 +13,7 @@ from mcp_elicit.wire.jsonrpc import (
     encode_result,
     parse_message,
 )
-from mcp_elicit.wire.meta import RequestMeta, parse_request_meta
+from mcp_elicit.wire.meta import ClientCapabilities, RequestMeta, parse_request_meta
 from mcp_elicit.wire.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [

@@ -1,8 +1,23 @@
-"""The JSON-RPC 2.0 envelope: bytes in, a typed message out, and bytes back.
+"""JSON-RPC 2.0 messages in both directions: bytes in, a typed message out, and bytes back.
 
-Only what MCP 2026-07-28 allows a client to send is accepted: one request or notification per
-message (no batches), ``params`` an object, ids strings or integers. Clients never send
-responses in this revision, so a response-shaped message is an invalid request.
+Four kinds of message travel between an MCP client and server, whichever of them sends:
+
+* :class:`Request` -- ``id``, ``method``, ``params``: the peer must answer it;
+* :class:`Notification` -- ``method``, ``params`` and no ``id``: nothing answers it;
+* :class:`Result` -- ``id`` and ``result``: the answer to a request that went well;
+* :class:`ErrorResponse` -- ``id`` (``None`` when the failing request's id could not be read)
+  and ``error``: the answer to a request that failed.
+
+:func:`parse_message` checks the envelope only, the same way for both sides: one message per
+payload (no batches), ``"jsonrpc": "2.0"``, ids that are strings or integers (never booleans,
+never fractions), ``params`` an object when present, a response with exactly one of ``result``
+and ``error``. Which kinds a peer accepts is the peer's rule, not the parser's: a 2026-07-28
+server takes requests and notifications only (:func:`refuse_response`), a 2025-11-25 server also
+takes the responses to the requests it sent, a client takes all four.
+
+Failures raise :class:`InvalidMessage` with the JSON-RPC code a server answers with (``-32700``
+for bytes that are not JSON, ``-32600`` for JSON that is not a message) and, when it could be
+read, the id of the request that failed.
 """
 
 from __future__ import annotations
@@ -18,11 +33,6 @@ RequestId = str | int
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
-# orjson directly (what mcp_elicit.wire.codec wraps): one call less per message on the hot path.
-_loads = orjson.loads
-_dumps = orjson.dumps
-_JSONDecodeError = orjson.JSONDecodeError
-
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -37,14 +47,25 @@ class Notification:
     params: dict[str, Any]
 
 
-Message = Request | Notification
+@dataclass(frozen=True, slots=True)
+class Result:
+    id: RequestId
+    result: Any  # an object in every MCP result; the receiver checks what it expects
 
-# Request(...) on the hot path is built through its slots: the generated frozen __init__ sets each
-# field through object.__setattr__, about twice the cost. Same result.
-_new = object.__new__
-_set_id = getattr(Request, "id").__set__  # noqa: B009 - the slots' descriptors
-_set_method = getattr(Request, "method").__set__  # noqa: B009
-_set_params = getattr(Request, "params").__set__  # noqa: B009
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    code: int
+    message: str
+    data: Any = None
+
+    def to_error(self) -> McpError:
+        return McpError(self.code, self.message, self.data)
+
+
+Response = Result | ErrorResponse
+Message = Request | Notification | Result | ErrorResponse
 
 
 class InvalidMessage(McpError):
@@ -61,7 +82,7 @@ class MessageTooLarge(InvalidMessage):
 
 def _valid_id(value: object) -> bool:
     # bool is an int subclass, and JSON-RPC ids are never booleans.
-    return (isinstance(value, (str, int))) and not isinstance(value, bool)
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def parse_message(
@@ -69,38 +90,92 @@ def parse_message(
 ) -> Message:
     """Parse one JSON-RPC message; raise :class:`InvalidMessage` with the right code otherwise."""
     # surrogatepass: a str with a lone surrogate is counted, then refused by the parser (-32700).
-    size = (
-        len(raw)
-        if type(raw) is bytes
-        else len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
-    )
+    size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
     if size > max_bytes:
         raise MessageTooLarge(
             INVALID_REQUEST,
             f"Invalid request: the message is {size} bytes, over the limit of {max_bytes} bytes",
         )
     try:
-        data = _loads(raw)
-    except _JSONDecodeError as exc:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
         raise InvalidMessage(PARSE_ERROR, _parse_failure(raw, exc)) from None
-    if type(data) is dict:
-        # The usual message, a well-formed request, checked in one go; anything else takes the
-        # general path below, which names what is wrong.
-        request_id = data.get("id")
-        method = data.get("method")
-        params = data.get("params")
-        if (
-            (type(request_id) is int or type(request_id) is str)
-            and type(method) is str
-            and type(params) is dict
-            and data.get("jsonrpc") == "2.0"
-        ):
-            request: Request = _new(Request)
-            _set_id(request, request_id)
-            _set_method(request, method)
-            _set_params(request, params)
-            return request
-    return _parse_data(data)
+    return message_from(data)
+
+
+def message_from(data: object) -> Message:
+    """The message a decoded JSON value is (see :func:`parse_message`)."""
+    if isinstance(data, list):
+        raise InvalidMessage(
+            INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported; send one message"
+        )
+    if not isinstance(data, dict):
+        raise InvalidMessage(INVALID_REQUEST, "Invalid request: a JSON-RPC message must be an object")
+
+    has_id = "id" in data
+    raw_id = data.get("id")
+    request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
+
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id)
+    method = data.get("method")
+    if method is None and ("result" in data or "error" in data):
+        return _response(data, request_id, has_id)
+    if not isinstance(method, str):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id)
+    if has_id and request_id is None:
+        raise InvalidMessage(INVALID_REQUEST, f"Invalid request: {_id_problem(raw_id)}", None)
+    params = data.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "params" must be an object', request_id)
+    if request_id is None:
+        return Notification(method, params)
+    return Request(request_id, method, params)
+
+
+def _id_problem(raw_id: object) -> str:
+    detail = '"id" must be a string or an integer'
+    if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
+        detail += " (integer ids must fit in 64 bits)"
+    return detail
+
+
+def _response(data: dict[str, Any], request_id: RequestId | None, has_id: bool) -> Response:
+    if "result" in data and "error" in data:
+        raise InvalidMessage(
+            INVALID_REQUEST, 'Invalid response: it carries both "result" and "error"', request_id
+        )
+    raw_id = data.get("id")
+    if "result" in data:
+        if request_id is None:
+            raise InvalidMessage(INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None)
+        return Result(request_id, data["result"])
+    if has_id and raw_id is not None and request_id is None:
+        raise InvalidMessage(INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None)
+    error = data["error"]
+    code = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if not (isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str)):
+        raise InvalidMessage(
+            INVALID_REQUEST,
+            'Invalid response: "error" must be an object with an integer "code" and a string "message"',
+            request_id,
+        )
+    assert isinstance(error, dict)
+    return ErrorResponse(request_id, code, message, error.get("data"))
+
+
+def refuse_response(message: Response) -> InvalidMessage:
+    """What a 2026-07-28 server answers a client that sent a response: in that revision servers
+    send no requests, and answers to input requests travel in ``inputResponses``."""
+    return InvalidMessage(
+        INVALID_REQUEST,
+        "Invalid request: clients send no JSON-RPC responses in MCP 2026-07-28; "
+        "answers to input requests travel in inputResponses on a retried request",
+        message.id,
+    )
 
 
 def _parse_failure(raw: bytes | bytearray | memoryview | str, exc: Exception) -> str:
@@ -124,52 +199,22 @@ def _parse_failure(raw: bytes | bytearray | memoryview | str, exc: Exception) ->
     return f"Parse error: the message is not valid JSON ({detail})"
 
 
-def _parse_data(data: Any) -> Message:
-    if isinstance(data, list):
-        raise InvalidMessage(
-            INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported; send one message"
-        )
-    if not isinstance(data, dict):
-        raise InvalidMessage(INVALID_REQUEST, "Invalid request: a JSON-RPC message must be an object")
-
-    has_id = "id" in data
-    raw_id = data.get("id")
-    request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
-
-    if data.get("jsonrpc") != "2.0":
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id)
-    method = data.get("method")
-    if not isinstance(method, str):
-        if "result" in data or "error" in data:
-            raise InvalidMessage(
-                INVALID_REQUEST,
-                "Invalid request: clients send no JSON-RPC responses in MCP 2026-07-28; "
-                "answers to input requests travel in inputResponses on a retried request",
-                request_id,
-            )
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id)
-    if has_id and request_id is None:
-        detail = '"id" must be a string or an integer'
-        if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
-            detail += " (integer ids must fit in 64 bits)"
-        raise InvalidMessage(INVALID_REQUEST, f"Invalid request: {detail}", None)
-    params = data.get("params", {})
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "params" must be an object', request_id)
-    if request_id is None:
-        return Notification(method, params)
-    return Request(request_id, method, params)
+# -- encoding ----------------------------------------------------------------------------------
+# orjson raises TypeError (JSONEncodeError) for a value with no JSON form; callers that take
+# values from user code turn it into an error of their own.
 
 
-def encode_result(request_id: RequestId, result: dict[str, Any]) -> bytes:
-    return _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-
-def encode_error(request_id: RequestId | None, error: McpError) -> bytes:
-    return _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+def encode_request(request_id: RequestId, method: str, params: dict[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
 
 def encode_notification(method: str, params: dict[str, Any]) -> bytes:
-    return _dumps({"jsonrpc": "2.0", "method": method, "params": params})
+    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def encode_result(request_id: RequestId, result: dict[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def encode_error(request_id: RequestId | None, error: McpError) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})

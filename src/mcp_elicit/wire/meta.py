@@ -2,14 +2,18 @@
 
 2026-07-28 has no handshake: each request carries what the server needs. A request without
 ``protocolVersion`` or ``clientCapabilities`` is malformed (-32602, HTTP 400).
+
+Client capabilities (:class:`ClientCapabilities`), and what each kind of input request needs of
+them: ``{"elicitation": {}}`` means form mode only (backward compatibility); a client that wants
+URL mode must say ``{"elicitation": {"url": {}}}``. A URL-only client does not support forms.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from mcp_elicit.wire.capabilities import ClientCapabilities, client_capabilities
 from mcp_elicit.wire.errors import (
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -18,6 +22,107 @@ from mcp_elicit.wire.errors import (
     unsupported_version,
 )
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
+
+# -- client capabilities -------------------------------------------------------------------------
+
+ElicitMode = Literal["form", "url"]
+
+
+_NONE: frozenset[str] = frozenset()
+_FORM: frozenset[str] = frozenset({"form"})
+_URL: frozenset[str] = frozenset({"url"})
+_BOTH: frozenset[str] = frozenset({"form", "url"})
+
+
+def _modes(raw: dict[str, Any]) -> frozenset[str]:
+    elicitation = raw.get("elicitation")
+    if not isinstance(elicitation, dict):
+        return _NONE
+    form = isinstance(elicitation.get("form"), dict)
+    url = isinstance(elicitation.get("url"), dict)
+    if url:
+        return _BOTH if form else _URL
+    return _FORM  # {"form": {}} or the backward-compatible {}
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCapabilities:
+    raw: dict[str, Any]
+    modes: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "modes", _modes(self.raw))
+
+    def elicitation_modes(self) -> frozenset[str]:
+        return self.modes
+
+    def can_elicit(self, mode: ElicitMode = "form") -> bool:
+        return mode in self.modes
+
+    def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
+        sampling = self.raw.get("sampling")
+        if not isinstance(sampling, dict):
+            return False
+        if tools and not isinstance(sampling.get("tools"), dict):
+            return False
+        return not (context and not isinstance(sampling.get("context"), dict))
+
+    def can_list_roots(self) -> bool:
+        return isinstance(self.raw.get("roots"), dict)
+
+    def input_kinds(self) -> int:
+        """The kinds of input request this client takes, as bits (form, URL, sampling, sampling
+        with tools, sampling with context, roots): two requests with the same value allow a
+        handler the same questions."""
+        modes = self.modes
+        bits = ("form" in modes) | ("url" in modes) << 1
+        raw = self.raw
+        sampling = raw.get("sampling")
+        if isinstance(sampling, dict):
+            bits |= 4 | isinstance(sampling.get("tools"), dict) << 3
+            bits |= isinstance(sampling.get("context"), dict) << 4
+        if isinstance(raw.get("roots"), dict):
+            bits |= 32
+        return bits
+
+
+def required_for_elicitation(mode: ElicitMode) -> dict[str, Any]:
+    """The ``requiredCapabilities`` object of a -32021 error for this elicitation mode."""
+    return {"elicitation": {mode: {}}}
+
+
+def sampling_needs(params: Mapping[str, Any]) -> tuple[bool, bool]:
+    """What a ``sampling/createMessage`` with these ``params`` needs beyond ``sampling``: whether
+    it offers the model tools (``sampling.tools``) and whether it asks the client to include
+    context (``sampling.context``, for an ``includeContext`` other than ``"none"``)."""
+    tools = "tools" in params or "toolChoice" in params
+    context = params.get("includeContext", "none")
+    return tools, context is not None and context != "none"
+
+
+def required_for_sampling(tools: bool = False, context: bool = False) -> dict[str, Any]:
+    """The ``requiredCapabilities`` object of a -32021 error for a sampling request."""
+    sampling: dict[str, Any] = {}
+    if tools:
+        sampling["tools"] = {}
+    if context:
+        sampling["context"] = {}
+    return {"sampling": sampling}
+
+
+def merge_required(into: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """Add the capabilities of ``more`` to ``into`` (both ``requiredCapabilities`` objects), so
+    that one -32021 error can name everything a request was missing; returns ``into``."""
+    for name, value in more.items():
+        present = into.get(name)
+        if isinstance(present, dict) and isinstance(value, Mapping):
+            merge_required(present, value)
+        elif name not in into:
+            into[name] = dict(value) if isinstance(value, Mapping) else value
+    return into
+
+
+# -- _meta ----------------------------------------------------------------------------------------
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -46,33 +151,6 @@ def parse_request_meta(params: dict[str, Any]) -> RequestMeta:
     version: Any = meta.get(PROTOCOL_VERSION_KEY)
     capabilities: Any = meta.get(CLIENT_CAPABILITIES_KEY)
     client_info: Any = meta.get(CLIENT_INFO_KEY)
-    if not (
-        type(version) is str
-        and version
-        and type(capabilities) is dict
-        and (client_info is None or type(client_info) is dict)
-    ):
-        _check_meta(version, capabilities, client_info)
-    # None (the usual value of both) settles each with one comparison.
-    token = meta.get("progressToken")
-    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int))):
-        token = None
-    level = meta.get(LOG_LEVEL_KEY)
-    if level is not None and not isinstance(level, str):
-        level = None
-    # RequestMeta(...) built through its slots: its generated frozen __init__ sets each field
-    # through object.__setattr__, twice the cost, on every request. Same result.
-    request_meta: RequestMeta = _new(RequestMeta)
-    _set_version(request_meta, version)
-    _set_capabilities(request_meta, client_capabilities(capabilities))
-    _set_info(request_meta, client_info)
-    _set_token(request_meta, token)
-    _set_level(request_meta, level)
-    return request_meta
-
-
-def _check_meta(version: object, capabilities: object, client_info: object) -> None:
-    """The general checks (the fast path in :func:`parse_request_meta` only takes exact types)."""
     if not isinstance(version, str) or not version:
         raise invalid_params(f"params._meta[{PROTOCOL_VERSION_KEY!r}] is required (a string)")
     if not isinstance(capabilities, dict):
@@ -81,14 +159,22 @@ def _check_meta(version: object, capabilities: object, client_info: object) -> N
         )
     if client_info is not None and not isinstance(client_info, dict):
         raise invalid_params(f"params._meta[{CLIENT_INFO_KEY!r}] must be an object")
+    token = meta.get("progressToken")
+    if isinstance(token, bool) or not isinstance(token, str | int):
+        token = None
+    level = meta.get(LOG_LEVEL_KEY)
+    if not isinstance(level, str):
+        level = None
+    return RequestMeta(version, ClientCapabilities(capabilities), client_info, token, level)
 
 
-_new = object.__new__
-_set_version = getattr(RequestMeta, "protocol_version").__set__  # noqa: B009 - the slots' descriptors
-_set_capabilities = getattr(RequestMeta, "capabilities").__set__  # noqa: B009
-_set_info = getattr(RequestMeta, "client_info").__set__  # noqa: B009
-_set_token = getattr(RequestMeta, "progress_token").__set__  # noqa: B009
-_set_level = getattr(RequestMeta, "log_level").__set__  # noqa: B009
+def request_meta(method: str, params: dict[str, Any]) -> RequestMeta:
+    """The ``_meta`` of a 2026-07-28 request: what every transport reads before the server runs
+    anything. ``initialize``, which 2026-07-28 removed, is refused naming the versions this
+    server speaks (:func:`initialize_refused`); a missing or malformed ``_meta`` is -32602."""
+    if method == "initialize":
+        raise initialize_refused(params)
+    return parse_request_meta(params)
 
 
 def check_version(meta: RequestMeta, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
@@ -136,10 +222,12 @@ __all__ = [
     "CLIENT_INFO_KEY",
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
+    "ClientCapabilities",
     "McpError",
     "RequestMeta",
     "check_version",
     "initialize_refused",
     "parse_request_meta",
+    "request_meta",
     "server_info_meta",
 ]

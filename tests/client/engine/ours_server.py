@@ -127,7 +127,7 @@ def main() -> None:
     if args.stdio:
         app.run_stdio()
     else:
-        from mcp_elicit.transport.http_server import serve
+        from mcp_elicit.transport.uvicorn_runner import serve
 
         serve(app.asgi(), host="127.0.0.1", port=args.port)
 

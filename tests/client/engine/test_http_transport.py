@@ -428,8 +428,8 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
     from collections.abc import Mapping
 
     from mcp_elicit import Server
+    from mcp_elicit.server.auth import Unauthorized
     from mcp_elicit.state import KeyRing
-    from mcp_elicit.transport.http_server import Unauthorized
     from tests.helpers import ThreadedServer
 
     challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'

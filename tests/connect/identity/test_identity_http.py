@@ -25,7 +25,7 @@ from mcp_elicit.connect.identity import (
     resource_metadata_path,
     resource_metadata_url,
 )
-from mcp_elicit.transport.http_server import Unauthorized
+from mcp_elicit.server.auth import Unauthorized
 
 VERSION = "2026-07-28"
 _ids = itertools.count(1)

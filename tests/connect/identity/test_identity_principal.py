@@ -15,7 +15,7 @@ from mcp_elicit.connect.identity import (
     Principal,
     Verifier,
 )
-from mcp_elicit.transport.http_server import Unauthorized
+from mcp_elicit.server.auth import Unauthorized
 
 
 def test_principal_key_and_round_trip() -> None:

@@ -24,7 +24,7 @@ from kit_support import (
 
 from mcp_elicit.connect.flows import FlowNotFound, is_flow_id
 from mcp_elicit.connect.vault import Vault
-from mcp_elicit.server.flow import FlowRecord
+from mcp_elicit.server.record import CallRecord as FlowRecord
 from mcp_elicit.state import KeyRing, RequestBinding, args_digest
 from mcp_elicit.state.binding import bound_principal
 

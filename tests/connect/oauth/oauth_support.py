@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 from tests.oidc_provider import OidcProvider, login_over_http, redirect_params
 
-from mcp_elicit.connect.oauth import AuthorizationCodeFlow, OAuthProvider, discover
+from mcp_elicit.connect.oauth import AuthorizationCodeGrant, OAuthProvider, discover
 from mcp_elicit.connect.vault import Connection, Vault
 
 REDIRECT_URI = "https://mcp.example.test/oauth/github/callback"
@@ -187,7 +187,7 @@ async def connect_at_provider(
         client_secret=client.get("client_secret"),
         scopes=("openid", "repo"),
     )
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(provider, REAL_REDIRECT_URI)
     url, pending = flow.begin()
     params = redirect_params(await login_over_http(url, "alice"))
     grant = await flow.finish(pending, params, provider_in_path="github")

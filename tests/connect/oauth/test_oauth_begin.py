@@ -1,4 +1,4 @@
-"""AuthorizationCodeFlow.begin: the authorization URL carries exactly what RFC 6749/7636 and
+"""AuthorizationCodeGrant.begin: the authorization URL carries exactly what RFC 6749/7636 and
 OIDC ask for, built from the pinned configuration, with fresh secrets each time."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from oauth_support import REDIRECT_URI
 
-from mcp_elicit.connect.oauth import AuthorizationCodeFlow, OAuthProvider
+from mcp_elicit.connect.oauth import AuthorizationCodeGrant, OAuthProvider
 
 
 def _provider(**overrides: object) -> OAuthProvider:
@@ -34,7 +34,7 @@ def _query(url: str) -> dict[str, list[str]]:
 
 
 def test_authorization_url() -> None:
-    url, pending = AuthorizationCodeFlow(_provider(), REDIRECT_URI).begin()
+    url, pending = AuthorizationCodeGrant(_provider(), REDIRECT_URI).begin()
     assert url.startswith("https://github.example/login/oauth/authorize?")
     query = _query(url)
     assert all(len(v) == 1 for v in query.values()), query
@@ -60,7 +60,7 @@ def test_authorization_url() -> None:
 
 def test_plain_oauth_has_no_nonce_and_no_openid_scope() -> None:
     provider = _provider(openid=False, scopes=("repo",))
-    url, pending = AuthorizationCodeFlow(provider, REDIRECT_URI).begin()
+    url, pending = AuthorizationCodeGrant(provider, REDIRECT_URI).begin()
     q = _query(url)
     assert pending.nonce is None
     assert "nonce" not in q
@@ -68,7 +68,7 @@ def test_plain_oauth_has_no_nonce_and_no_openid_scope() -> None:
 
 
 def test_every_begin_is_fresh() -> None:
-    flow = AuthorizationCodeFlow(_provider(), REDIRECT_URI)
+    flow = AuthorizationCodeGrant(_provider(), REDIRECT_URI)
     pendings = [flow.begin()[1] for _ in range(20)]
     for name in ("state", "code_verifier", "nonce"):
         assert len({getattr(p, name) for p in pendings}) == 20
@@ -77,7 +77,7 @@ def test_every_begin_is_fresh() -> None:
 @pytest.mark.parametrize("name", ["response_type", "client_id", "scope", "code_challenge_method"])
 def test_extra_params_cannot_replace_the_protocol_ones(name: str) -> None:
     with pytest.raises(ValueError, match="extra_authorize_params"):
-        AuthorizationCodeFlow(_provider(extra_authorize_params={name: "x"}), REDIRECT_URI)
+        AuthorizationCodeGrant(_provider(extra_authorize_params={name: "x"}), REDIRECT_URI)
 
 
 @pytest.mark.parametrize(
@@ -85,18 +85,18 @@ def test_extra_params_cannot_replace_the_protocol_ones(name: str) -> None:
 )
 def test_redirect_uri_must_be_https_or_loopback(uri: str) -> None:
     with pytest.raises(ValueError, match="redirect_uri"):
-        AuthorizationCodeFlow(_provider(), uri)
+        AuthorizationCodeGrant(_provider(), uri)
 
 
 def test_loopback_redirect_is_allowed_for_development() -> None:
-    AuthorizationCodeFlow(_provider(), "http://127.0.0.1:8000/oauth/github/callback")
+    AuthorizationCodeGrant(_provider(), "http://127.0.0.1:8000/oauth/github/callback")
 
 
 def test_a_connect_flows_own_scopes_are_asked_for() -> None:
-    flow = AuthorizationCodeFlow(_provider(), REDIRECT_URI)
+    flow = AuthorizationCodeGrant(_provider(), REDIRECT_URI)
     url, _ = flow.begin(["repo", "gist", "repo"])
     assert _query(url)["scope"] == ["openid repo gist"]  # openid kept first, no duplicates
-    url, _ = AuthorizationCodeFlow(_provider(openid=False), REDIRECT_URI).begin(["gist"])
+    url, _ = AuthorizationCodeGrant(_provider(openid=False), REDIRECT_URI).begin(["gist"])
     assert _query(url)["scope"] == ["gist"]
     with pytest.raises(TypeError):
         flow.begin("repo gist")  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""AuthorizationCodeFlow.finish: the checks made *before* any token request, in order, each
+"""AuthorizationCodeGrant.finish: the checks made *before* any token request, in order, each
 fail-closed with AuthorizationFailed, and not one request sent to the provider when they fail."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oauth_support import REDIRECT_URI, Answer, ScriptedServer, scripted_provider, token_body
 
-from mcp_elicit.connect.oauth import AuthorizationCodeFlow, AuthorizationFailed, PendingAuthorization
+from mcp_elicit.connect.oauth import AuthorizationCodeGrant, AuthorizationFailed, PendingAuthorization
 
 
 class Clock:
@@ -47,18 +47,18 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def flow(server: ScriptedServer, clock: Clock) -> AuthorizationCodeFlow:
+def flow(server: ScriptedServer, clock: Clock) -> AuthorizationCodeGrant:
     server.routes["/token"] = Answer(body=token_body())
-    return AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI, clock=clock, max_age=600)
+    return AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI, clock=clock, max_age=600)
 
 
-def _ok_params(flow: AuthorizationCodeFlow, pending: PendingAuthorization) -> dict[str, str]:
+def _ok_params(flow: AuthorizationCodeGrant, pending: PendingAuthorization) -> dict[str, str]:
     assert flow.provider.issuer is not None
     return {"code": "the-code", "state": pending.state, "iss": flow.provider.issuer}
 
 
 async def _refused(
-    flow: AuthorizationCodeFlow,
+    flow: AuthorizationCodeGrant,
     server: ScriptedServer,
     pending: Any,
     params: Any,
@@ -73,7 +73,7 @@ async def _refused(
     return info.value
 
 
-async def test_the_good_callback_passes(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_the_good_callback_passes(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     grant = await flow.finish(pending, _ok_params(flow, pending), provider_in_path="github")
     assert grant.access_token == token_body()["access_token"]
@@ -81,31 +81,31 @@ async def test_the_good_callback_passes(flow: AuthorizationCodeFlow, server: Scr
 
 
 async def test_callback_under_another_providers_path(
-    flow: AuthorizationCodeFlow, server: ScriptedServer
+    flow: AuthorizationCodeGrant, server: ScriptedServer
 ) -> None:
     _, pending = flow.begin()
     await _refused(flow, server, pending, _ok_params(flow, pending), "wrong-provider", path="gitlab")
 
 
-async def test_pending_of_another_provider(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_pending_of_another_provider(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     other = PendingAuthorization.from_dict(pending.to_dict() | {"provider_id": "gitlab"})
     for path in ("github", "gitlab"):
         await _refused(flow, server, other, _ok_params(flow, pending), "wrong-provider", path=path)
 
 
-async def test_pending_for_another_redirect_uri(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_pending_for_another_redirect_uri(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     other = PendingAuthorization.from_dict(pending.to_dict() | {"redirect_uri": "https://mcp.example.test/x"})
     await _refused(flow, server, other, _ok_params(flow, pending), "bad-pending")
 
 
-async def test_not_a_pending_authorization(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_not_a_pending_authorization(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     await _refused(flow, server, pending.to_dict(), _ok_params(flow, pending), "bad-pending")
 
 
-async def test_expired_pending(flow: AuthorizationCodeFlow, server: ScriptedServer, clock: Clock) -> None:
+async def test_expired_pending(flow: AuthorizationCodeGrant, server: ScriptedServer, clock: Clock) -> None:
     _, pending = flow.begin()
     clock.now += 601
     exc = await _refused(flow, server, pending, _ok_params(flow, pending), "expired")
@@ -113,7 +113,7 @@ async def test_expired_pending(flow: AuthorizationCodeFlow, server: ScriptedServ
 
 
 async def test_pending_from_the_future(
-    flow: AuthorizationCodeFlow, server: ScriptedServer, clock: Clock
+    flow: AuthorizationCodeGrant, server: ScriptedServer, clock: Clock
 ) -> None:
     _, pending = flow.begin()
     clock.now -= 3600
@@ -121,7 +121,9 @@ async def test_pending_from_the_future(
 
 
 @pytest.mark.parametrize("state", [None, "", "x", "wrong-state-" * 3, "ünïcode", "\x00"])
-async def test_state_mismatch(flow: AuthorizationCodeFlow, server: ScriptedServer, state: str | None) -> None:
+async def test_state_mismatch(
+    flow: AuthorizationCodeGrant, server: ScriptedServer, state: str | None
+) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending)
     if state is None:
@@ -131,28 +133,30 @@ async def test_state_mismatch(flow: AuthorizationCodeFlow, server: ScriptedServe
     await _refused(flow, server, pending, params, "state-mismatch")
 
 
-async def test_state_of_another_transaction(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_state_of_another_transaction(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     _, other = flow.begin()
     await _refused(flow, server, pending, _ok_params(flow, other), "state-mismatch")
 
 
 @pytest.mark.parametrize("suffix", ["/", "/other", "x"])
-async def test_iss_compared_exactly(flow: AuthorizationCodeFlow, server: ScriptedServer, suffix: str) -> None:
+async def test_iss_compared_exactly(
+    flow: AuthorizationCodeGrant, server: ScriptedServer, suffix: str
+) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending)
     params["iss"] += suffix
     await _refused(flow, server, pending, params, "iss-mismatch")
 
 
-async def test_iss_case_is_not_normalised(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_iss_case_is_not_normalised(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending)
     params["iss"] = params["iss"].upper()
     await _refused(flow, server, pending, params, "iss-mismatch")
 
 
-async def test_iss_missing_when_advertised(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_iss_missing_when_advertised(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending)
     del params["iss"]
@@ -161,14 +165,14 @@ async def test_iss_missing_when_advertised(flow: AuthorizationCodeFlow, server: 
 
 async def test_iss_optional_when_not_advertised(server: ScriptedServer, clock: Clock) -> None:
     server.routes["/token"] = Answer(body=token_body())
-    flow = AuthorizationCodeFlow(
+    flow = AuthorizationCodeGrant(
         scripted_provider(server, iss_parameter_supported=False), REDIRECT_URI, clock=clock
     )
     _, pending = flow.begin()
     await flow.finish(pending, {"code": "c", "state": pending.state}, provider_in_path="github")
 
 
-async def test_iss_mismatch_beats_the_error(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_iss_mismatch_beats_the_error(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     """An error response from another issuer is not believed, and its text is not kept."""
     _, pending = flow.begin()
     params = {
@@ -183,7 +187,7 @@ async def test_iss_mismatch_beats_the_error(flow: AuthorizationCodeFlow, server:
 
 
 async def test_forged_decline_without_state_is_not_a_decline(
-    flow: AuthorizationCodeFlow, server: ScriptedServer
+    flow: AuthorizationCodeGrant, server: ScriptedServer
 ) -> None:
     _, pending = flow.begin()
     exc = await _refused(flow, server, pending, {"error": "access_denied"}, "state-mismatch")
@@ -191,7 +195,7 @@ async def test_forged_decline_without_state_is_not_a_decline(
 
 
 async def test_provider_error_with_hostile_description(
-    flow: AuthorizationCodeFlow, server: ScriptedServer
+    flow: AuthorizationCodeGrant, server: ScriptedServer
 ) -> None:
     _, pending = flow.begin()
     params = {
@@ -208,7 +212,7 @@ async def test_provider_error_with_hostile_description(
     assert exc.provider_error == "<script>alert(document.cookie)</script>]8;;https://evil click"
 
 
-async def test_other_provider_error(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_other_provider_error(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     params = {"error": "<b>server_error</b>", "state": pending.state, "iss": flow.provider.issuer or ""}
     exc = await _refused(flow, server, pending, params, "provider-error")
@@ -216,34 +220,34 @@ async def test_other_provider_error(flow: AuthorizationCodeFlow, server: Scripte
     assert not exc.declined
 
 
-async def test_code_and_error_together(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_code_and_error_together(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending) | {"error": "access_denied"}
     await _refused(flow, server, pending, params, "malformed-callback")
 
 
 @pytest.mark.parametrize("name", ["state", "code", "iss", "error"])
-async def test_repeated_parameter(flow: AuthorizationCodeFlow, server: ScriptedServer, name: str) -> None:
+async def test_repeated_parameter(flow: AuthorizationCodeGrant, server: ScriptedServer, name: str) -> None:
     _, pending = flow.begin()
     pairs = list(_ok_params(flow, pending).items())
     pairs.append((name, dict(pairs).get(name, "again")))
     await _refused(flow, server, pending, MultiParams(pairs), "malformed-callback")
 
 
-async def test_multidict_with_single_values_is_fine(flow: AuthorizationCodeFlow) -> None:
+async def test_multidict_with_single_values_is_fine(flow: AuthorizationCodeGrant) -> None:
     _, pending = flow.begin()
     params = MultiParams([*_ok_params(flow, pending).items(), ("session_state", "a"), ("session_state", "b")])
     await flow.finish(pending, params, provider_in_path="github")
 
 
 @pytest.mark.parametrize("code", ["", "x" * 2049, "co de\x00", "cödé"])
-async def test_bad_code(flow: AuthorizationCodeFlow, server: ScriptedServer, code: str) -> None:
+async def test_bad_code(flow: AuthorizationCodeGrant, server: ScriptedServer, code: str) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending) | {"code": code}
     await _refused(flow, server, pending, params, "missing-code" if not code else "malformed-callback")
 
 
-async def test_missing_code(flow: AuthorizationCodeFlow, server: ScriptedServer) -> None:
+async def test_missing_code(flow: AuthorizationCodeGrant, server: ScriptedServer) -> None:
     _, pending = flow.begin()
     params = _ok_params(flow, pending)
     del params["code"]
@@ -263,7 +267,7 @@ async def test_missing_code(flow: AuthorizationCodeFlow, server: ScriptedServer)
     ],
 )
 async def test_params_that_are_not_a_string_mapping(
-    flow: AuthorizationCodeFlow, server: ScriptedServer, params: Any
+    flow: AuthorizationCodeGrant, server: ScriptedServer, params: Any
 ) -> None:
     _, pending = flow.begin()
     await _refused(flow, server, pending, params, "malformed-callback")
@@ -276,7 +280,7 @@ _key = st.sampled_from(["code", "state", "iss", "error", "error_description"]) |
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(params=st.dictionaries(_key, _value, max_size=8) | st.lists(st.tuples(_key, st.text(max_size=20))))
 async def test_arbitrary_callback_params_raise_only_authorization_failed(
-    flow: AuthorizationCodeFlow, server: ScriptedServer, params: Any
+    flow: AuthorizationCodeGrant, server: ScriptedServer, params: Any
 ) -> None:
     _, pending = flow.begin()
     if isinstance(params, list):

@@ -17,7 +17,7 @@ from jwt.algorithms import RSAAlgorithm
 from oauth_support import REDIRECT_URI, Answer, ScriptedServer, scripted_provider, token_body
 
 from mcp_elicit.connect.identity import JWKSCache
-from mcp_elicit.connect.oauth import AuthorizationCodeFlow, AuthorizationFailed
+from mcp_elicit.connect.oauth import AuthorizationCodeGrant, AuthorizationFailed
 from mcp_elicit.connect.oauth.id_token import IdTokenValidator
 
 ISSUER = "https://github.example"
@@ -145,7 +145,7 @@ async def test_flow_requires_and_checks_the_id_token(server: ScriptedServer) -> 
     provider = scripted_provider(
         server, issuer=ISSUER, openid=True, jwks_url=f"{server.base}/jwks", scopes=()
     )
-    flow = AuthorizationCodeFlow(
+    flow = AuthorizationCodeGrant(
         provider, REDIRECT_URI, clock=lambda: NOW, jwks=JWKSCache(static={"keys": [JWK]})
     )
 
@@ -180,7 +180,7 @@ async def test_jwks_unavailable(server: ScriptedServer) -> None:
     server.routes["/jwks"] = Answer(503)
     server.routes["/token"] = Answer(body=token_body(id_token=_mint(_claims())))
     provider = scripted_provider(server, issuer=ISSUER, openid=True, jwks_url=f"{server.base}/jwks")
-    flow = AuthorizationCodeFlow(provider, REDIRECT_URI, clock=lambda: NOW)
+    flow = AuthorizationCodeGrant(provider, REDIRECT_URI, clock=lambda: NOW)
     _, pending = flow.begin()
     with pytest.raises(AuthorizationFailed) as info:
         await flow.finish(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from oauth_support import REDIRECT_URI
 
 from mcp_elicit.connect.oauth import (
-    AuthorizationCodeFlow,
+    AuthorizationCodeGrant,
     AuthorizationFailed,
     OAuthProvider,
     PendingAuthorization,
@@ -30,7 +30,7 @@ PROVIDER = OAuthProvider(
 
 
 def _pending() -> PendingAuthorization:
-    return AuthorizationCodeFlow(PROVIDER, REDIRECT_URI).begin()[1]
+    return AuthorizationCodeGrant(PROVIDER, REDIRECT_URI).begin()[1]
 
 
 def test_round_trip_through_json() -> None:

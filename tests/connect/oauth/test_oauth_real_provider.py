@@ -12,7 +12,7 @@ from oauth_support import REAL_REDIRECT_URI, abort_over_http
 from tests.oidc_provider import OidcProvider, login_over_http, redirect_params
 
 from mcp_elicit.connect.oauth import (
-    AuthorizationCodeFlow,
+    AuthorizationCodeGrant,
     AuthorizationFailed,
     DiscoveryFailed,
     OAuthProvider,
@@ -44,7 +44,7 @@ async def _provider(third_party: OidcProvider, client: dict[str, Any], **extra: 
 
 
 async def _callback(
-    flow: AuthorizationCodeFlow, user: str = "alice"
+    flow: AuthorizationCodeGrant, user: str = "alice"
 ) -> tuple[PendingAuthorization, dict[str, str]]:
     url, pending = flow.begin()
     return pending, redirect_params(await login_over_http(url, user))
@@ -74,7 +74,7 @@ async def test_discovery_refuses_another_issuer_spelling(
 
 
 async def test_happy_path(third_party: OidcProvider, confidential_client: dict[str, Any]) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     assert params["iss"] == third_party.issuer
     grant = await flow.finish(pending, params, provider_in_path="github")
@@ -96,7 +96,7 @@ async def test_happy_path(third_party: OidcProvider, confidential_client: dict[s
 async def test_public_client(third_party: OidcProvider, public_client: dict[str, Any]) -> None:
     provider = await _provider(third_party, public_client)
     assert provider.auth_method == "none"
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(provider, REAL_REDIRECT_URI)
     pending, params = await _callback(flow, "bob")
     grant = await flow.finish(pending, params, provider_in_path="github")
     assert grant.subject == "bob"
@@ -104,7 +104,7 @@ async def test_public_client(third_party: OidcProvider, public_client: dict[str,
 
 async def test_client_secret_post(third_party: OidcProvider, post_client: dict[str, Any]) -> None:
     provider = await _provider(third_party, post_client, token_endpoint_auth_method="client_secret_post")
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(provider, REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     assert (await flow.finish(pending, params, provider_in_path="github")).subject == "alice"
 
@@ -112,7 +112,7 @@ async def test_client_secret_post(third_party: OidcProvider, post_client: dict[s
 async def test_reused_pending_is_refused_by_the_provider(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     await flow.finish(pending, params, provider_in_path="github")
     with pytest.raises(AuthorizationFailed) as info:
@@ -121,7 +121,7 @@ async def test_reused_pending_is_refused_by_the_provider(
 
 
 async def test_pkce_is_enforced(third_party: OidcProvider, confidential_client: dict[str, Any]) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     wrong = PendingAuthorization.from_dict(pending.to_dict() | {"code_verifier": "v" * 64})
     with pytest.raises(AuthorizationFailed) as info:
@@ -130,7 +130,7 @@ async def test_pkce_is_enforced(third_party: OidcProvider, confidential_client: 
 
 
 async def _refused_then_still_redeemable(
-    flow: AuthorizationCodeFlow,
+    flow: AuthorizationCodeGrant,
     pending: PendingAuthorization,
     good: dict[str, str],
     bad: dict[str, str],
@@ -147,7 +147,7 @@ async def _refused_then_still_redeemable(
 
 
 async def test_state_mismatch(third_party: OidcProvider, confidential_client: dict[str, Any]) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     _, other = flow.begin()
     bad = params | {"state": other.state}
@@ -157,13 +157,13 @@ async def test_state_mismatch(third_party: OidcProvider, confidential_client: di
 async def test_callback_under_another_providers_path(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     await _refused_then_still_redeemable(flow, pending, params, params, "wrong-provider", path="gitlab")
 
 
 async def test_iss_mismatch(third_party: OidcProvider, confidential_client: dict[str, Any]) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     bad = params | {"iss": third_party.issuer + "/"}
     await _refused_then_still_redeemable(flow, pending, params, bad, "iss-mismatch")
@@ -172,7 +172,7 @@ async def test_iss_mismatch(third_party: OidcProvider, confidential_client: dict
 async def test_iss_missing_when_advertised(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     bad = {k: v for k, v in params.items() if k != "iss"}
     await _refused_then_still_redeemable(flow, pending, params, bad, "iss-missing")
@@ -181,7 +181,7 @@ async def test_iss_missing_when_advertised(
 async def test_expired_pending(third_party: OidcProvider, confidential_client: dict[str, Any]) -> None:
     clock = Clock()
     provider = await _provider(third_party, confidential_client)
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI, clock=clock, max_age=60)
+    flow = AuthorizationCodeGrant(provider, REAL_REDIRECT_URI, clock=clock, max_age=60)
     pending, params = await _callback(flow)
     clock.now += 61
     with pytest.raises(AuthorizationFailed) as info:
@@ -192,7 +192,7 @@ async def test_expired_pending(third_party: OidcProvider, confidential_client: d
 async def test_user_cancels_at_the_provider(
     third_party: OidcProvider, confidential_client: dict[str, Any]
 ) -> None:
-    flow = AuthorizationCodeFlow(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(await _provider(third_party, confidential_client), REAL_REDIRECT_URI)
     url, pending = flow.begin()
     params = redirect_params(await abort_over_http(url))
     assert params["error"] == "access_denied"
@@ -219,7 +219,7 @@ async def test_no_secret_in_logs_reprs_or_errors(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     provider = await _provider(third_party, confidential_client)
-    flow = AuthorizationCodeFlow(provider, REAL_REDIRECT_URI)
+    flow = AuthorizationCodeGrant(provider, REAL_REDIRECT_URI)
     pending, params = await _callback(flow)
     caplog.clear()  # the test helper's own login requests carry the code; ours must not log it
     grant = await flow.finish(pending, params, provider_in_path="github")

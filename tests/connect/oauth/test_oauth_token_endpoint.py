@@ -10,15 +10,15 @@ import logging
 import pytest
 from oauth_support import REDIRECT_URI, SECRET_TOKENS, Answer, ScriptedServer, scripted_provider, token_body
 
-from mcp_elicit.connect.oauth import AuthorizationCodeFlow, AuthorizationFailed, TokenGrant
+from mcp_elicit.connect.oauth import AuthorizationCodeGrant, AuthorizationFailed, TokenGrant
 
 
-def _callback(flow: AuthorizationCodeFlow) -> tuple[object, dict[str, str]]:
+def _callback(flow: AuthorizationCodeGrant) -> tuple[object, dict[str, str]]:
     _, pending = flow.begin()
     return pending, {"code": "the-code", "state": pending.state, "iss": flow.provider.issuer or ""}
 
 
-async def _finish(flow: AuthorizationCodeFlow) -> TokenGrant:
+async def _finish(flow: AuthorizationCodeGrant) -> TokenGrant:
     pending, params = _callback(flow)
     return await flow.finish(pending, params, provider_in_path="github")  # type: ignore[arg-type]
 
@@ -31,7 +31,7 @@ def _assert_no_secrets(*texts: str) -> None:
 
 async def test_redeems_at_the_pinned_url_with_pkce_and_basic_auth(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(body=token_body(scope="repo read:user"))
-    flow = AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI)
+    flow = AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI)
     _, pending = flow.begin()
     params = {"code": "the-code", "state": pending.state, "iss": server.base}
     grant = await flow.finish(pending, params, provider_in_path="github")
@@ -58,7 +58,7 @@ async def test_redeems_at_the_pinned_url_with_pkce_and_basic_auth(server: Script
 
 async def test_public_client_sends_client_id_and_no_secret(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(body=token_body(refresh_token=None, expires_in=None, scope=None))
-    flow = AuthorizationCodeFlow(scripted_provider(server, client_secret=None), REDIRECT_URI)
+    flow = AuthorizationCodeGrant(scripted_provider(server, client_secret=None), REDIRECT_URI)
     grant = await _finish(flow)
     (request,) = server.requests
     assert "authorization" not in request.headers
@@ -72,7 +72,7 @@ async def test_public_client_sends_client_id_and_no_secret(server: ScriptedServe
 async def test_client_secret_post(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(body=token_body())
     provider = scripted_provider(server, token_endpoint_auth_method="client_secret_post")
-    await _finish(AuthorizationCodeFlow(provider, REDIRECT_URI))
+    await _finish(AuthorizationCodeGrant(provider, REDIRECT_URI))
     (request,) = server.requests
     assert "authorization" not in request.headers
     assert (request.form["client_id"], request.form["client_secret"]) == ("client-1", "s3cret:/ x")
@@ -82,7 +82,7 @@ async def test_client_secret_post(server: ScriptedServer) -> None:
 async def test_server_errors(server: ScriptedServer, status: int, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     server.routes["/token"] = Answer(status, body=f"upstream broke; code the-code {SECRET_TOKENS[0]}")
-    flow = AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI)
+    flow = AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI)
     with pytest.raises(AuthorizationFailed) as info:
         await _finish(flow)
     exc = info.value
@@ -96,7 +96,7 @@ async def test_oauth_error_from_the_token_endpoint(server: ScriptedServer) -> No
         400, body={"error": "invalid_grant", "error_description": "grant request is invalid\x00<i>"}
     )
     with pytest.raises(AuthorizationFailed) as info:
-        await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+        await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     assert (info.value.reason, info.value.error) == ("token-endpoint", "invalid_grant")
     assert info.value.provider_error == "grant request is invalid<i>"
 
@@ -104,7 +104,7 @@ async def test_oauth_error_from_the_token_endpoint(server: ScriptedServer) -> No
 async def test_timeout(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     server.routes["/token"] = Answer(body=token_body(), delay=2.0)
-    flow = AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI, timeout=0.3)
+    flow = AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI, timeout=0.3)
     with pytest.raises(AuthorizationFailed) as info:
         await _finish(flow)
     assert (info.value.reason, info.value.detail) == ("token-endpoint", "timeout")
@@ -117,7 +117,7 @@ async def test_nothing_listening() -> None:
     provider = OAuthProvider(
         id="github", authorize_url="http://127.0.0.1:9/a", token_url="http://127.0.0.1:9/t", client_id="c"
     )
-    flow = AuthorizationCodeFlow(provider, REDIRECT_URI)
+    flow = AuthorizationCodeGrant(provider, REDIRECT_URI)
     _, pending = flow.begin()
     with pytest.raises(AuthorizationFailed) as info:
         await flow.finish(pending, {"code": "c", "state": pending.state}, provider_in_path="github")
@@ -128,7 +128,7 @@ async def test_redirects_are_not_followed(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(307, headers={"location": f"{server.base}/elsewhere"})
     server.routes["/elsewhere"] = Answer(body=token_body())
     with pytest.raises(AuthorizationFailed) as info:
-        await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+        await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     assert info.value.reason == "token-endpoint"
     assert [r.path for r in server.requests] == ["/token"]
 
@@ -136,7 +136,7 @@ async def test_redirects_are_not_followed(server: ScriptedServer) -> None:
 async def test_huge_answer(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(body=token_body(padding="x" * 200_000))
     with pytest.raises(AuthorizationFailed) as info:
-        await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+        await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     assert (info.value.reason, info.value.detail) == ("token-endpoint", "too-large")
 
 
@@ -166,7 +166,7 @@ async def test_huge_answer(server: ScriptedServer) -> None:
 async def test_unacceptable_token_responses(server: ScriptedServer, answer: Answer) -> None:
     server.routes["/token"] = answer
     with pytest.raises(AuthorizationFailed) as info:
-        await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+        await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     assert info.value.reason == "token-response"
     _assert_no_secrets(str(info.value), repr(info.value), str(info.value.detail))
 
@@ -176,13 +176,13 @@ async def test_lenient_where_providers_differ(server: ScriptedServer) -> None:
         body=token_body(token_type="bearer", expires_in="7200", scope="repo  repo gist"),
         headers={"content-type": "application/json; charset=utf-8"},
     )
-    grant = await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+    grant = await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     assert (grant.token_type, grant.expires_in, grant.scopes) == ("Bearer", 7200.0, ("repo", "gist"))
 
 
 async def test_grant_to_connection(server: ScriptedServer) -> None:
     server.routes["/token"] = Answer(body=token_body())
-    grant = await _finish(AuthorizationCodeFlow(scripted_provider(server), REDIRECT_URI))
+    grant = await _finish(AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI))
     connection = grant.to_connection("https://idp|alice", "github", now=1000.0)
     assert connection.access_token == SECRET_TOKENS[0]
     assert connection.refresh_token == SECRET_TOKENS[1]

@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
-from mcp_elicit.transport.http_server import Caller, Unauthorized
+from mcp_elicit.server.auth import Caller, Unauthorized
 
 from .errors import DevelopmentIdentityRefused, InvalidToken
 from .http import _BEARER_RE, INVALID_TOKEN_PUBLIC, MISSING_TOKEN_MESSAGE

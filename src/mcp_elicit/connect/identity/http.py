@@ -1,7 +1,7 @@
 """MCP authorization on the HTTP side: the bearer-token authenticator and RFC 9728 metadata.
 
 * :func:`authenticator` turns a :class:`Verifier` into the ``authenticate`` hook of
-  :class:`~mcp_elicit.transport.http_server.HttpApp`: it reads ``Authorization: Bearer <token>``
+  :class:`~mcp_elicit.transport.http_app.HttpApp`: it reads ``Authorization: Bearer <token>``
   and answers ``401`` with a ``WWW-Authenticate`` challenge as MCP authorization expects
   (RFC 9728 §5.1 ``resource_metadata``, RFC 6750 §3 ``error="invalid_token"``).
 * :func:`protected_resource_metadata` builds the RFC 9728 document, and
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
-from mcp_elicit.transport.http_server import Authenticate, Caller, Unauthorized
+from mcp_elicit.server.auth import Authenticate, Caller, Unauthorized
+from mcp_elicit.transport.asgi import ASGIApp, Receive, Scope, Send, send_response, send_text
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
 from .errors import InvalidToken
@@ -42,11 +43,6 @@ _log = logging.getLogger("mcp_elicit.connect.identity")
 
 WELL_KNOWN_PATH: Final = "/.well-known/oauth-protected-resource"
 
-_Scope = MutableMapping[str, Any]
-_Message = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[_Message]]
-_Send = Callable[[_Message], Awaitable[None]]
-ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 
 # RFC 6750 §2.1: "Bearer" 1*SP b64token (scheme names are case-insensitive, RFC 7235 §2.1).
 _BEARER_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*) *")
@@ -211,7 +207,7 @@ class ProtectedResourceMetadataApp:
     max-age=<max_age>`` (the document is public and changes rarely) and ``Access-Control-Allow-
     Origin: *`` (browser-based MCP clients discover it cross-origin; it carries no credentials).
     ``OPTIONS`` answers the CORS preflight; other methods get ``405``. Every other path goes to
-    ``app`` (e.g. the MCP :class:`~mcp_elicit.transport.http_server.HttpApp`), or ``404``.
+    ``app`` (e.g. the MCP :class:`~mcp_elicit.transport.http_app.HttpApp`), or ``404``.
     """
 
     def __init__(
@@ -232,20 +228,20 @@ class ProtectedResourceMetadataApp:
             (b"x-content-type-options", b"nosniff"),
         ]
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in self.paths:
             await self._serve(scope["method"], send)
         elif self.app is not None:
             await self.app(scope, receive, send)
         elif scope["type"] == "http":
-            await _respond(send, 404, [(b"content-type", b"text/plain")], b"Not Found")
+            await send_text(send, 404, b"Not Found")
         elif scope["type"] == "lifespan":
             await acknowledge_lifespan(receive, send)
 
-    async def _serve(self, method: str, send: _Send) -> None:
+    async def _serve(self, method: str, send: Send) -> None:
         if method in ("GET", "HEAD"):
             headers = [*self._headers, (b"content-length", str(len(self._body)).encode())]
-            await _respond(send, 200, headers, b"" if method == "HEAD" else self._body)
+            await send_response(send, 200, headers, b"" if method == "HEAD" else self._body)
         elif method == "OPTIONS":
             preflight = [
                 (b"access-control-allow-origin", b"*"),
@@ -253,15 +249,6 @@ class ProtectedResourceMetadataApp:
                 (b"access-control-allow-headers", b"mcp-protocol-version"),
                 (b"access-control-max-age", b"86400"),
             ]
-            await _respond(send, 204, preflight, b"")
+            await send_response(send, 204, preflight)
         else:
-            await _respond(
-                send, 405, [(b"allow", b"GET, HEAD, OPTIONS"), (b"content-type", b"text/plain")], b""
-            )
-
-
-async def _respond(send: _Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-    if status != 204 and not any(name == b"content-length" for name, _ in headers):
-        headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+            await send_text(send, 405, b"", [(b"allow", b"GET, HEAD, OPTIONS")])

@@ -2,7 +2,7 @@
 
 * :class:`OAuthProvider`: one provider's pinned configuration; :func:`discover` builds one from
   the provider's metadata (exact issuer match, S256 required, RFC 9207 flag).
-* :class:`AuthorizationCodeFlow`: ``begin()`` → the authorization URL and a
+* :class:`AuthorizationCodeGrant`: ``begin()`` → the authorization URL and a
   :class:`PendingAuthorization` for the pages to keep; ``finish()`` → checks the callback
   (provider in the path, age, state, ``iss``, error, code), redeems the code with PKCE at the
   pinned token endpoint and validates the answer (and the ID token) → :class:`TokenGrant`.
@@ -19,9 +19,9 @@ Tokens never appear in logs, exception messages or ``repr()``.
 
 from __future__ import annotations
 
+from .authorization import AuthorizationCodeGrant
 from .discovery import discover
 from .errors import AuthorizationFailed, DiscoveryFailed, FailureReason, RevocationFailed
-from .flow import AuthorizationCodeFlow
 from .grant import TokenGrant
 from .id_token import DEFAULT_ID_TOKEN_ALGORITHMS
 from .pending import PendingAuthorization
@@ -32,7 +32,7 @@ from .revoke import token_revoker
 __all__ = [
     "DEFAULT_ID_TOKEN_ALGORITHMS",
     "PROVIDER_ID_PATTERN",
-    "AuthorizationCodeFlow",
+    "AuthorizationCodeGrant",
     "AuthorizationFailed",
     "DiscoveryFailed",
     "FailureReason",

@@ -35,7 +35,7 @@ def _bad(detail: str) -> AuthorizationFailed:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class PendingAuthorization:
-    """One authorization request in flight (made by :meth:`AuthorizationCodeFlow.begin`).
+    """One authorization request in flight (made by :meth:`AuthorizationCodeGrant.begin`).
 
     ``created`` is seconds since the epoch. ``repr()`` hides the state, verifier and nonce.
     """

@@ -22,12 +22,13 @@ from mcp_elicit.connect.flows import (
 from mcp_elicit.connect.flows.urls import check_base_url
 from mcp_elicit.connect.identity.principal import Principal
 from mcp_elicit.connect.identity.urls import is_loopback_host
-from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
+from mcp_elicit.connect.oauth.authorization import AuthorizationCodeGrant
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit, PageRateLimiter
 from mcp_elicit.connect.vault import Revoker, Vault, VaultUnavailable
 from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import KeyRing
+from mcp_elicit.transport.asgi import Receive, Scope, Send
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 
 from . import views
@@ -40,7 +41,7 @@ from .headers import SecurityHeaders
 from .login import login_callback, login_start, logout
 from .oidc_login import OidcLogin
 from .paths import PagePaths
-from .request import MAX_QUERY, BadRequest, Receive, Request, Scope, Send
+from .request import MAX_QUERY, BadRequest, Request
 from .response import Response, html_response
 from .sealing import CookieSealer
 from .secret import secret_page, secret_post
@@ -133,7 +134,7 @@ class ConnectPages:
         policy = CookiePolicy(secure=parts.scheme == "https")  # http happens only in loopback development
         sealer = CookieSealer(keys, clock=clock)
         oauth = {
-            provider_id: AuthorizationCodeFlow(
+            provider_id: AuthorizationCodeGrant(
                 provider, paths.url(f"/oauth/{provider_id}/callback"), http=http, clock=clock
             )
             for provider_id, provider in providers.items()
@@ -147,7 +148,7 @@ class ConnectPages:
             oauth=oauth,
             login=login,
             login_flow=(
-                AuthorizationCodeFlow(login.provider, paths.url("/login/callback"), http=http, clock=clock)
+                AuthorizationCodeGrant(login.provider, paths.url("/login/callback"), http=http, clock=clock)
                 if isinstance(login, OidcLogin)
                 else None
             ),

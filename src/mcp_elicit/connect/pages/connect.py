@@ -10,7 +10,7 @@
 * ``GET /oauth/<provider>/callback``: the transaction cookie for the returned ``state`` (absent:
   replayed, expired or another browser → refused, nothing changes); the signed-in user must still
   be the flow's owner; a flow no longer in progress is answered before the code is redeemed (a
-  spent code presented again gets the grant revoked); :meth:`AuthorizationCodeFlow.finish` checks
+  spent code presented again gets the grant revoked); :meth:`AuthorizationCodeGrant.finish` checks
   the rest (provider in the path, state, ``iss``, PKCE, tokens). Just before the code is redeemed,
   the owner's existing connection to the provider, if any, is revoked upstream and deleted (a
   reconnect must not leave the old grant live); if that fails the code is not redeemed, the old
@@ -29,12 +29,13 @@ from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
 from mcp_elicit.connect.oauth.grant import TokenGrant
 from mcp_elicit.connect.vault import RevocationFailed, VaultCorrupt, VaultUnavailable
+from mcp_elicit.transport.asgi import Receive
 
 from . import views
 from .context import PagesContext, log
 from .csrf import csrf_token
 from .guards import checked_post
-from .request import Receive, Request
+from .request import Request
 from .response import Response, redirect
 from .templates import Page
 

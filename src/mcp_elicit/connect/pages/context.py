@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from mcp_elicit.connect.flows import FlowNotFound, FlowStore, PendingFlow, SessionRevocations
+from mcp_elicit.connect.oauth.authorization import AuthorizationCodeGrant
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
-from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
 from mcp_elicit.connect.oauth.pending import PendingAuthorization
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.vault import Revoker, Vault
+from mcp_elicit.transport.asgi import Header
 
 from . import views
 from .cookies import CookiePolicy
@@ -28,7 +29,7 @@ from .development_login import DevelopmentLogin
 from .oidc_login import OidcLogin
 from .paths import PagePaths
 from .request import Request
-from .response import Header, Response, html_response
+from .response import Response, html_response
 from .sealing import CookieSealer
 from .session import Session, SessionCookies
 from .templates import Page
@@ -65,9 +66,9 @@ class PagesContext:
     flows: FlowStore
     vault: Vault
     providers: Mapping[str, OAuthProvider]
-    oauth: Mapping[str, AuthorizationCodeFlow]  # one per provider: its exact redirect URI
+    oauth: Mapping[str, AuthorizationCodeGrant]  # one per provider: its exact redirect URI
     login: OidcLogin | DevelopmentLogin
-    login_flow: AuthorizationCodeFlow | None  # OpenID Connect only
+    login_flow: AuthorizationCodeGrant | None  # OpenID Connect only
     sessions: SessionCookies
     sealer: CookieSealer
     cookies: CookiePolicy

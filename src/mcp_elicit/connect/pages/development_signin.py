@@ -17,11 +17,13 @@ import hmac
 import secrets
 from typing import Final
 
+from mcp_elicit.transport.asgi import Receive
+
 from . import views
 from .context import PagesContext, log
 from .csrf import same_origin
 from .development_login import DevelopmentLogin
-from .request import BadRequest, Receive, Request
+from .request import BadRequest, Request
 from .response import Response, redirect
 from .templates import Identity
 

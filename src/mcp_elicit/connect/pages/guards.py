@@ -11,9 +11,11 @@ anything, so a refused POST leaves the flow exactly as it was.
 
 from __future__ import annotations
 
+from mcp_elicit.transport.asgi import Receive
+
 from .context import PagesContext, log
 from .csrf import same_origin, valid_csrf_token
-from .request import BadRequest, Receive, Request
+from .request import BadRequest, Request
 from .session import Session
 
 __all__ = ["checked_post"]

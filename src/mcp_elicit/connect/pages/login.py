@@ -1,7 +1,7 @@
 """Sign-in and sign-out: ``GET /login``, ``GET /login/callback``, ``POST /logout``.
 
 * ``GET /login?next=<our flow page>``: starts OpenID Connect (code + PKCE + state + nonce, by
-  :class:`AuthorizationCodeFlow`) against the MCP authorization server; the pending authorization
+  :class:`AuthorizationCodeGrant`) against the MCP authorization server; the pending authorization
   and ``next`` go into a sealed, 10-minute cookie named after the ``state``. A ``next`` that is
   not one of our own flow pages is refused (no open redirect).
 * ``GET /login/callback``: the cookie for the returned ``state`` is required (a login response
@@ -13,20 +13,21 @@
 
 from __future__ import annotations
 
+from mcp_elicit.connect.oauth.authorization import AuthorizationCodeGrant
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
-from mcp_elicit.connect.oauth.flow import AuthorizationCodeFlow
+from mcp_elicit.transport.asgi import Receive
 
 from . import views
 from .context import PagesContext, log
 from .csrf import same_origin, valid_csrf_token
 from .oidc_login import OidcLogin
-from .request import BadRequest, Receive, Request
+from .request import BadRequest, Request
 from .response import Response, redirect
 
 __all__ = ["login_callback", "login_start", "logout"]
 
 
-def _oidc(ctx: PagesContext) -> tuple[OidcLogin, AuthorizationCodeFlow]:
+def _oidc(ctx: PagesContext) -> tuple[OidcLogin, AuthorizationCodeGrant]:
     if not isinstance(ctx.login, OidcLogin) or ctx.login_flow is None:  # routed here only for OIDC
         raise BadRequest(404, "This page does not exist.")
     return ctx.login, ctx.login_flow

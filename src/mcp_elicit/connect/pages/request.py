@@ -8,19 +8,17 @@ violation is a :class:`BadRequest` carrying the 4xx status to answer with.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 from urllib.parse import parse_qsl
+
+from mcp_elicit.transport.asgi import Receive, Scope
 
 from .cookies import parse_cookie_header
 
 __all__ = ["MAX_BODY", "MAX_QUERY", "BadRequest", "Request", "parse_fields"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 MAX_BODY: Final = 16 * 1024
 MAX_QUERY: Final = 8 * 1024

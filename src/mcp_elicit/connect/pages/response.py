@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .request import Send
+from mcp_elicit.transport.asgi import Header, Send, send_response
+
 from .templates import Page
 
 __all__ = ["Response", "html_response", "redirect"]
-
-Header = tuple[bytes, bytes]
 
 
 @dataclass(slots=True)
@@ -21,9 +20,7 @@ class Response:
     to_provider: bool = False  # a page whose form ends at a provider (see headers.SecurityHeaders)
 
     async def send(self, send: Send, security: Sequence[Header]) -> None:
-        headers = [*security, *self.headers, (b"content-length", str(len(self.body)).encode("ascii"))]
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
-        await send({"type": "http.response.body", "body": self.body})
+        await send_response(send, self.status, [*security, *self.headers], self.body)
 
 
 def html_response(page: Page, *headers: Header) -> Response:

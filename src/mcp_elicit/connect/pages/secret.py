@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Final
 
 from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict, PendingFlow
+from mcp_elicit.transport.asgi import Receive
 
 from . import views
 from .context import PagesContext, log
 from .csrf import csrf_token
 from .guards import checked_post
-from .request import Receive, Request
+from .request import Request
 from .response import Response, redirect
 from .session import Session
 

@@ -1,8 +1,8 @@
 """The authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636, RFC 9207, OIDC Core §3.1).
 
-:meth:`AuthorizationCodeFlow.begin` makes a :class:`PendingAuthorization` (fresh ``state``,
+:meth:`AuthorizationCodeGrant.begin` makes a :class:`PendingAuthorization` (fresh ``state``,
 S256 ``code_verifier``, ``nonce`` for OpenID providers) and the authorization URL, which authlib
-encodes from the *pinned* ``authorize_url``. :meth:`AuthorizationCodeFlow.finish` checks the
+encodes from the *pinned* ``authorize_url``. :meth:`AuthorizationCodeGrant.finish` checks the
 callback and redeems the code. Its checks, in order, each fail-closed with
 :class:`AuthorizationFailed`:
 
@@ -57,7 +57,7 @@ from .token_response import InvalidTokenResponse, parse_error, parse_tokens
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["AuthorizationCodeFlow"]
+__all__ = ["AuthorizationCodeGrant"]
 
 _log = logging.getLogger("mcp_elicit.connect.oauth")
 
@@ -96,7 +96,7 @@ def _callback_params(params: object) -> dict[str, str]:
     return result
 
 
-class AuthorizationCodeFlow:
+class AuthorizationCodeGrant:
     """Authorization code + PKCE against one provider, for one exact ``redirect_uri``.
 
     ``http``: an ``httpx.AsyncClient`` for the token endpoint and JWKS (default: a short-lived
@@ -162,7 +162,7 @@ class AuthorizationCodeFlow:
             )
 
     def __repr__(self) -> str:
-        return f"AuthorizationCodeFlow(provider={self.provider.id!r}, redirect_uri={self.redirect_uri!r})"
+        return f"AuthorizationCodeGrant(provider={self.provider.id!r}, redirect_uri={self.redirect_uri!r})"
 
     @property
     def scope(self) -> tuple[str, ...]:

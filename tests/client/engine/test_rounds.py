@@ -16,10 +16,11 @@ from mcp_elicit.client.errors import (
     RoundLimitError,
     UndeclaredRequestError,
 )
-from mcp_elicit.client.flow import AskInputs, Backoff, Complete, Flow, RetryAfter
 from mcp_elicit.client.inputs import FormInput, RootsInput, SamplingInput, UrlInput, parse_input_requests
-from mcp_elicit.client.messages import Response, ServerNotification, ServerRequest, decode, server_error
+from mcp_elicit.client.messages import decode, server_error
+from mcp_elicit.client.rounds import AskInputs, Backoff, Complete, RetryAfter, Rounds
 from mcp_elicit.client.sse import SseDecoder
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Result
 from mcp_elicit.wire.param_headers import InvalidHeaderAnnotation, header_map, param_headers
 
 from .support import Script
@@ -33,8 +34,8 @@ def form_request(key: str = "q") -> dict[str, Any]:
     return {key: {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": FORM}}}
 
 
-def flow(method: str = "tools/call", *, max_rounds: int = 5, declared: Declared = ALL) -> Flow:
-    return Flow(
+def flow(method: str = "tools/call", *, max_rounds: int = 5, declared: Declared = ALL) -> Rounds:
+    return Rounds(
         method, {"name": "t", "arguments": {"a": 1}}, declared, max_rounds=max_rounds, backoff=Backoff()
     )
 
@@ -55,7 +56,7 @@ def test_retry_repeats_params_adds_answers_and_echoes_the_same_state_object() ->
     step = f.receive({"resultType": "input_required", "inputRequests": form_request(), "requestState": state})
     assert isinstance(step, AskInputs)
     assert [type(r) for r in step.requests] == [FormInput]
-    f.answer({"q": {"action": "accept", "content": {"ok": True}}}, step.requests)
+    f.retry_with({"q": {"action": "accept", "content": {"ok": True}}}, step.requests)
     retry = f.params()
     assert retry == {
         "name": "t",
@@ -69,10 +70,10 @@ def test_retry_repeats_params_adds_answers_and_echoes_the_same_state_object() ->
 def test_no_state_means_no_state_on_the_retry_and_state_does_not_carry_over() -> None:
     f = flow()
     f.receive({"resultType": "input_required", "inputRequests": form_request(), "requestState": "s1"})
-    f.answer({"q": {"action": "decline"}})
+    f.retry_with({"q": {"action": "decline"}})
     assert f.params()["requestState"] == "s1"
     f.receive({"resultType": "input_required", "inputRequests": form_request()})
-    f.answer({"q": {"action": "cancel"}})
+    f.retry_with({"q": {"action": "cancel"}})
     assert "requestState" not in f.params()
     assert f.params()["inputResponses"] == {"q": {"action": "cancel"}}  # only the latest round
 
@@ -84,11 +85,11 @@ def test_state_only_rounds_back_off_and_reset_after_a_question() -> None:
         step = f.receive({"resultType": "input_required", "requestState": "wait"})
         assert isinstance(step, RetryAfter)
         delays.append(step.delay)
-        f.answer(None)
+        f.retry_with(None)
         assert f.params() == {"name": "t", "arguments": {"a": 1}, "requestState": "wait"}
     assert delays == [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
     f.receive({"resultType": "input_required", "inputRequests": form_request(), "requestState": "x"})
-    f.answer({"q": {"action": "accept", "content": {"ok": True}}})
+    f.retry_with({"q": {"action": "accept", "content": {"ok": True}}})
     step = f.receive({"resultType": "input_required", "requestState": "wait"})
     assert step == RetryAfter(0.05)
 
@@ -103,13 +104,13 @@ def test_after_an_accepted_url_the_state_only_wait_may_grow_longer() -> None:
     }
     step = f.receive({"resultType": "input_required", "inputRequests": url, "requestState": "a"})
     assert isinstance(step, AskInputs)
-    f.answer({"u": {"action": "accept"}}, step.requests)
+    f.retry_with({"u": {"action": "accept"}}, step.requests)
     waits = []
     for _ in range(9):
         waiting = f.receive({"resultType": "input_required", "requestState": "a"})
         assert isinstance(waiting, RetryAfter)
         waits.append(waiting.delay)
-        f.answer(None)
+        f.retry_with(None)
     assert waits == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
 
 
@@ -117,7 +118,7 @@ def test_round_limit_counts_every_input_required_result() -> None:
     f = flow(max_rounds=3)
     for _ in range(3):
         f.receive({"resultType": "input_required", "requestState": "again"})
-        f.answer(None)
+        f.retry_with(None)
     with pytest.raises(RoundLimitError, match="after 3 rounds") as caught:
         f.receive({"resultType": "input_required", "requestState": "again"})
     assert caught.value.max_rounds == 3
@@ -259,15 +260,18 @@ def test_declared_capabilities_follow_what_is_configured() -> None:
 
 # -- JSON-RPC -----------------------------------------------------------------------------------
 def test_classifying_what_the_server_sends() -> None:
-    assert decode(b'{"jsonrpc":"2.0","id":3,"result":{"x":1}}') == Response(3, {"x": 1}, None)
-    assert decode(b'{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"m"}}') == Response(
-        "a", None, {"code": -1, "message": "m"}
+    assert decode(b'{"jsonrpc":"2.0","id":3,"result":{"x":1}}') == Result(3, {"x": 1})
+    assert decode(b'{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"m"}}') == ErrorResponse(
+        "a", -1, "m"
     )
-    assert decode(
-        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}'
-    ) == ServerNotification("notifications/progress", {"p": 1})
-    assert decode(b'{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{}}') == ServerRequest(
-        1, "elicitation/create"
+    assert decode(b'{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}') == ErrorResponse(
+        None, -1, "m"
+    )
+    assert decode(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}') == Notification(
+        "notifications/progress", {"p": 1}
+    )
+    assert decode(b'{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{}}') == Request(
+        1, "elicitation/create", {}
     )
     for bad in (
         b"nope",
@@ -276,21 +280,21 @@ def test_classifying_what_the_server_sends() -> None:
         b'{"jsonrpc":"2.0","id":true,"result":{}}',
         b'{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}',
         b'{"jsonrpc":"2.0","id":1}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}',
+        b'{"jsonrpc":"2.0","id":null,"result":{}}',
     ):
         with pytest.raises(MalformedMessageError):
             decode(bad)
 
 
 def test_server_errors_become_typed_exceptions() -> None:
-    plain = server_error({"code": -32603, "message": "boom", "data": {"x": 1}}, "tools/call")
+    plain = server_error(ErrorResponse(1, -32603, "boom", {"x": 1}), "tools/call")
     assert type(plain) is McpClientError
     assert (plain.code, plain.message, plain.data, plain.method) == (-32603, "boom", {"x": 1}, "tools/call")
     missing = server_error(
-        {
-            "code": -32021,
-            "message": "need url",
-            "data": {"requiredCapabilities": {"elicitation": {"url": {}}, "roots": {}}},
-        },
+        ErrorResponse(
+            1, -32021, "need url", {"requiredCapabilities": {"elicitation": {"url": {}}, "roots": {}}}
+        ),
         "tools/call",
     )
     assert isinstance(missing, MissingCapabilityError)

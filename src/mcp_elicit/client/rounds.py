@@ -1,12 +1,12 @@
 """The Multi Round-Trip Request loop of one call, as a small state machine with no I/O.
 
-A :class:`Flow` is made for one call and never shared (``inputRequests`` and ``requestState``
-belong to the retry of *that* request only). The engine sends :meth:`Flow.params`, feeds each
-result to :meth:`Flow.receive`, and gets back one step:
+A :class:`Rounds` is made for one call and never shared (``inputRequests`` and ``requestState``
+belong to the retry of *that* request only). The engine sends :meth:`Rounds.params`, feeds each
+result to :meth:`Rounds.receive`, and gets back one step:
 
 * :class:`Complete` -- the final result (an absent ``resultType`` counts as complete);
-* :class:`AskInputs` -- answer these checked input requests, then call :meth:`Flow.answer`;
-* :class:`RetryAfter` -- a state-only round: wait ``delay`` seconds, then :meth:`Flow.answer`
+* :class:`AskInputs` -- answer these checked input requests, then call :meth:`Rounds.retry_with`;
+* :class:`RetryAfter` -- a state-only round: wait ``delay`` seconds, then :meth:`Rounds.retry_with`
   with nothing.
 
 The retry repeats the original params unchanged, adds ``inputResponses`` when there were
@@ -47,7 +47,7 @@ Step = Complete | AskInputs | RetryAfter
 class Backoff:
     """Pacing of state-only rounds: ``initial`` seconds, doubling, up to ``cap``.
 
-    Once the person has accepted a URL in this flow, a server answering state-only is usually
+    Once the person has accepted a URL in this call, a server answering state-only is usually
     waiting for them to finish in the browser, so the wait may grow to ``url_cap`` instead:
     polling faster gains nothing and would burn the round budget in seconds.
     """
@@ -74,7 +74,7 @@ def result_kind(result: dict[str, Any]) -> str:
     )
 
 
-class Flow:
+class Rounds:
     """The loop state of one call: its original params, the round count and the last state."""
 
     __slots__ = (
@@ -108,7 +108,7 @@ class Flow:
         self._next: dict[str, Any] = params
         self._state: str | None = None
         self._streak = 0  # consecutive state-only rounds
-        self._url = False  # a URL was accepted in this flow
+        self._url = False  # a URL was accepted in this call
 
     def params(self) -> dict[str, Any]:
         """The params of the next request (without ``_meta``, which the engine adds)."""
@@ -146,7 +146,7 @@ class Flow:
         self._streak += 1
         return RetryAfter(delay)
 
-    def answer(
+    def retry_with(
         self, responses: dict[str, dict[str, Any]] | None, asked: tuple[InputRequest, ...] = ()
     ) -> None:
         """Build the retry from the original params, these answers and the echoed state."""

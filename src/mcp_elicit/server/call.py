@@ -1,0 +1,37 @@
+"""One round of a call, as the engine is given it: what the client asked, and who asked.
+
+The transports make it from a 2026-07-28 request (``params`` with ``_meta``, ``inputResponses``
+and ``requestState``); the 2025-11-25 bridge makes one for each re-entry of a call whose
+questions it sent as real requests. The engine (:mod:`mcp_elicit.server.engine`) never looks
+past it at the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.server.auth import Caller
+from mcp_elicit.wire.meta import RequestMeta
+
+Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""``await notify(method, params)``: send a notification about this request (progress, logs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One round of a ``tools/call``, ``prompts/get`` or ``resources/read``."""
+
+    method: str
+    target: str  # the tool or prompt name, or the resource URI
+    arguments: dict[str, Any]  # as the client sent them (never changed by the engine)
+    meta: RequestMeta  # protocol version, client capabilities and info, progress token, log level
+    caller: Caller | None = None  # from a validated token, never from the request
+    notify: Notify | None = None
+    input_responses: dict[str, Any] = field(default_factory=dict)  # this round's answers
+    request_state: object = None  # as the client sent it (None on the first round)
+
+    @property
+    def first_round(self) -> bool:
+        return self.request_state is None and not self.input_responses

@@ -1,0 +1,116 @@
+"""Serving an ASGI app with uvicorn: one process, quiet logs, a head timeout, and a SIGTERM that
+ends the server in bounded time with an answer for every request still running."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+"""Seconds :func:`serve` lets requests in flight finish after SIGTERM or Ctrl-C; those still
+running then get 503 (``timeout_graceful_shutdown=`` changes it)."""
+
+
+def serve(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    head_timeout: float | None = None,
+    **options: Any,
+) -> None:
+    """Run ``app`` with uvicorn, one worker, quiet logs.
+
+    ``head_timeout`` (default :data:`~mcp_elicit.transport.head_timeout.DEFAULT_HEAD_TIMEOUT`
+    seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
+    turn it off. ``http="httptools"`` or ``"h11"`` picks uvicorn's protocol and keeps the head
+    timeout; a protocol class of your own (``http=MyProtocol``) runs without it.
+
+    On SIGTERM or Ctrl-C, requests in flight get ``timeout_graceful_shutdown`` seconds (default
+    :data:`DEFAULT_SHUTDOWN_TIMEOUT`) to finish; then each still running is answered with 503
+    (``-32603``, "the server is shutting down"; the last event of an SSE reply that has started).
+    """
+    import uvicorn
+
+    from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, server_protocol
+
+    if not isinstance(host, str) or not host.strip():
+        # uvicorn would take "" for every interface: never by accident.
+        raise ValueError(f"host must be an address or a name to listen on, such as 127.0.0.1, not {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        # Not 0 either: uvicorn would pick a free port and tell no one which.
+        raise ValueError(f"port must be a whole number from 1 to 65535, not {port!r}")
+    seconds = DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
+        raise ValueError(f"head_timeout must be a number of seconds (0 turns it off), not {head_timeout!r}")
+    settings: dict[str, Any] = {
+        "log_level": "warning",
+        "access_log": False,
+        "lifespan": "off",
+        # uvicorn waits for requests in flight without end by default: one handler that never
+        # finishes kept a SIGTERMed server up for good (a second SIGTERM did nothing either).
+        "timeout_graceful_shutdown": DEFAULT_SHUTDOWN_TIMEOUT,
+    }
+    protocol = options.pop("http", None)
+    if protocol in (None, "auto", "httptools", "h11"):
+        settings["http"] = server_protocol(seconds, base=_protocol_class(protocol))
+    else:
+        if head_timeout:
+            raise ValueError("head_timeout works with http='httptools' or 'h11', not with a protocol class")
+        settings["http"] = protocol
+    settings.update(options)
+    # What uvicorn.run does for an app object, with a Server that lets the requests it cancels
+    # at the end of the graceful shutdown send their 503 before the process ends.
+    config = uvicorn.Config(app, host=host, port=port, **settings)
+    if config.reload or config.workers > 1:
+        raise ValueError(
+            "serve() runs one process: reload= and workers= need uvicorn.run and an import string"
+        )
+    server = _answering_server(uvicorn.Server)(config)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C, re-raised by uvicorn once it has shut down
+    finally:
+        if config.uds and os.path.exists(config.uds):
+            os.remove(config.uds)
+    if not server.started:
+        sys.exit(3)  # uvicorn's STARTUP_FAILURE
+
+
+def _answering_server(base: type[Any]) -> type[Any]:
+    """uvicorn's Server, waiting (briefly) for the requests it cancelled to end.
+
+    uvicorn cancels the requests still running when ``timeout_graceful_shutdown`` is over, then
+    returns at once and re-raises the signal, which ends the process: the cancelled requests
+    never ran again, and their clients saw the connection cut instead of the 503 they are owed.
+    """
+
+    class AnsweringServer(base):  # type: ignore[misc]
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets=sockets)
+            running = set(self.server_state.tasks)
+            if running:
+                await asyncio.wait(running, timeout=_ANSWER_TIME)
+
+    return AnsweringServer
+
+
+# Seconds the requests cancelled at the end of a graceful shutdown get to send their answer (a
+# handler that swallows its cancellation does not hold the process longer than this).
+_ANSWER_TIME = 1.0
+
+
+def _protocol_class(name: str | None) -> type[Any] | None:
+    """uvicorn's protocol class for ``http=name`` (None: uvicorn's own choice)."""
+    if name == "httptools":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        return HttpToolsProtocol
+    if name == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        return H11Protocol
+    return None
