@@ -25,6 +25,7 @@ from mcp_elicit.transport.answer import answer
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 from mcp_elicit.wire.accept import accepted_replies
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, header_mismatch
+from mcp_elicit.wire.hosts import is_loopback_host
 from mcp_elicit.wire.http import check_request_headers, status_for_error
 from mcp_elicit.wire.jsonrpc import (
     InvalidMessage,
@@ -118,7 +119,7 @@ def _loopback_origin(origin: str) -> bool:
         parts = urlsplit(origin)
     except ValueError:
         return False
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK_HOSTS
+    return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname)
 
 
 class HttpApp:
