@@ -128,11 +128,11 @@ def _cdn_token(params: list[tuple[str, str]]) -> tuple[str, str] | None:
     """A CDN token among one place's parameters: (what, which parameters), or None."""
     names = {name.lower(): value for name, value in params}
     for name, value in params:
+        lowered = name.lower()
         if _akamai(value):
             return "an Akamai edge token", f"the value of {name!r}"
-        if name.lower() == "verify" and _CLOUDFLARE_VERIFY.fullmatch(value):
+        if lowered == "verify" and _CLOUDFLARE_VERIFY.fullmatch(value):
             return "a Cloudflare signed-URL token", repr(name)
-        lowered = name.lower()
         if lowered.endswith("hash") and len(lowered) > 4:
             prefix = lowered[:-4]
             if f"{prefix}endtime" in names or f"{prefix}starttime" in names:

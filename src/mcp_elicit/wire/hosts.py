@@ -14,7 +14,7 @@ Loopback:
   asking DNS (RFC 6761 §6.3).
 * ``127.0.0.0/8`` in dotted decimal, four parts without leading zeros (``127.0.0.1``,
   ``127.0.0.2``, ``127.255.255.255``): the whole block is loopback (RFC 1122 §3.2.1.3), and
-  browsers count all of it as "potentially trustworthy" (W3C Secure Contexts §3.1).
+  browsers count all of it as "potentially trustworthy" (W3C Secure Contexts).
 * ``::1`` in any RFC 4291 spelling (``0:0:0:0:0:0:0:1``), bare or bracketed as a URL writes it
   (``[::1]``).
 
@@ -25,10 +25,10 @@ Not loopback:
 * Names under ``localhost`` (``foo.localhost``): RFC 6761 allows resolvers to answer them with
   loopback and browsers do, but many system resolvers pass them to DNS, and we do not resolve.
 * Other IPv4 notations (``0177.0.0.1``, ``2130706433``, ``127.1``, ``0x7f.0.0.1``,
-  ``127.000.000.001``): a browser reads them as ``127.0.0.1``, while ``inet_pton`` and
-  ``ipaddress`` refuse them and some parsers read ``0177`` as decimal 177. Whoever reads the
-  URL next may disagree, so the answer is no (the client's URL assessment refuses these
-  spellings outright).
+  ``127.000.000.001``): a browser (and ``inet_aton``) reads them as ``127.0.0.1``, while
+  ``inet_pton`` and ``ipaddress`` refuse them and other parsers have read ``0177`` as decimal
+  177 (Python's own ``ipaddress`` before 3.9.5, CVE-2021-29921). Whoever reads the URL next may
+  disagree, so the answer is no (the client's URL assessment refuses these spellings outright).
 * IPv4-mapped and -compatible IPv6 (``::ffff:127.0.0.1``, ``::127.0.0.1``): RFC 4291's loopback
   address is ``::1`` alone; whether a mapped address reaches 127.0.0.1 depends on the socket
   (``IPV6_V6ONLY``), the system and the browser, and it is the usual spelling for slipping past
