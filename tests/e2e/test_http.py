@@ -218,7 +218,18 @@ async def test_notifications_get_202(http_server: HttpServer, client: httpx.Asyn
 
 @pytest.mark.parametrize(
     ("origin", "status"),
-    [("https://evil.example", 403), ("http://localhost:5173", 200), ("http://127.0.0.1:9", 200)],
+    [
+        ("https://evil.example", 403),
+        ("http://localhost:5173", 200),
+        ("http://127.0.0.1:9", 200),
+        # The loopback rule of wire.hosts: all of 127.0.0.0/8 and [::1]; not the absolute
+        # "localhost.", names under localhost or DNS names that resolve to 127.0.0.1.
+        ("http://127.0.0.2:9", 200),
+        ("http://[::1]:9", 200),
+        ("http://localhost.:5173", 403),
+        ("http://app.localhost:5173", 403),
+        ("http://127.0.0.1.nip.io", 403),
+    ],
 )
 async def test_origin_check(
     http_server: HttpServer, client: httpx.AsyncClient, origin: str, status: int

@@ -21,6 +21,7 @@ MODULES = [
     "mcp_elicit.schema.lint_words",
     "mcp_elicit.schema.markers",
     "mcp_elicit.schema.rules",
+    "mcp_elicit.schema.secret_words",
     "mcp_elicit.schema.sources",
     "mcp_elicit.schema.spec",
     "mcp_elicit.schema.text",

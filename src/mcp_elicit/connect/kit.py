@@ -59,7 +59,6 @@ from mcp_elicit.connect.identity import (
     protected_resource_metadata,
     resource_metadata_url,
 )
-from mcp_elicit.connect.identity.urls import is_loopback_host
 from mcp_elicit.connect.oauth.provider import OAuthProvider
 from mcp_elicit.connect.rate_limit import DEFAULT_PAGE_RATE_LIMIT, PageRateLimit
 from mcp_elicit.connect.vault import Connection, Refresher, RefreshResult, Revoker, Vault
@@ -68,6 +67,7 @@ from mcp_elicit.server.errors import ToolError
 from mcp_elicit.state import KeyFile, KeyRing
 from mcp_elicit.transport.asgi import Receive, Scope, Send, send_text
 from mcp_elicit.transport.http_app import HttpApp
+from mcp_elicit.wire.hosts import is_loopback_host
 
 if TYPE_CHECKING:
     from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin, OidcLogin

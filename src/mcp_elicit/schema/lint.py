@@ -16,8 +16,9 @@ The form ``message`` is not linted for secrets: it often *mentions* one ("your A
 expired; pick a new name for it") without a field collecting it. What a field's own
 name, title and description say is what counts. Negations ("never enter your password
 here") are not understood and stay flagged; :class:`~mcp_elicit.schema.NotSecret` /
-``allow_secrets`` is the override, on purpose explicit. The full list of word-level
-decisions is in :mod:`mcp_elicit.schema.lint_words`.
+``allow_secrets`` is the override, on purpose explicit. The words are read by
+:mod:`mcp_elicit.schema.secret_words` (which the server's URL check asks about parameter names
+too); the full list of word-level decisions is in :mod:`mcp_elicit.schema.lint_words`.
 
 URL warnings cover the message, titles, descriptions, option titles and untitled option
 values: ``scheme://``, ``www.``, ``mailto:``, ``javascript:``, ``data:``, ``tel:``,
@@ -34,27 +35,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .limits import MAX_MESSAGE, MAX_NAME, MAX_PROPERTIES, MAX_TEXT
-from .lint_words import (
-    CATEGORY_TEXT,
-    CODE_QUALIFIERS,
-    COUNT_WORDS,
-    KEY_QUALIFIERS,
-    META_AFTER,
-    META_BEFORE,
-    OTHER_WORD_AFTER,
-    OTHER_WORD_BEFORE,
-    PHRASES,
-    STOP_WORDS,
-    SUBSTRINGS,
-    SUFFIXES,
-    TOKEN_QUALIFIERS,
-)
+from .lint_words import CATEGORY_TEXT
+from .secret_words import match_secret
 from .text import quote
 
 __all__ = ["FormLint", "SecretFinding", "lint_form"]
@@ -96,185 +83,6 @@ class FormLint:
     def clean(self) -> bool:
         """True when the lint found neither secret fields nor URL warnings."""
         return not self.secret_fields and not self.url_warnings
-
-
-# --- tokenizing ---------------------------------------------------------------------
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"[^\W_]+")
-# A word numbered by trailing digits ("password2", "pin4"): the number only tells fields
-# apart (Django's password1 / password2), so the word is read without it.
-_NUMBERED = re.compile(r"([^\W\d_]+)\d+")
-
-
-def _normalize(text: str) -> str:
-    """NFKC (full-width letters), without format characters (zero-width tricks such as
-    ``pass\\u200bword``), camelCase split, case-folded."""
-    text = unicodedata.normalize("NFKC", text)
-    if not text.isprintable():  # only then can it hold format characters
-        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return _CAMEL.sub(" ", text).casefold()
-
-
-def _fold(token: str) -> str:
-    """Latin words without accents ("clé" -> "cle"); other scripts unchanged."""
-    if token.isascii():
-        return token
-    bare = "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
-    if bare.isascii():
-        return bare
-    return token.replace("ё", "е")
-
-
-def _singular(token: str) -> str:
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
-
-def _tokens(normalized: str) -> list[str]:
-    out = []
-    for raw in _WORD.findall(normalized):
-        token = _fold(raw)
-        if token not in _VOCABULARY:  # "cvv2" and "last4" are words of their own
-            numbered = _NUMBERED.fullmatch(token)
-            if numbered is not None:
-                token = numbered[1]
-        token = _singular(token)
-        if token not in STOP_WORDS:
-            out.append(token)
-    return out
-
-
-# --- phrase matching ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    words: tuple[str, ...]
-    category: str
-    is_key: bool = False
-
-
-def _build_rules() -> tuple[dict[str, list[_Rule]], list[_Rule]]:
-    exact: dict[str, list[_Rule]] = {}
-    prefixed: list[_Rule] = []
-    rules = [_Rule(words, category) for words, category in PHRASES.items()]
-    for qualifier, category in KEY_QUALIFIERS.items():
-        rules.append(_Rule((qualifier, "key"), category, is_key=True))
-        rules.append(_Rule((qualifier + "key",), category, is_key=True))
-    for qualifier in TOKEN_QUALIFIERS:
-        rules.append(_Rule((qualifier, "token"), "access token"))
-        # In one word too ("idtoken"): the suffix rule alone reads the head "id" as "its id".
-        rules.append(_Rule((qualifier + "token",), "access token"))
-    for qualifier, category in CODE_QUALIFIERS.items():
-        rules.append(_Rule((qualifier, "code"), category))
-        rules.append(_Rule((qualifier + "code",), category))
-    for rule in rules:
-        first = rule.words[0]
-        if first.endswith("*"):
-            prefixed.append(rule)
-        else:
-            exact.setdefault(first, []).append(rule)
-    return exact, prefixed
-
-
-_EXACT, _PREFIXED = _build_rules()
-# Every word the lint knows, as the tokenizer produces it.
-_VOCABULARY = frozenset(
-    word.rstrip("*")
-    for words in (
-        *PHRASES,
-        SUFFIXES,
-        KEY_QUALIFIERS,
-        TOKEN_QUALIFIERS,
-        CODE_QUALIFIERS,
-        META_AFTER,
-        META_BEFORE,
-        COUNT_WORDS,
-        STOP_WORDS,
-    )
-    for word in words
-)
-_SUFFIX_RE = re.compile("(?:" + "|".join(sorted(SUFFIXES, key=len, reverse=True)) + ")$")
-_PASS = "pass"  # noqa: S105 - a word to look for, not a password
-
-
-def _word_matches(pattern: str, token: str) -> bool:
-    if pattern.endswith("*"):
-        return token.startswith(pattern[:-1])
-    return token == pattern
-
-
-def _excluded(rule: _Rule, tokens: list[str], i: int, end: int, counting: bool, public: bool) -> bool:
-    if end < len(tokens) and tokens[end] in META_AFTER:
-        return True
-    if i > 0 and tokens[i - 1] in META_BEFORE:
-        return True
-    if rule.words == ("token",) and counting:
-        return True
-    if rule.is_key and public:
-        return True
-    return _another_word(tokens, i, end)
-
-
-def _another_word(tokens: list[str], i: int, end: int) -> bool:
-    """Whether the words around ``tokens[i:end]`` make it another word ("palabra clave")."""
-    if i > 0 and tokens[i - 1] in OTHER_WORD_BEFORE.get(tokens[i], ()):
-        return True
-    return end < len(tokens) and tokens[end] in OTHER_WORD_AFTER.get(tokens[end - 1], ())
-
-
-def _match_tokens(tokens: list[str], *, is_name: bool) -> tuple[str, str] | None:
-    """The first secret phrase in ``tokens``: (matched words, category)."""
-    counting = any(t in COUNT_WORDS for t in tokens)
-    public = "public" in tokens
-    for i, token in enumerate(tokens):
-        candidates = _EXACT.get(token, [])
-        if _PREFIXED:
-            candidates = candidates + [r for r in _PREFIXED if _word_matches(r.words[0], token)]
-        for rule in candidates:
-            end = i + len(rule.words)
-            if end > len(tokens):
-                continue
-            if not all(_word_matches(w, t) for w, t in zip(rule.words[1:], tokens[i + 1 : end], strict=True)):
-                continue
-            if _excluded(rule, tokens, i, end, counting, public):
-                continue
-            return " ".join(tokens[i:end]), rule.category
-        m = _SUFFIX_RE.search(token)
-        # Whole words with a phrase rule ("token", "secret") were handled above, with
-        # their exclusions; the rest ("passwort", "kennwort") match here as well.
-        if m is not None and (len(token) > len(m[0]) or token not in _EXACT):
-            head = token[: -len(m[0])]
-            # "maxtokens" is a count; a head such as "id" or "name" is about the secret.
-            about = head in COUNT_WORDS or head in META_BEFORE
-            if not about and not (i + 1 < len(tokens) and tokens[i + 1] in META_AFTER):
-                return token, SUFFIXES[m[0]]
-        # "db_pass", "user_pass": "pass" as the last word of a name only.
-        if is_name and i == len(tokens) - 1 and token == _PASS and not _another_word(tokens, i, i + 1):
-            return token, "password"
-    return None
-
-
-def _match_text(text: str, *, is_name: bool) -> tuple[str, str] | None:
-    # The same names and titles come back on every call: remember short ones (long texts
-    # are not kept, so the cache stays small whatever clients send).
-    if len(text) <= _CACHED_TEXT:
-        return _match_text_cached(text, is_name)
-    return _match_text_uncached(text, is_name)
-
-
-def _match_text_uncached(text: str, is_name: bool) -> tuple[str, str] | None:
-    normalized = _normalize(text)
-    found = _match_tokens(_tokens(normalized), is_name=is_name)
-    if found is not None:
-        return found
-    compact = "".join(normalized.split())
-    for needle, category in SUBSTRINGS.items():
-        if needle in compact:
-            return needle, category
-    return None
 
 
 # Values that are secrets, whatever the field is called.
@@ -345,7 +153,6 @@ def _links(scanned: str) -> tuple[tuple[int, str, str], ...]:
 
 
 _CACHED_TEXT = 512
-_match_text_cached = functools.lru_cache(maxsize=4096)(_match_text_uncached)
 _links_cached = functools.lru_cache(maxsize=4096)(_links)
 
 
@@ -371,7 +178,7 @@ def _field_texts(name: str, prop: dict[Any, Any]) -> Iterator[tuple[Where, str]]
 
 def _secret_findings(name: str, prop: dict[Any, Any]) -> Iterator[SecretFinding]:
     for where, text in _field_texts(name, prop):
-        found = _match_text(text, is_name=where == "name")
+        found = match_secret(text, is_name=where == "name")
         if found is not None:
             yield SecretFinding(name, where, found[0], found[1])
     default = prop.get("default")

@@ -1,4 +1,5 @@
-"""Vocabulary of the secret-field lint (data only; the matching is in ``lint.py``).
+"""Vocabulary of the secret-field lint and of the URL check's credential names (data only; the
+matching is in ``secret_words.py``).
 
 Words are written the way the lint's tokenizer produces them: NFKC, case-folded, accents
 removed from Latin words ("clé" -> "cle", "Schlüssel" -> "schlussel"), a plural "s"

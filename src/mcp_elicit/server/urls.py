@@ -3,65 +3,22 @@
 The spec: the URL must be valid, should be https outside development, must not carry
 credentials or personal data about the user, and must not be pre-authenticated. We refuse
 anything else before it reaches a client (fail closed): a URL a WHATWG parser (what browsers use)
-refuses, userinfo, a percent-encoded host, a query, fragment or path parameter named like a
-credential, session or signature (signed links are pre-authenticated), and an email address
-anywhere in it.
+refuses, plain http to anything but this computer (:func:`mcp_elicit.wire.hosts.is_loopback_host`),
+userinfo, a percent-encoded host, a credential, session id, link signature, JWT or CDN token
+anywhere in it (:mod:`mcp_elicit.server.url_credentials`, which reads parameter names with the form
+lint's recogniser), and an email address anywhere in it.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+from mcp_elicit.server.url_credentials import find_credential
+from mcp_elicit.wire.hosts import is_loopback_host
+
 MAX_URL_LENGTH = 2048
-# Parameter names that carry a credential or make the URL pre-authenticated (compared in lower
-# case, with '-' read as '_').
-_CREDENTIAL_PARAMS = frozenset(
-    {
-        "access_token",
-        "id_token",
-        "refresh_token",
-        "auth_token",
-        "token",
-        "api_key",
-        "apikey",
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "client_secret",
-        "session",
-        "session_id",
-        "sessionid",
-        "sid",
-        "authorization",
-        # Servlet and PHP session ids (in the query, or as a ;jsessionid= path parameter).
-        "jsessionid",
-        "phpsessid",
-        # Signed links: the signature alone grants access to whoever holds the URL (S3 and
-        # GCS presigned URLs, CloudFront signed URLs, Azure SAS).
-        "signature",
-        "sig",
-        "x_amz_signature",
-        "x_amz_credential",
-        "x_amz_security_token",
-        "x_goog_signature",
-        "x_goog_credential",
-        "key_pair_id",
-    }
-)
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-
-
-def _is_loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_elicitation_url(url: str) -> str:
@@ -79,9 +36,10 @@ def check_elicitation_url(url: str) -> str:
         raise ValueError(f"the elicitation URL must be an absolute https URL, not {url!r}")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise ValueError("the elicitation URL must not carry credentials (user@host)")
-    if scheme == "http" and not _is_loopback(host):
+    if scheme == "http" and not is_loopback_host(host):
         raise ValueError(
-            "the elicitation URL must use https; plain http is allowed only for localhost in development"
+            "the elicitation URL must use https; plain http is allowed only to this computer "
+            "(localhost, 127.0.0.0/8, [::1]), for development"
         )
     try:
         parts.port  # noqa: B018 - raises ValueError for an out-of-range port
@@ -97,27 +55,16 @@ def check_elicitation_url(url: str) -> str:
         raise ValueError(
             f"the elicitation URL is not a valid URL (browsers would refuse it): {url!r}"
         ) from None
-    _check_no_user_data(parts.query, parts.fragment, parts.path)
-    return url
-
-
-def _path_parameters(path: str) -> str:
-    """``;name=value`` parameters of the path's segments (``/account;jsessionid=0F3A``), joined
-    as a query string."""
-    return "&".join(param for segment in path.split("/") for param in segment.split(";")[1:])
-
-
-def _check_no_user_data(query: str, fragment: str, path: str) -> None:
-    for where, text in (("query", query), ("fragment", fragment), ("path", _path_parameters(path))):
-        for name, _ in parse_qsl(text, keep_blank_values=True):
-            if name.strip().lower().replace("-", "_") in _CREDENTIAL_PARAMS:
-                raise ValueError(
-                    f"the elicitation URL carries {name!r} in its {where}: a URL must not hold "
-                    "credentials or be pre-authenticated; identify the flow with an opaque id and "
-                    "check who opens it on the page"
-                )
-    if _EMAIL.search(unquote(f"{path}?{query}#{fragment}")):
+    credential = find_credential(parts)
+    if credential is not None:
+        raise ValueError(
+            f"the elicitation URL carries {credential}: a URL must not hold credentials or be "
+            "pre-authenticated (whoever holds it gets in, and it ends up in browser history, logs "
+            "and referrers); identify the flow with an opaque id and check who opens it on the page"
+        )
+    if _EMAIL.search(unquote(f"{parts.path}?{parts.query}#{parts.fragment}")):
         raise ValueError(
             "the elicitation URL contains an email address: a URL must not carry personal data "
             "about the user (it ends up in browser history and server logs)"
         )
+    return url

@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 
 from mcp_elicit.transport.asgi import Header, Scope, Send, send_json, send_response
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError, header_mismatch
+from mcp_elicit.wire.hosts import is_loopback_host
 from mcp_elicit.wire.http import accepted_replies, check_request_headers
 from mcp_elicit.wire.jsonrpc import Request, encode_error
 from mcp_elicit.wire.meta import RequestMeta, request_meta
 from mcp_elicit.wire.param_headers import HeaderMap, check_param_headers
 
-_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 # The request headers the checks read, by their raw (lower-case) name. Without an authentication
 # hook, other headers are skipped undecoded (nothing reads them), except Mcp-* ones, which are
 # still checked for duplicates.
@@ -260,7 +260,7 @@ def _loopback_origin(origin: str) -> bool:
         parts = urlsplit(origin)
     except ValueError:
         return False
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK_HOSTS
+    return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname)
 
 
 def with_cors(send: Send, origin: str) -> Send:

@@ -31,6 +31,8 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
+from mcp_elicit.wire.hosts import is_loopback_host
+
 from . import _idn, _psl
 from ._model import UrlAssessment, UrlVerdict
 
@@ -235,7 +237,7 @@ def _assess_web(url: str, parsed: URL, found: _Findings, *, allow_loopback_http:
     if username or password:
         found.refuse(_userinfo_reason(host))
 
-    loopback = _is_loopback(host, host_type)
+    loopback = is_loopback_host(host)  # the canonical host: odd notations are refused below
     development = allow_loopback_http and loopback
     unicode_host = host
     registrable: str | None = None
@@ -285,18 +287,6 @@ def _userinfo_reason(host: str) -> str:
         "the URL contains a user name or password before the host ('...@'): anything before '@' "
         f"is only a login name, and the real host is the part after it{real}"
     )
-
-
-def _is_loopback(host: str, host_type: int) -> bool:
-    import ipaddress
-
-    from ada_url import HostType
-
-    if host_type == HostType.IPV4:
-        return ipaddress.IPv4Address(host).is_loopback
-    if host_type == HostType.IPV6:
-        return ipaddress.IPv6Address(host.strip("[]")) == ipaddress.IPv6Address("::1")
-    return host == "localhost"
 
 
 def _check_domain(host: str, found: _Findings) -> tuple[str, str | None]:

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Final
 from urllib.parse import SplitResult, urlsplit
+
+from mcp_elicit.wire.hosts import is_loopback_host
 
 __all__ = ["check_service_url", "is_loopback_host"]
 
 _FORBIDDEN_CHARS: Final = frozenset(' "<>\\^`{|}')
 
 
-def is_loopback_host(host: str | None) -> bool:
-    """``localhost``, ``127.0.0.0/8`` or ``::1`` (brackets allowed). Nothing is resolved."""
-    if not host:
-        return False
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> SplitResult:
     """Parse an absolute https URL of a service we talk to or publish; ``ValueError`` otherwise.
 
-    Refused: other schemes; ``http`` unless ``allow_loopback_http`` and the host is loopback;
+    Refused: other schemes; ``http`` unless ``allow_loopback_http`` and the host is loopback
+    (:func:`mcp_elicit.wire.hosts.is_loopback_host`, re-exported here);
     userinfo; fragments; whitespace, control and other characters that have no business in a
     configured URL (``"``, ``\\``, ``<``…, which also keeps the URL safe inside a quoted-string).
     """

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from mcp_elicit.wire.hosts import is_loopback_host
+
 __all__ = ["PROVIDER_ID_PATTERN", "OAuthProvider", "TokenEndpointAuthMethod"]
 
 TokenEndpointAuthMethod: TypeAlias = Literal["client_secret_basic", "client_secret_post", "none"]
@@ -21,8 +23,6 @@ TokenEndpointAuthMethod: TypeAlias = Literal["client_secret_basic", "client_secr
 
 PROVIDER_ID_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 """Provider ids are short, lower-case and URL-safe: they live in paths and log lines."""
-
-_LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 def _check_endpoint(provider_id: str, name: str, url: str | None, *, required: bool) -> None:
@@ -33,7 +33,7 @@ def _check_endpoint(provider_id: str, name: str, url: str | None, *, required: b
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
-    if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
+    if parts.scheme == "http" and is_loopback_host(parts.hostname):
         return  # a provider on this machine (development and tests)
     raise ValueError(
         f"OAuth provider {provider_id!r}: {name} must be an https URL (http only on loopback), got {url!r}"

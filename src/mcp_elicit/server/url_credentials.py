@@ -1,0 +1,185 @@
+"""What in a URL lets whoever holds it in: the credential part of the server's URL check.
+
+A URL-mode question's URL ends up in browser history, server logs, referrers and chat messages,
+so it must not carry a credential or be pre-authenticated. :func:`find_credential` says where a
+URL does; :func:`mcp_elicit.server.urls.check_elicitation_url` refuses it then. It looks for:
+
+* **A parameter named like a credential**, read by the form lint's own recogniser
+  (:func:`mcp_elicit.schema.secret_words.is_credential_name`): the spellings the lint refuses
+  in a form are refused in a URL (``accessToken``, ``client-secret``, ``refresh_token[]``,
+  ``X-Api-Key``, ``__token__``, ``auth_key``), and the names it reads as *about* a secret pass
+  here too (``session_name``, ``max_tokens``, ``api_key_id``). Parameters are those of the query
+  and the fragment, ``;name=value`` path parameters (``;jsessionid=``), and path segments written
+  as ``name=value&...`` (BunnyCDN's path tokens).
+* **A parameter named like a session id or a link signature** (``PHPSESSID``, ``session_id``,
+  ``X-Amz-Signature``, ``sig``, ``Key-Pair-Id``, ``hmac``): in a URL they make the link
+  pre-authenticated (S3, GCS and CloudFront presigned URLs, Azure SAS), though a form field so
+  named asks for nothing secret (an e-mail signature), so they are words of this check only.
+  They count as the name's last words: ``signature_version`` and ``session_name`` pass.
+* **A JWT anywhere** in the path, query or fragment, whatever it is called: three base64url
+  segments joined by dots whose first decodes to a JSON object with an ``alg`` (a JWS, or the
+  start of a JWE).
+* **CDN token links**, recognised by their shape: Akamai (a value of ``~``-joined fields with
+  ``exp=`` and ``hmac=``; ``hdnts``/``hdnea``/``hdntl``), Cloudflare (``verify=<time>-<mac>``),
+  Wowza SecureToken (``wowzatoken*``, or a ``<prefix>hash`` beside ``<prefix>endtime``) and the
+  hash-plus-expiry pairs of nginx ``secure_link`` and others (``st``/``md5``/``h``/``hash`` with
+  ``e``/``expires``). Fastly, BunnyCDN and KeyCDN use ``token=``, a credential name already.
+
+What passes: credential words in the path itself (``/settings/tokens``, ``/docs/api-keys``) or
+in a value (``?q=password+manager``), and a name that carries no value (an anchor such as
+``#password`` or ``#secrets.token_urlsafe``, a bare flag ``?token``): a page about tokens holds
+none. Opaque blobs (a Stripe Checkout fragment) are not read as names either: they hold no
+``=``, or only base64 padding after it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from typing import Final
+from urllib.parse import SplitResult, parse_qsl, unquote
+
+from mcp_elicit.schema.secret_words import is_credential_name, name_words
+
+__all__ = ["find_credential"]
+
+# Written as people spell them; read through ``name_words`` like any parameter name, and
+# matched against the name's last words.
+_LINK_NAMES: Final = {
+    "a session id": (
+        "session",
+        "session_id",
+        "sessionid",
+        "sessid",
+        "sid",
+        "jsessionid",
+        "phpsessid",
+        "aspsessionid",
+    ),
+    "a link signature": ("signature", "sig", "hmac", "key_pair_id"),
+    "credentials": ("auth", "authorization"),
+    "an Akamai edge token": ("hdnts", "hdnea", "hdntl"),
+}
+_LINK_WORDS: Final = {
+    name_words(spelling): what for what, spellings in _LINK_NAMES.items() for spelling in spellings
+}
+
+_JWT_CHUNK: Final = re.compile(r"[A-Za-z0-9_.-]+")
+_HEX: Final = re.compile(r"[0-9A-Fa-f]{16,}")
+_DIGITS: Final = re.compile(r"[0-9]+")
+_CLOUDFLARE_VERIFY: Final = re.compile(r"[0-9]{9,11}-[A-Za-z0-9+/=_ -]{20,}")  # '+' may arrive as ' '
+_HASH_VALUE: Final = re.compile(r"[A-Za-z0-9_-]{16,}={0,2}")
+_EXPIRY_VALUE: Final = re.compile(r"[0-9]{9,11}")
+_HASH_NAMES: Final = ("st", "md5", "h", "hash")
+_EXPIRY_NAMES: Final = ("e", "expires", "expire")
+_WOWZA_PREFIX: Final = "wowzatoken"
+
+
+def find_credential(parts: SplitResult) -> str | None:
+    """Where ``parts`` carries something that lets its holder in, as a message says it
+    (``"'accessToken' in its query (it names an access token)"``), or None."""
+    params = list(_parameters(parts))
+    for where, name, value in params:
+        if not value.strip("="):  # carries nothing: an anchor (#password), a flag, base64 padding
+            continue
+        reason = _credential_name(name)
+        if reason is not None:
+            return f"{name!r} in its {where} ({reason})"
+    for where in ("query", "fragment", "path"):
+        found = _cdn_token([(name, value) for w, name, value in params if w == where])
+        if found is not None:
+            return f"{found[0]} in its {where} ({found[1]})"
+    return _jwt(parts)
+
+
+def _parameters(parts: SplitResult) -> Iterator[tuple[str, str, str]]:
+    """(where, name, value) of every parameter: query, fragment, then path."""
+    for where, text in (("query", parts.query), ("fragment", parts.fragment)):
+        for name, value in parse_qsl(text, keep_blank_values=True):
+            yield where, name, value
+    for segment in parts.path.split("/"):
+        main, *path_params = segment.split(";")
+        pieces = list(path_params)
+        if "=" in main and not main.endswith("="):  # "bcdn_token=...&expires=...", not base64 padding
+            pieces.append(main)
+        for piece in pieces:
+            for name, value in parse_qsl(piece, keep_blank_values=True):
+                yield "path", name, value
+
+
+def _credential_name(name: str) -> str | None:
+    what = is_credential_name(name)
+    if what is not None:
+        return f"it names {what}"
+    words = name_words(name)
+    for end in range(len(words)):
+        link = _LINK_WORDS.get(words[end:])
+        if link is not None:
+            return link
+    if name.lower().startswith(_WOWZA_PREFIX):
+        return "a Wowza SecureToken"
+    return None
+
+
+def _cdn_token(params: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """A CDN token among one place's parameters: (what, which parameters), or None."""
+    names = {name.lower(): value for name, value in params}
+    for name, value in params:
+        lowered = name.lower()
+        if _akamai(value):
+            return "an Akamai edge token", f"the value of {name!r}"
+        if lowered == "verify" and _CLOUDFLARE_VERIFY.fullmatch(value):
+            return "a Cloudflare signed-URL token", repr(name)
+        if lowered.endswith("hash") and len(lowered) > 4:
+            prefix = lowered[:-4]
+            if f"{prefix}endtime" in names or f"{prefix}starttime" in names:
+                return "a Wowza SecureToken", repr(name)
+    hashes = [n for n in _HASH_NAMES if n in names and _HASH_VALUE.fullmatch(names[n])]
+    expiries = [n for n in _EXPIRY_NAMES if n in names and _EXPIRY_VALUE.fullmatch(names[n])]
+    if hashes and expiries:
+        return "a signed CDN link", f"{hashes[0]!r} with {expiries[0]!r}"
+    return None
+
+
+def _akamai(value: str) -> bool:
+    """``[st=…~]exp=…~acl=…~hmac=…``: Akamai's token format, whatever the parameter is called."""
+    if "~" not in value:
+        return False
+    fields = dict(field.partition("=")[::2] for field in value.split("~"))
+    return bool(_DIGITS.fullmatch(fields.get("exp", "")) and _HEX.fullmatch(fields.get("hmac", "")))
+
+
+def _jwt(parts: SplitResult) -> str | None:
+    for where, text in (("query", parts.query), ("fragment", parts.fragment)):
+        for name, value in parse_qsl(text, keep_blank_values=True):
+            if _has_jwt(value):
+                return f"a JWT in its {where} (the value of {name!r})"
+            if _has_jwt(name):
+                return f"a JWT in its {where}"
+    if _has_jwt(unquote(parts.path)):
+        return "a JWT in its path"
+    return None
+
+
+def _has_jwt(text: str) -> bool:
+    """Whether ``text`` holds ``<header>.<x>.<y>`` with a base64url JSON header naming an ``alg``."""
+    if "." not in text:
+        return False
+    for chunk in _JWT_CHUNK.findall(text):
+        segments = chunk.split(".")
+        if any(_jose_header(segment) for segment in segments[:-2]):
+            return True
+    return False
+
+
+def _jose_header(segment: str) -> bool:
+    if len(segment) < 4 or len(segment) % 4 == 1:
+        return False
+    try:
+        header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (binascii.Error, ValueError, RecursionError):  # not base64, UTF-8 or JSON; too deep
+        return False
+    return isinstance(header, dict) and isinstance(header.get("alg"), str)
