@@ -115,7 +115,7 @@ def parse_jwk(obj: object) -> JWK:
 
     try:
         key = PyJWK(obj, algorithm=loading_alg).key
-    except PyJWTError as exc:
+    except (PyJWTError, TypeError, ValueError) as exc:  # PyJWT 2.10 lets the last two out
         raise ValueError(f"not a usable {kty} key: {exc}") from None
     if isinstance(key, rsa.RSAPublicKey) and key.key_size < MIN_RSA_BITS:
         raise ValueError(f"RSA key of {key.key_size} bits (at least {MIN_RSA_BITS} required)")
