@@ -98,6 +98,10 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+# The parser PyJWT uses too, without its leniencies (duplicate names, NaN, UTF-16/32 bytes).
+_HEADER_JSON: Final = json.JSONDecoder(object_pairs_hook=_unique_members, parse_constant=_no_constant)
+
+
 def parse_compact(token: str) -> CompactJWS:
     """Split and decode ``token``; verifies nothing. Raises :class:`MalformedJWS`."""
     match = _COMPACT_RE.fullmatch(token)
@@ -106,10 +110,7 @@ def parse_compact(token: str) -> CompactJWS:
     header_b64, payload_b64, signature_b64 = match.groups()
     header_json = _decode(header_b64)
     try:
-        # The parser PyJWT uses too, without its leniencies (duplicates, NaN, UTF-16/32).
-        header = json.loads(
-            header_json.decode("utf-8"), object_pairs_hook=_unique_members, parse_constant=_no_constant
-        )
+        header = _HEADER_JSON.decode(header_json.decode("utf-8"))
     except (ValueError, RecursionError):
         raise MalformedJWS("header is not a JSON object with unique member names") from None
     if not isinstance(header, dict):
