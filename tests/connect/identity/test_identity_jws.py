@@ -2,8 +2,8 @@
 
 PyJWT is lenient where the verifier must not be: by version it accepts ``=`` padding and
 non-canonical base64url, reads a header with duplicate names (the last one wins) and in UTF-16,
-and knows ``none`` and HMAC. Each token here is signed with the real key, so a refusal comes from
-the rule under test and not from a broken signature.
+and knows ``none`` and HMAC. The hostile tokens are signed with the real key wherever a signature
+can be made, so a refusal comes from the rule under test and not from a broken signature.
 """
 
 from __future__ import annotations
