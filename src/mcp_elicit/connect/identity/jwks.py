@@ -51,7 +51,6 @@ _log = logging.getLogger("mcp_elicit.connect.identity")
 MAX_KEYS: Final = 256
 MAX_JWKS_BYTES: Final = 512 * 1024
 _PRIVATE_MEMBERS: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
-_EC_LOADING_ALG: Final = {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +66,6 @@ class JWK:
         if self.alg is not None and self.alg != alg:
             return False
         return key_fits(self.key, alg)
-
-
-def _loading_alg(obj: Mapping[str, Any]) -> str | None:
-    """The algorithm PyJWT loads a JWK that names none for (PyJWK needs one): any of the key's
-    family gives the same key, which then serves every algorithm it fits (RSA: RS* and PS*)."""
-    kty, crv = obj.get("kty"), obj.get("crv")
-    if kty == "RSA":
-        return "RS256"
-    if kty == "EC":
-        return _EC_LOADING_ALG.get(crv) if isinstance(crv, str) else None
-    if kty == "OKP" and crv in ("Ed25519", "Ed448"):
-        return "EdDSA"
-    return None
 
 
 def parse_jwk(obj: object) -> JWK:
@@ -108,19 +94,18 @@ def parse_jwk(obj: object) -> JWK:
     alg = obj.get("alg")
     if alg is not None and (not isinstance(alg, str) or alg not in SUPPORTED_ALGORITHMS):
         raise ValueError(f"unsupported alg {alg!r}")
-    loading_alg = alg or _loading_alg(obj)
-    if loading_alg is None:
-        raise ValueError(f"unsupported key type {kty!r} (curve {obj.get('crv')!r})")
     from jwt import PyJWK, PyJWTError
 
     try:
-        key = PyJWK(obj, algorithm=loading_alg).key
+        # PyJWK picks the algorithm (so the loader) of a JWK that names none, except for Ed448.
+        loaded = PyJWK(obj, algorithm=alg or ("EdDSA" if kty == "OKP" else None))
     except (PyJWTError, TypeError, ValueError) as exc:  # PyJWT 2.10 lets the last two out
-        raise ValueError(f"not a usable {kty} key: {exc}") from None
+        raise ValueError(f"not a usable key: {exc}") from None
+    key = loaded.key
     if isinstance(key, rsa.RSAPublicKey) and key.key_size < MIN_RSA_BITS:
         raise ValueError(f"RSA key of {key.key_size} bits (at least {MIN_RSA_BITS} required)")
-    if not key_fits(key, loading_alg):
-        raise ValueError(f"alg {loading_alg!r} does not match the key type or curve")
+    if not key_fits(key, loaded.algorithm_name):  # secp256k1, or an alg of another curve or type
+        raise ValueError(f"unsupported key type or curve for {loaded.algorithm_name!r}")
     return JWK(kid=kid, alg=alg, key=key)
 
 
