@@ -74,19 +74,6 @@ class CompactJWS:
     signature: bytes
 
 
-def _decode(segment: str) -> bytes:
-    """One segment through PyJWT's decoder, accepted only in its canonical unpadded spelling."""
-    from jwt.utils import base64url_decode, base64url_encode
-
-    try:
-        raw = base64url_decode(segment)
-    except binascii.Error:  # a length of 4n+1 characters
-        raise MalformedJWS("not base64url") from None
-    if base64url_encode(raw) != segment.encode("ascii"):
-        raise MalformedJWS("non-canonical base64url")
-    return raw
-
-
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     members = dict(pairs)
     if len(members) != len(pairs):
@@ -104,23 +91,26 @@ _HEADER_JSON: Final = json.JSONDecoder(object_pairs_hook=_unique_members, parse_
 
 def parse_compact(token: str) -> CompactJWS:
     """Split and decode ``token``; verifies nothing. Raises :class:`MalformedJWS`."""
+    from jwt.utils import base64url_decode, base64url_encode
+
     match = _COMPACT_RE.fullmatch(token)
     if match is None:
         raise MalformedJWS("not three base64url segments")
-    header_b64, payload_b64, signature_b64 = match.groups()
-    header_json = _decode(header_b64)
+    try:
+        header_json, payload, signature = (base64url_decode(segment) for segment in match.groups())
+    except binascii.Error:  # a segment of 4n+1 characters
+        raise MalformedJWS("not base64url") from None
+    # Canonical, unpadded: encoding the decoded bytes again gives back the very same token.
+    if b".".join(map(base64url_encode, (header_json, payload, signature))) != token.encode("ascii"):
+        raise MalformedJWS("non-canonical base64url")
     try:
         header = _HEADER_JSON.decode(header_json.decode("utf-8"))
     except (ValueError, RecursionError):
         raise MalformedJWS("header is not a JSON object with unique member names") from None
     if not isinstance(header, dict):
         raise MalformedJWS("header is not a JSON object")
-    return CompactJWS(
-        header=header,
-        payload=_decode(payload_b64),
-        signing_input=f"{header_b64}.{payload_b64}".encode("ascii"),
-        signature=_decode(signature_b64),
-    )
+    signing_input = token[: match.end(2)].encode("ascii")
+    return CompactJWS(header=header, payload=payload, signing_input=signing_input, signature=signature)
 
 
 def key_fits(key: PublicKey, alg: str) -> bool:
