@@ -39,10 +39,15 @@ class SigningKey:
 
     def mint_raw(self, header: dict[str, Any], payload: dict[str, Any]) -> str:
         """Sign exactly this header and payload (RS256 keys only): for values PyJWT won't encode."""
+        return self.mint_bytes(json.dumps(header).encode(), json.dumps(payload).encode())
+
+    def mint_bytes(self, header: bytes, payload: bytes) -> str:
+        """Sign exactly these header and payload bytes (RS256 keys only): for JSON that no encoder
+        writes (duplicate member names, another character encoding)."""
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.asymmetric import padding
 
-        signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(payload).encode())}"
+        signing_input = f"{b64(header)}.{b64(payload)}"
         signature = self.private.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
         return f"{signing_input}.{b64(signature)}"
 

@@ -15,9 +15,13 @@ Fetching (the only network I/O in :mod:`mcp_elicit.connect.identity`):
   refresh fails) the previous key set keeps being used while it is at most ``max_stale`` seconds
   past its cache lifetime, else :class:`IdentityUnavailable` is raised (fail closed).
 
+The fetch is ours rather than PyJWT's ``PyJWKClient``, which reads with ``urllib`` under no
+overall deadline and no size limit, and has no back-off or stale window.
+
 Parsing keeps only public signing keys this package can use: RSA (at least 2048 bits), EC P-256 /
 P-384 / P-521 and OKP Ed25519 / Ed448. Symmetric (``oct``) keys, keys marked for encryption,
 keys with an unsupported ``alg`` and anything carrying private-key members are skipped (logged).
+PyJWT's ``PyJWK`` builds each key that passes those rules.
 """
 
 from __future__ import annotations
@@ -31,12 +35,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from .errors import IdentityUnavailable, InvalidToken
-from .jws import MIN_RSA_BITS, SUPPORTED_ALGORITHMS, MalformedJWS, PublicKey, b64url_decode, key_fits
+from .jws import MIN_RSA_BITS, SUPPORTED_ALGORITHMS, PublicKey, key_fits
 from .urls import check_service_url
 
 if TYPE_CHECKING:
@@ -49,12 +51,6 @@ _log = logging.getLogger("mcp_elicit.connect.identity")
 MAX_KEYS: Final = 256
 MAX_JWKS_BYTES: Final = 512 * 1024
 _PRIVATE_MEMBERS: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
-_EC: Final[dict[str, tuple[ec.EllipticCurve, int]]] = {
-    "P-256": (ec.SECP256R1(), 32),
-    "P-384": (ec.SECP384R1(), 48),
-    "P-521": (ec.SECP521R1(), 66),
-}
-_OKP: Final[dict[str, int]] = {"Ed25519": 32, "Ed448": 57}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +68,13 @@ class JWK:
         return key_fits(self.key, alg)
 
 
-def _member_bytes(obj: Mapping[str, Any], name: str) -> bytes:
-    value = obj.get(name)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"missing or non-string {name!r}")
-    try:
-        return b64url_decode(value)
-    except MalformedJWS as exc:
-        raise ValueError(f"{name!r} is not base64url: {exc}") from None
-
-
 def parse_jwk(obj: object) -> JWK:
-    """A public signing key from one JWK object; ``ValueError`` (with the reason) otherwise."""
+    """A public signing key from one JWK object; ``ValueError`` (with the reason) otherwise.
+
+    Our rules come first, so PyJWT only ever sees public signing keys of a supported type (it
+    would load an ``oct`` key as an HMAC secret and a JWK with ``d`` as a private key); PyJWT
+    then builds the key (and checks that an EC point lies on its curve).
+    """
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     kty = obj.get("kty")
@@ -101,39 +92,20 @@ def parse_jwk(obj: object) -> JWK:
     if kid is not None and not isinstance(kid, str):
         raise ValueError("kid is not a string")
     alg = obj.get("alg")
-    if alg is not None and alg not in SUPPORTED_ALGORITHMS:
+    if alg is not None and (not isinstance(alg, str) or alg not in SUPPORTED_ALGORITHMS):
         raise ValueError(f"unsupported alg {alg!r}")
-    key: PublicKey
-    if kty == "RSA":
-        n = int.from_bytes(_member_bytes(obj, "n"), "big")
-        e = int.from_bytes(_member_bytes(obj, "e"), "big")
-        key = rsa.RSAPublicNumbers(e, n).public_key()
-        if key.key_size < MIN_RSA_BITS:
-            raise ValueError(f"RSA key of {key.key_size} bits (at least {MIN_RSA_BITS} required)")
-    elif kty == "EC":
-        crv = obj.get("crv")
-        if crv not in _EC:
-            raise ValueError(f"unsupported EC curve {crv!r}")
-        curve, size = _EC[crv]
-        x, y = _member_bytes(obj, "x"), _member_bytes(obj, "y")
-        if len(x) != size or len(y) != size:
-            raise ValueError(f"EC coordinates must be {size} bytes for {crv}")
-        # from_encoded_point checks that the point lies on the curve.
-        key = ec.EllipticCurvePublicKey.from_encoded_point(curve, b"\x04" + x + y)
-    elif kty == "OKP":
-        crv = obj.get("crv")
-        if crv not in _OKP:
-            raise ValueError(f"unsupported OKP curve {crv!r}")
-        x = _member_bytes(obj, "x")
-        if len(x) != _OKP[crv]:
-            raise ValueError(f"{crv} public key must be {_OKP[crv]} bytes")
-        key = (
-            Ed25519PublicKey.from_public_bytes(x) if crv == "Ed25519" else Ed448PublicKey.from_public_bytes(x)
-        )
-    else:
-        raise ValueError(f"unsupported kty {kty!r}")
-    if alg is not None and not key_fits(key, alg):
-        raise ValueError(f"alg {alg!r} does not match the key type")
+    from jwt import PyJWK, PyJWTError
+
+    try:
+        # PyJWK picks the algorithm (so the loader) of a JWK that names none, except for Ed448.
+        loaded = PyJWK(obj, algorithm=alg or ("EdDSA" if kty == "OKP" else None))
+    except (PyJWTError, TypeError, ValueError) as exc:  # PyJWT 2.10 lets the last two out
+        raise ValueError(f"not a usable key: {exc}") from None
+    key = loaded.key
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < MIN_RSA_BITS:
+        raise ValueError(f"RSA key of {key.key_size} bits (at least {MIN_RSA_BITS} required)")
+    if not key_fits(key, loaded.algorithm_name):  # secp256k1, or an alg of another curve or type
+        raise ValueError(f"unsupported key type or curve for {loaded.algorithm_name!r}")
     return JWK(kid=kid, alg=alg, key=key)
 
 
@@ -142,7 +114,8 @@ def parse_jwks(document: object) -> list[JWK]:
 
     Individual keys that cannot be used are skipped and logged (at WARNING for the dangerous
     cases: symmetric or private keys; at DEBUG otherwise), so one odd key (an encryption key, a
-    new algorithm) does not take the whole set down.
+    new algorithm) does not take the whole set down. (One ``PyJWK`` per entry, not ``PyJWKSet``:
+    that one drops keys without saying why and would load symmetric and private keys.)
     """
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
         raise ValueError("not a JWK Set (a JSON object with a 'keys' array)")

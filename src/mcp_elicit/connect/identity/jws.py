@@ -1,36 +1,44 @@
-"""Compact JWS: parse, and verify a signature with a public key (``cryptography`` only, no I/O).
+"""Compact JWS: a strict parse, and a signature check with a public key (PyJWT does the crypto).
 
-Only asymmetric algorithms exist here: RS256/384/512, PS256/384/512, ES256/384/512 and EdDSA.
-``none`` and the HMAC family are not implemented at all, so a token cannot talk its way into
-them (the classic algorithm-confusion attack verifies an ``HS256`` token with the RSA *public* key
-as the HMAC secret; here there is no code path that uses a key as an HMAC secret). A key is used
-only with an algorithm of its own type and curve (:func:`key_fits`).
+PyJWT's algorithm objects verify the signatures (RSASSA-PKCS1-v1_5, RSASSA-PSS, ECDSA with the
+fixed-length ``R || S`` of RFC 7518 §3.4, EdDSA) and its decoder reads base64url. The rules are ours:
 
-Parsing is strict: exactly three segments, canonical unpadded base64url, a JSON object header.
+* Only asymmetric algorithms exist: RS256/384/512, PS256/384/512, ES256/384/512 and EdDSA.
+  :func:`verify_signature` looks algorithms up in a table of those alone, so ``none`` and the
+  HMAC family cannot be reached whatever a token says (the classic algorithm-confusion attack
+  verifies an ``HS256`` token with the RSA *public* key as the HMAC secret). A key is used only
+  with an algorithm of its own type and curve, RSA from 2048 bits (:func:`key_fits`).
+* Parsing is stricter than PyJWT's, which (by version) accepts ``=`` padding, non-canonical
+  base64url or duplicate header names: three segments, each in canonical unpadded base64url (one
+  token, one spelling), and a UTF-8 JSON object header with unique member names (RFC 7515 §4
+  allows refusing duplicates; then there is no doubt which ``alg`` or ``kid`` was checked).
+
+PyJWT is imported on first use: it loads ``cryptography.x509`` and ``urllib`` (70 ms and more),
+which a server that never sees a JWT should not pay at start-up.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
+import functools
+import json
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import orjson
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+if TYPE_CHECKING:
+    from jwt.algorithms import Algorithm
 
 __all__ = [
+    "MIN_RSA_BITS",
     "SUPPORTED_ALGORITHMS",
     "CompactJWS",
     "MalformedJWS",
     "PublicKey",
-    "b64url_decode",
     "key_fits",
     "parse_compact",
     "verify_signature",
@@ -38,16 +46,10 @@ __all__ = [
 
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey | Ed25519PublicKey | Ed448PublicKey
 
-_HASHES: Final[dict[str, type[hashes.HashAlgorithm]]] = {
-    "256": hashes.SHA256,
-    "384": hashes.SHA384,
-    "512": hashes.SHA512,
-}
-_EC_CURVES: Final[dict[str, tuple[type[ec.EllipticCurve], int]]] = {
-    # alg: (curve, bytes per coordinate in the raw r||s signature)
-    "ES256": (ec.SECP256R1, 32),
-    "ES384": (ec.SECP384R1, 48),
-    "ES512": (ec.SECP521R1, 66),
+_EC_CURVES: Final[dict[str, type[ec.EllipticCurve]]] = {
+    "ES256": ec.SECP256R1,
+    "ES384": ec.SECP384R1,
+    "ES512": ec.SECP521R1,
 }
 SUPPORTED_ALGORITHMS: Final = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -62,19 +64,6 @@ class MalformedJWS(ValueError):
     """Not a compact JWS this module accepts."""
 
 
-def b64url_decode(segment: str) -> bytes:
-    """Decode canonical unpadded base64url; :class:`MalformedJWS` otherwise."""
-    if len(segment) % 4 == 1:
-        raise MalformedJWS("impossible base64url length")
-    try:
-        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
-    except (binascii.Error, ValueError):
-        raise MalformedJWS("not base64url") from None
-    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != segment:
-        raise MalformedJWS("non-canonical base64url")
-    return raw
-
-
 @dataclass(frozen=True, slots=True)
 class CompactJWS:
     """A parsed, not yet verified, compact JWS."""
@@ -84,29 +73,44 @@ class CompactJWS:
     signing_input: bytes
     signature: bytes
 
-    @property
-    def alg(self) -> object:
-        return self.header.get("alg")
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("duplicate member name")
+    return members
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+# The parser PyJWT uses too, without its leniencies (duplicate names, NaN, UTF-16/32 bytes).
+_HEADER_JSON: Final = json.JSONDecoder(object_pairs_hook=_unique_members, parse_constant=_no_constant)
 
 
 def parse_compact(token: str) -> CompactJWS:
     """Split and decode ``token``; verifies nothing. Raises :class:`MalformedJWS`."""
+    from jwt.utils import base64url_decode, base64url_encode
+
     match = _COMPACT_RE.fullmatch(token)
     if match is None:
         raise MalformedJWS("not three base64url segments")
-    header_b64, payload_b64, signature_b64 = match.groups()
     try:
-        header = orjson.loads(b64url_decode(header_b64))
-    except orjson.JSONDecodeError:
-        raise MalformedJWS("header is not JSON") from None
+        header_json, payload, signature = (base64url_decode(segment) for segment in match.groups())
+    except binascii.Error:  # a segment of 4n+1 characters
+        raise MalformedJWS("not base64url") from None
+    # Canonical, unpadded: encoding the decoded bytes again gives back the very same token.
+    if b".".join(map(base64url_encode, (header_json, payload, signature))) != token.encode("ascii"):
+        raise MalformedJWS("non-canonical base64url")
+    try:
+        header = _HEADER_JSON.decode(header_json.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise MalformedJWS("header is not a JSON object with unique member names") from None
     if not isinstance(header, dict):
         raise MalformedJWS("header is not a JSON object")
-    return CompactJWS(
-        header=header,
-        payload=b64url_decode(payload_b64),
-        signing_input=f"{header_b64}.{payload_b64}".encode("ascii"),
-        signature=b64url_decode(signature_b64) if signature_b64 else b"",
-    )
+    signing_input = token[: match.end(2)].encode("ascii")
+    return CompactJWS(header=header, payload=payload, signing_input=signing_input, signature=signature)
 
 
 def key_fits(key: PublicKey, alg: str) -> bool:
@@ -114,11 +118,18 @@ def key_fits(key: PublicKey, alg: str) -> bool:
     if alg.startswith(("RS", "PS")) and alg in SUPPORTED_ALGORITHMS:
         return isinstance(key, rsa.RSAPublicKey) and key.key_size >= MIN_RSA_BITS
     if alg in _EC_CURVES:
-        curve, _ = _EC_CURVES[alg]
-        return isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, curve)
+        return isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, _EC_CURVES[alg])
     if alg == "EdDSA":
         return isinstance(key, Ed25519PublicKey | Ed448PublicKey)
     return False
+
+
+@functools.cache
+def _algorithms() -> dict[str, Algorithm]:
+    """PyJWT's implementations of :data:`SUPPORTED_ALGORITHMS`, and of nothing else."""
+    from jwt.algorithms import get_default_algorithms
+
+    return {name: impl for name, impl in get_default_algorithms().items() if name in SUPPORTED_ALGORITHMS}
 
 
 def verify_signature(jws: CompactJWS, alg: str, key: PublicKey) -> bool:
@@ -127,27 +138,13 @@ def verify_signature(jws: CompactJWS, alg: str, key: PublicKey) -> bool:
     ``alg`` must be supported and ``key`` must fit it (checked again here); anything else is
     ``False``, never an exception.
     """
-    if alg not in SUPPORTED_ALGORITHMS or not key_fits(key, alg):
+    implementation = _algorithms().get(alg)
+    if implementation is None or not key_fits(key, alg):
         return False
-    message, signature = jws.signing_input, jws.signature
+    from jwt.exceptions import InvalidKeyError
+
     try:
-        if isinstance(key, rsa.RSAPublicKey):
-            digest = _HASHES[alg[2:]]()
-            if alg.startswith("RS"):
-                key.verify(signature, message, padding.PKCS1v15(), digest)
-            else:  # RFC 7518 §3.5: MGF1 with the same hash, salt as long as the hash output
-                pss = padding.PSS(mgf=padding.MGF1(_HASHES[alg[2:]]()), salt_length=digest.digest_size)
-                key.verify(signature, message, pss, digest)
-            return True
-        if isinstance(key, ec.EllipticCurvePublicKey):
-            _, size = _EC_CURVES[alg]
-            if len(signature) != 2 * size:  # RFC 7518 §3.4: fixed-length R || S, not DER
-                return False
-            r = int.from_bytes(signature[:size], "big")
-            s = int.from_bytes(signature[size:], "big")
-            key.verify(encode_dss_signature(r, s), message, ec.ECDSA(_HASHES[alg[2:]]()))
-            return True
-        key.verify(signature, message)
-        return True
-    except (InvalidSignature, ValueError):
+        prepared = implementation.prepare_key(key)
+    except InvalidKeyError:
         return False
+    return implementation.verify(jws.signing_input, prepared, jws.signature)

@@ -4,22 +4,23 @@ Checks, in order (the first failure wins; every failure is :class:`InvalidToken`
 ``reason`` for logs and one generic public message):
 
 1. the token is a str of at most ``max_token_bytes``, a compact JWS (three canonical base64url
-   segments, a JSON object header);
-2. header: ``alg`` is in the configured allow-list (``none`` and ``HS*`` can never be in it: the
-   HMAC family is not implemented, so the RSA-public-key-as-HMAC-secret confusion has no code path);
+   segments, a JSON object header with unique member names);
+2. header: ``alg`` is in the configured allow-list (``none`` and ``HS*`` can never be in it, and
+   no HMAC implementation is reachable: the RSA-public-key-as-HMAC-secret confusion has no path);
    no ``crit`` and no ``b64`` (no extension is understood, RFC 7515 §4.1.11); ``kid`` a string when
    present; ``typ`` one of ``token_types`` when that is configured (e.g. ``{"at+jwt"}``, RFC 9068
    §2.1). Header members that point at keys (``jku``, ``jwk``, ``x5u``, ``x5c``) are ignored:
    keys come only from the configured JWKS, never from the token;
-3. signature, with a key from the JWKS whose ``kid`` matches (all fitting keys when the token has
-   no ``kid``), of the algorithm's own key type and curve (``unknown-kid`` after at most one
-   rate-limited refresh, ``no-matching-key``, ``bad-signature``);
+3. signature (verified by PyJWT), with a key from the JWKS whose ``kid`` matches (all fitting
+   keys when the token has no ``kid``), of the algorithm's own key type and curve (``unknown-kid``
+   after at most one rate-limited refresh, ``no-matching-key``, ``bad-signature``);
 4. claims, against ``clock()`` with ``leeway`` seconds for clock skew: ``iss`` exactly the
    configured issuer (simple string comparison, no normalisation); ``aud`` (a string or an array)
    contains the configured audience, i.e. this resource server (RFC 8707 / RFC 9068 §4: a token
    minted for another resource is refused, which is what stops token passthrough into this server);
    ``exp`` present, a number, and in the future; ``nbf`` and ``iat`` numbers not in the future when
-   present; ``sub`` a non-empty string usable as a principal.
+   present; ``sub`` a non-empty string usable as a principal. (These are ours, not PyJWT's: its
+   time checks read the system clock, not ``clock``.)
 
 No passthrough: the token is only parsed and checked here, in memory. It is never sent anywhere:
 not to the JWKS endpoint (a plain credential-free GET), not to any third party, not to logs
@@ -191,8 +192,8 @@ class JWTIdentity:
         if "crit" in header or "b64" in header:
             raise InvalidToken("bad-header")
         kid = header.get("kid")
-        if kid is not None and (not isinstance(kid, str) or len(kid) > _MAX_KID):
-            raise InvalidToken("bad-header")
+        if "kid" in header and (not isinstance(kid, str) or len(kid) > _MAX_KID):
+            raise InvalidToken("bad-header")  # "kid": null is not "no kid" (all keys)
         if self._types is not None:
             typ = header.get("typ")
             if not isinstance(typ, str) or _normalise_typ(typ) not in self._types:
