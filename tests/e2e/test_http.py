@@ -113,10 +113,18 @@ async def test_non_ascii_tool_name_travels_base64_encoded(
 
 
 @pytest.mark.parametrize("verb", ["GET", "DELETE", "PUT"])
-async def test_only_post_is_allowed(http_server: HttpServer, client: httpx.AsyncClient, verb: str) -> None:
-    response = await client.request(verb, http_server.url)
-    assert response.status_code == 405
-    assert response.headers["allow"] == "POST"
+async def test_post_get_and_delete_are_the_methods(
+    http_server: HttpServer, client: httpx.AsyncClient, verb: str
+) -> None:
+    """POST carries messages; GET and DELETE are a 2025-11-25 session's stream and end, so without
+    a session they are told to name one; anything else is 405."""
+    response = await client.request(verb, http_server.url, headers={"accept": "text/event-stream"})
+    if verb == "PUT":
+        assert response.status_code == 405
+        assert response.headers["allow"] == "GET, POST, DELETE"
+    else:
+        assert response.status_code == 400
+        assert "Mcp-Session-Id header is required" in response.json()["error"]["message"]
 
 
 async def test_unknown_path_is_404(http_server: HttpServer, client: httpx.AsyncClient) -> None:
@@ -207,13 +215,16 @@ async def test_bad_bodies(http_server: HttpServer, client: httpx.AsyncClient) ->
 
 async def test_notifications_get_202(http_server: HttpServer, client: httpx.AsyncClient) -> None:
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    headers = {"content-type": "application/json", "accept": "application/json"}
     response = await client.post(
-        http_server.url,
-        content=json.dumps(note),
-        headers={"content-type": "application/json", "accept": "application/json"},
+        http_server.url, content=json.dumps(note), headers={**headers, "mcp-protocol-version": VERSION}
     )
     assert response.status_code == 202
     assert response.content == b""
+    # Without the 2026 header it is a 2025-11-25 client's, which must name its session.
+    legacy = await client.post(http_server.url, content=json.dumps(note), headers=headers)
+    assert legacy.status_code == 400
+    assert "Mcp-Session-Id header is required" in legacy.json()["error"]["message"]
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ async def test_a_foreign_origin_is_refused_before_anything_else(
     assert response.status_code == 403
     assert "origin 'https://evil.example' is not allowed" in response.json()["error"]["message"]
     allowed = await client.request(method, http_server.url, headers={"origin": "http://127.0.0.1"})
-    assert allowed.status_code == (405 if method != "POST" else 415)
+    assert allowed.status_code == (400 if method != "POST" else 415)  # GET, DELETE: no session named
 
 
 async def test_two_origin_headers_are_refused_whatever_their_order(
@@ -170,9 +170,11 @@ async def test_two_origin_headers_are_refused_whatever_their_order(
         assert response.status_code == 403, origins
 
 
-async def test_a_legacy_initialize_learns_the_supported_versions(
+async def test_an_initialize_with_a_2026_header_is_a_header_mismatch(
     http_server: HttpServer, client: httpx.AsyncClient
 ) -> None:
+    """A 2025-11-25 handshake sent with MCP-Protocol-Version 2026-07-28 contradicts itself
+    (wire-2025-11-25.md §8.2, row 5): -32020, not a session."""
     message = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -183,13 +185,17 @@ async def test_a_legacy_initialize_learns_the_supported_versions(
             "clientInfo": {"name": "old", "version": "1"},
         },
     }
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+    }
     response = await client.post(http_server.url, content=json.dumps(message), headers=headers)
     assert response.status_code == 400
     error = response.json()["error"]
-    assert error["code"] == -32022
-    assert error["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
-    assert "2026-07-28" in error["message"]
+    assert error["code"] == -32020
+    assert "MCP-Protocol-Version" in error["message"]
+    assert "mcp-session-id" not in response.headers
 
 
 async def post_with(

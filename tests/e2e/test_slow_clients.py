@@ -72,11 +72,11 @@ async def test_a_head_sent_one_byte_at_a_time_is_closed(server: HttpServer) -> N
 async def test_a_kept_alive_connection_gets_the_same_bound_for_its_next_head(server: HttpServer) -> None:
     reader, writer = await _open(server)
     try:
-        writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        writer.write(b"PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
         await writer.drain()
         status = await asyncio.wait_for(reader.readline(), timeout=5.0)
         assert status.startswith(b"HTTP/1.1 405"), status
-        writer.write(b"GET /mcp HTTP/1.1\r\nHo")  # the next head starts, then stalls
+        writer.write(b"PUT /mcp HTTP/1.1\r\nHo")  # the next head starts, then stalls
         await writer.drain()
         started = time.monotonic()
         await asyncio.wait_for(reader.read(), timeout=5.0)  # rest of the 405, then EOF

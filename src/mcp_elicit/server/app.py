@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.server import options
@@ -64,6 +64,15 @@ class Server:
     pages) for ``ctx.connection(...)`` and ``ctx.secret(...)``; :meth:`asgi` and
     :meth:`run_http` then serve its pages and metadata next to ``/mcp`` and require a valid
     access token on ``/mcp``.
+
+    Clients of both protocol eras are served by the same handlers: 2026-07-28 requests
+    statelessly, 2025-11-25 (and 2025-06-18) clients in the session their ``initialize`` opens,
+    where each question is a real request to the client (:mod:`mcp_elicit.server.legacy`).
+    ``legacy_url_mode``: ``"request"`` asks URL questions as ``elicitation/create`` requests
+    (the call goes on by itself when the browser step is done); ``"error"`` ends the call with
+    ``-32042`` naming the URLs instead, for the client to retry. ``legacy_leg_timeout``: seconds
+    a 2025 client may take to answer one question (10 minutes by default: a person answers);
+    ``legacy_max_rounds``: rounds of questions one such call may send.
     """
 
     def __init__(
@@ -83,6 +92,9 @@ class Server:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         cache_ttl_ms: int = 3_600_000,
         connect: Extension | None = None,
+        legacy_url_mode: Literal["request", "error"] = "request",
+        legacy_leg_timeout: float = 600.0,
+        legacy_max_rounds: int = 50,
     ) -> None:
         self.name = options.text("name", name)
         self.version = options.text("version", version)
@@ -93,6 +105,11 @@ class Server:
         self.replay_grace = options.seconds("replay_grace", replay_grace)
         self.max_message_bytes = options.whole_number("max_message_bytes", max_message_bytes, minimum=1024)
         self.cache_ttl_ms = options.whole_number("cache_ttl_ms", cache_ttl_ms, minimum=0)
+        if legacy_url_mode not in ("request", "error"):
+            raise ValueError(f"legacy_url_mode must be 'request' or 'error', not {legacy_url_mode!r}")
+        self.legacy_url_mode = legacy_url_mode
+        self.legacy_leg_timeout = options.seconds("legacy_leg_timeout", legacy_leg_timeout, positive=True)
+        self.legacy_max_rounds = options.whole_number("legacy_max_rounds", legacy_max_rounds, minimum=1)
         if single_use is not None and not isinstance(single_use, SingleUseStore):
             raise TypeError(
                 "single_use must be a single-use store (SQLiteSingleUseStore or PostgresSingleUseStore), "
@@ -252,38 +269,66 @@ class Server:
         if meta is None:
             meta = request_meta(method, request.params)
         check_version(meta)
-        if method == "tools/call" and self._tools:
-            _, tool = self._named(request, self._tools, "tool")
-            result = await self._run(tool, request, meta, caller, notify)
-        elif method == "server/discover":
+        if method == "server/discover":
             result = self._discover()
-        elif method == "tools/list" and self._tools:
-            self._check_cursor(request)
-            result = self._cacheable({"tools": self.describe_tools()})
-        elif method == "prompts/list" and self._prompts:
-            self._check_cursor(request)
-            result = self._cacheable({"prompts": [p.describe() for p in self._prompts.values()]})
-        elif method == "prompts/get" and self._prompts:
-            _, prompt = self._named(request, self._prompts, "prompt")
-            result = await self._run(prompt, request, meta, caller, notify)
-        elif method == "resources/list" and self._resources:
-            self._check_cursor(request)
-            result = self._cacheable(
-                {"resources": [r.describe() for r in self._resources if not r.is_template]}
-            )
-        elif method == "resources/templates/list" and self._resources:
-            self._check_cursor(request)
-            result = self._cacheable(
-                {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
-            )
-        elif method == "resources/read" and self._resources:
-            resource, fields = self._resource(request)
-            result = await self._run(resource, request, meta, caller, notify, fields)
+        elif (listed := self.listing(request)) is not None:
+            result = self._cacheable(listed)
+        elif (found := self.call_for(request, meta, caller, notify)) is not None:
+            outcome = await self.engine.run(*found)
+            result = outcome.result if isinstance(outcome, Complete) else outcome.result()
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
         result["_meta"] = self._result_meta
         return result
+
+    def listing(self, request: Request) -> dict[str, Any] | None:
+        """The result of ``tools/list``, ``prompts/list``, ``resources/list`` or
+        ``resources/templates/list`` (every item in one page), or None for another method or a
+        kind with nothing registered (the same for both protocol eras)."""
+        method = request.method
+        if method == "tools/list" and self._tools:
+            listed: dict[str, Any] = {"tools": self.describe_tools()}
+        elif method == "prompts/list" and self._prompts:
+            listed = {"prompts": [p.describe() for p in self._prompts.values()]}
+        elif method == "resources/list" and self._resources:
+            listed = {"resources": [r.describe() for r in self._resources if not r.is_template]}
+        elif method == "resources/templates/list" and self._resources:
+            listed = {"resourceTemplates": [r.describe() for r in self._resources if r.is_template]}
+        else:
+            return None
+        self._check_cursor(request)
+        return listed
+
+    def call_for(
+        self,
+        request: Request,
+        meta: RequestMeta,
+        caller: Caller | None = None,
+        notify: Notify | None = None,
+    ) -> tuple[Entry, Call] | None:
+        """The entry and the first :class:`Call` of a ``tools/call``, ``prompts/get`` or
+        ``resources/read`` (its ``inputResponses`` and ``requestState`` as the request carries
+        them), or None for another method or a kind with nothing registered; -32602 for an
+        unknown name or URI or malformed params."""
+        method = request.method
+        params = request.params
+        entry: Entry
+        if method == "tools/call" and self._tools:
+            target, entry = self._named(request, self._tools, "tool")
+            arguments = _arguments(request)
+        elif method == "prompts/get" and self._prompts:
+            target, entry = self._named(request, self._prompts, "prompt")
+            arguments = _arguments(request)
+        elif method == "resources/read" and self._resources:
+            entry, arguments = self._resource(request)
+            target = params["uri"]
+        else:
+            return None
+        responses = mrtr.read_input_responses(params)
+        return entry, Call(
+            method, target, arguments, meta, caller, notify, responses, params.get("requestState")
+        )
 
     async def respond(
         self,
@@ -293,65 +338,14 @@ class Server:
         caller: Caller | None = None,
         notify: Notify | None = None,
     ) -> tuple[McpError | None, bytes]:
-        """:meth:`dispatch` ``request`` and encode the JSON-RPC response: what every transport
-        sends back. Returns the error (if any) with the bytes. Whatever goes wrong is answered
-        with a JSON-RPC error, never a traceback on the wire: an :class:`McpError` as it is, a
-        result or error with no JSON form, an unexpected exception or a handler calling
-        ``sys.exit()`` as -32603 (the details go to the server log)."""
-        try:
-            result = await self.dispatch(request, meta=meta, caller=caller, notify=notify)
-            return None, encode_result(request.id, result)
-        except McpError as exc:
-            try:
-                return exc, encode_error(request.id, exc)
-            except TypeError:
-                # A handler raised McpError with data (or a message) that is not JSON: a server bug.
-                logger.exception("could not encode the error %r raised by %s", exc, request.method)
-                error = internal_error("the handler raised an error that cannot be sent as JSON")
-                return error, encode_error(request.id, error)
-        except TypeError:
-            # A handler returned something that is not JSON (orjson refuses it): a server bug.
-            logger.exception("could not encode the result of %s", request.method)
-            error = internal_error("the handler returned a value that cannot be sent as JSON")
-            return error, encode_error(request.id, error)
-        except Exception:
-            logger.exception("unexpected failure handling %s", request.method)
-            error = internal_error()
-            return error, encode_error(request.id, error)
-        except SystemExit:
-            # sys.exit() in a handler (argparse inside a tool, say) fails this request only: the
-            # server and the other requests in flight go on.
-            logger.exception("a handler of %s called sys.exit(); the server keeps running", request.method)
-            error = internal_error()
-            return error, encode_error(request.id, error)
+        """:meth:`dispatch` ``request`` and encode the JSON-RPC response (:func:`encoded`): what
+        every 2026-07-28 transport sends back."""
+        return await encoded(request, self.dispatch(request, meta=meta, caller=caller, notify=notify))
 
     async def run_call(self, entry: Entry, call: Call) -> Outcome:
         """One round of a call, whatever brought it (the 2026-07-28 transports through
         :meth:`dispatch`, the 2025-11-25 bridge directly)."""
         return await self.engine.run(entry, call)
-
-    async def _run(
-        self,
-        entry: Entry,
-        request: Request,
-        meta: RequestMeta,
-        caller: Caller | None,
-        notify: Notify | None,
-        arguments: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        params = request.params
-        call = Call(
-            request.method,
-            params["uri"] if isinstance(entry, Resource) else params["name"],
-            _arguments(request) if arguments is None else arguments,
-            meta,
-            caller,
-            notify,
-            mrtr.read_input_responses(params),
-            params.get("requestState"),
-        )
-        outcome = await self.engine.run(entry, call)
-        return outcome.result if isinstance(outcome, Complete) else outcome.result()
 
     def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
         """Discovery and list results are the same for every caller until the server restarts."""
@@ -512,3 +506,37 @@ def _arguments(request: Request) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise invalid_params("params.arguments must be an object")
     return arguments
+
+
+async def encoded(request: Request, work: Awaitable[dict[str, Any]]) -> tuple[McpError | None, bytes]:
+    """The JSON-RPC response to ``request`` once ``work`` (its handling) is done: the error (if
+    any) and the bytes. Whatever goes wrong is answered with a JSON-RPC error, never a
+    traceback on the wire: an :class:`McpError` as it is, a result or error with no JSON form,
+    an unexpected exception or a handler calling ``sys.exit()`` as -32603 (the details go to
+    the server log)."""
+    try:
+        result = await work
+        return None, encode_result(request.id, result)
+    except McpError as exc:
+        try:
+            return exc, encode_error(request.id, exc)
+        except TypeError:
+            # A handler raised McpError with data (or a message) that is not JSON: a server bug.
+            logger.exception("could not encode the error %r raised by %s", exc, request.method)
+            error = internal_error("the handler raised an error that cannot be sent as JSON")
+            return error, encode_error(request.id, error)
+    except TypeError:
+        # A handler returned something that is not JSON (orjson refuses it): a server bug.
+        logger.exception("could not encode the result of %s", request.method)
+        error = internal_error("the handler returned a value that cannot be sent as JSON")
+        return error, encode_error(request.id, error)
+    except Exception:
+        logger.exception("unexpected failure handling %s", request.method)
+        error = internal_error()
+        return error, encode_error(request.id, error)
+    except SystemExit:
+        # sys.exit() in a handler (argparse inside a tool, say) fails this request only: the
+        # server and the other requests in flight go on.
+        logger.exception("a handler of %s called sys.exit(); the server keeps running", request.method)
+        error = internal_error()
+        return error, encode_error(request.id, error)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_elicit.server.auth import Authenticate, Caller, Unauthorized, as_caller
-from mcp_elicit.transport import http_checks
+from mcp_elicit.transport import http_checks, http_legacy
 from mcp_elicit.transport.asgi import Receive, Scope, Send, send_json, send_response, send_text
 from mcp_elicit.transport.http_checks import Head, Policy
+from mcp_elicit.transport.http_sessions import SessionTable
 from mcp_elicit.transport.in_flight import InFlight, InFlightRequest
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 from mcp_elicit.transport.sse import SseStream
@@ -31,6 +32,7 @@ from mcp_elicit.wire.http import status_for_error
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
     InvalidMessage,
+    Message,
     MessageTooLarge,
     Notification,
     Request,
@@ -38,9 +40,9 @@ from mcp_elicit.wire.jsonrpc import (
     Result,
     encode_error,
     parse_message,
-    refuse_response,
 )
-from mcp_elicit.wire.meta import RequestMeta
+from mcp_elicit.wire.legacy import is_legacy_version
+from mcp_elicit.wire.meta import RequestMeta, is_modern
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -63,6 +65,13 @@ class HttpApp:
     shared timer, so the answer may come up to ``min(0.05 s, body_timeout / 4)`` later).
     ``sse_hold``: seconds progress and log notifications are held back before an SSE reply
     starts, so that an error coming within that time keeps its HTTP status (see ``SseStream``).
+    ``sessions``: the bounds of 2025-11-25 sessions (``max_sessions``, ``max_per_principal``,
+    ``max_calls``, ``idle_timeout``, ``resume_grace``, ``instance``: see
+    :class:`~mcp_elicit.transport.http_sessions.SessionTable`).
+
+    Both protocol eras are served on the one endpoint (:func:`era_of`): a request with the
+    2026-07-28 ``_meta`` envelope statelessly, here; the messages of 2025-11-25 clients in their
+    sessions (:mod:`mcp_elicit.transport.http_legacy`).
     """
 
     def __init__(
@@ -74,6 +83,7 @@ class HttpApp:
         authenticate: Authenticate | None = None,
         body_timeout: float = 30.0,
         sse_hold: float = 0.1,
+        sessions: Mapping[str, Any] | None = None,
     ) -> None:
         from mcp_elicit.server import options
 
@@ -90,6 +100,7 @@ class HttpApp:
         self.max_body = server.max_message_bytes
         self.policy = Policy(self.allowed_origins, self.max_body, server.param_headers)
         self._in_flight = InFlight(body_timeout)
+        self.sessions = SessionTable(server, **(sessions or {}))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -107,6 +118,14 @@ class HttpApp:
         origin = head.headers.get("origin")
         if origin is not None and self.allowed_origins is not None:
             send = http_checks.with_cors(send, origin)
+        if head.method != "POST":  # GET or DELETE: a 2025-11-25 session's stream or its end
+            passed, caller = await self._authenticated(send, head.headers, None)
+            if passed:
+                if head.method == "GET":
+                    await http_legacy.get(self, head, caller, send, receive)
+                else:
+                    await http_legacy.delete(self, head, caller, send)
+            return
 
         entry = self._in_flight.start(receive)
         body = await self._body(entry, receive, send)
@@ -115,10 +134,18 @@ class HttpApp:
         message = await self._message(body, send)
         if message is None:
             return  # answered (-32700, -32600, 413)
+        era = era_of(message, head)
+        if era == "legacy":
+            passed, caller = await self._authenticated(send, head.headers, _id_of(message))
+            if passed:
+                await http_legacy.post(self, head, message, caller, send, receive)
+            return
+        if isinstance(message, Result | ErrorResponse):  # (era_of sends every response to legacy)
+            raise AssertionError("unreachable")
         if isinstance(message, Notification):
             # Authenticated like any request, though nothing runs: a 202 tells a caller that
             # its credentials were taken.
-            if self.authenticate is None or (await self._authenticated(send, head.headers, None))[0]:
+            if (await self._authenticated(send, head.headers, None))[0]:
                 await send_response(send, 202, [])
             return
         try:
@@ -126,11 +153,9 @@ class HttpApp:
         except McpError as exc:
             await send_json(send, status_for_error(exc.code), encode_error(message.id, exc))
             return
-        caller = None
-        if self.authenticate is not None:
-            passed, caller = await self._authenticated(send, head.headers, message.id)
-            if not passed:
-                return  # answered (401, 503)
+        passed, caller = await self._authenticated(send, head.headers, message.id)
+        if not passed:
+            return  # answered (401, 503)
         # Notifications (progress, logs) need an SSE reply; only a request that asked for them
         # and accepts text/event-stream gets one.
         stream = None
@@ -201,12 +226,10 @@ class HttpApp:
             await http_checks.too_large(self.policy).send(send)
         return body
 
-    async def _message(self, body: bytes, send: Send) -> Request | Notification | None:
-        """The JSON-RPC request or notification; or None once the error reply is sent."""
+    async def _message(self, body: bytes, send: Send) -> Message | None:
+        """The JSON-RPC message; or None once the error reply is sent."""
         try:
             message = parse_message(body, max_bytes=self.max_body)
-            if isinstance(message, Result | ErrorResponse):
-                raise refuse_response(message)
         except MessageTooLarge as exc:
             await send_json(send, 413, encode_error(exc.request_id, exc))
             return None
@@ -219,9 +242,10 @@ class HttpApp:
         self, send: Send, headers: Mapping[str, str], request_id: RequestId | None
     ) -> tuple[bool, Caller | None]:
         """``(True, caller)`` with the :class:`Caller` the ``authenticate`` hook names (None for an
-        anonymous call); ``(False, None)`` once the reply (401, or 503 while credentials cannot
-        be checked) has been sent."""
-        assert self.authenticate is not None
+        anonymous call, or without a hook); ``(False, None)`` once the reply (401, or 503 while
+        credentials cannot be checked) has been sent."""
+        if self.authenticate is None:
+            return True, None
         try:
             found = await self.authenticate(headers)
         except Unauthorized as exc:
@@ -272,6 +296,24 @@ class HttpApp:
                 return None
             raise
         return b"".join(chunks)
+
+
+def era_of(message: Message, head: Head) -> Literal["modern", "legacy"]:
+    """The era a POSTed message belongs to (wire-2025-11-25.md §8.2): a response (to a request
+    of a session) is 2025-11-25; a request or notification with the 2026-07-28 ``_meta`` envelope
+    is 2026-07-28, whatever else it says; without the envelope, a 2026 ``MCP-Protocol-Version``
+    header makes it 2026-07-28 (refused there for its missing ``_meta``, and an ``initialize``
+    for the header: -32020), anything else is 2025-11-25."""
+    if isinstance(message, Result | ErrorResponse):
+        return "legacy"
+    if is_modern(message.params):
+        return "modern"
+    version = head.headers.get("mcp-protocol-version")
+    return "legacy" if version is None or is_legacy_version(version) else "modern"
+
+
+def _id_of(message: Message) -> RequestId | None:
+    return message.id if isinstance(message, Request) else None
 
 
 def _shutdown_error() -> McpError:

@@ -1,7 +1,8 @@
 """The checks of an MCP request over HTTP, in the order they run, each one small function.
 
 Before the body is read (:data:`HEAD_CHECKS`): the Origin (403; a page in a browser must learn
-nothing more), a CORS preflight from an allowed origin (204), the method (405), Content-Type and
+nothing more), a CORS preflight from an allowed origin (204), the method (405: POST, and GET and
+DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST Content-Type and
 Content-Encoding (415), Accept (406), a declared Content-Length over the limit (413). Each takes
 the app's :class:`Policy` and the request's :class:`Head` and returns the early :class:`Reply`,
 or ``None`` to go on. Once the body is a JSON-RPC request, :func:`check_request` reads its
@@ -20,7 +21,7 @@ from mcp_elicit.wire.errors import INVALID_REQUEST, McpError, header_mismatch
 from mcp_elicit.wire.hosts import is_loopback_host
 from mcp_elicit.wire.http import accepted_replies, check_request_headers
 from mcp_elicit.wire.jsonrpc import Request, encode_error
-from mcp_elicit.wire.meta import RequestMeta, request_meta
+from mcp_elicit.wire.meta import RequestMeta, is_modern, request_meta
 from mcp_elicit.wire.param_headers import HeaderMap, check_param_headers
 
 # The request headers the checks read, by their raw (lower-case) name. Without an authentication
@@ -39,6 +40,7 @@ _READ_HEADERS: dict[bytes, str] = {
         "mcp-name",
         "access-control-request-method",
         "access-control-request-headers",
+        "last-event-id",
     )
 }
 # Mcp-* headers that must not appear twice (the others, Mcp-Session-Id of older revisions say,
@@ -156,11 +158,24 @@ def cors_preflight(policy: Policy, head: Head) -> Reply | None:
     )
 
 
-def post_only(policy: Policy, head: Head) -> Reply | None:
-    """405 for anything but POST (GET and DELETE are the older revisions' stream and session end)."""
-    if head.method == "POST":
+def known_method(policy: Policy, head: Head) -> Reply | None:
+    """405 for anything but POST, and GET and DELETE (a 2025-11-25 session's stream and end)."""
+    if head.method in ("POST", "GET", "DELETE"):
         return None
-    return _refused(405, "Method Not Allowed: send JSON-RPC messages with POST", (b"allow", b"POST"))
+    return _refused(
+        405, "Method Not Allowed: send JSON-RPC messages with POST", (b"allow", b"GET, POST, DELETE")
+    )
+
+
+def post_body(check: Callable[[Policy, Head], Reply | None]) -> Callable[[Policy, Head], Reply | None]:
+    """``check``, for a POST only (a GET or DELETE has no body)."""
+
+    def only_for_post(policy: Policy, head: Head) -> Reply | None:
+        return check(policy, head) if head.method == "POST" else None
+
+    only_for_post.__name__ = check.__name__
+    only_for_post.__doc__ = check.__doc__
+    return only_for_post
 
 
 def json_body(policy: Policy, head: Head) -> Reply | None:
@@ -207,14 +222,22 @@ def too_large(policy: Policy) -> Reply:
     return _refused(413, f"Invalid request: the body is over the limit of {policy.max_body} bytes")
 
 
+def accepts_events(policy: Policy, head: Head) -> Reply | None:
+    """406 for a GET that does not accept ``text/event-stream`` (a GET is answered with a stream)."""
+    if head.method != "GET" or accepted_replies(head.headers.get("accept", "*/*"))[1]:
+        return None
+    return _refused(406, "Not Acceptable: a GET is answered with text/event-stream, which it must accept")
+
+
 HEAD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
     origin_allowed,
     cors_preflight,
-    post_only,
-    json_body,
-    uncompressed,
-    accepts_json,
-    declared_size,
+    known_method,
+    accepts_events,
+    post_body(json_body),
+    post_body(uncompressed),
+    post_body(accepts_json),
+    post_body(declared_size),
 )
 
 
@@ -232,6 +255,12 @@ def first_reply(policy: Policy, head: Head) -> Reply | None:
 def check_request(policy: Policy, head: Head, request: Request) -> RequestMeta:
     """The request's ``_meta``, once the headers agree with the body; the McpError to answer with
     otherwise."""
+    if request.method == "initialize" and not is_modern(request.params):
+        raise header_mismatch(
+            f"an initialize (the 2025-11-25 handshake) cannot carry MCP-Protocol-Version "
+            f"{head.headers.get('mcp-protocol-version')!r}, a 2026-07-28 version: send it without "
+            "that header, or send server/discover"
+        )
     meta = request_meta(request.method, request.params)
     if head.duplicate is not None:
         raise header_mismatch(f"the {head.duplicate} header appears twice")

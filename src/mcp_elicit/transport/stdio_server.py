@@ -21,8 +21,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
+from mcp_elicit.server.legacy.session import LegacySession
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
@@ -36,12 +37,33 @@ from mcp_elicit.wire.jsonrpc import (
     parse_message,
     refuse_response,
 )
-from mcp_elicit.wire.meta import request_meta
+from mcp_elicit.wire.meta import is_modern, request_meta
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
 
 logger = logging.getLogger("mcp_elicit.transport.stdio")
+
+_LEGACY_ONLY = McpError(
+    INVALID_REQUEST,
+    "Invalid request: this connection serves MCP 2025-11-25 (it began with initialize); requests "
+    "carrying the 2026-07-28 _meta envelope are not accepted on it",
+)
+
+
+class _RequestChannel:
+    """Where a 2025-11-25 request's messages go: stdout, until the request is answered or
+    cancelled."""
+
+    def __init__(self, write: Callable[[bytes], None], cancelled: Callable[[], bool]) -> None:
+        self._write = write
+        self._cancelled = cancelled
+        self.answered = False
+
+    async def send(self, message: bytes, *, control: bool = False) -> None:
+        if control or not (self.answered or self._cancelled()):
+            self._write(message)
+
 
 EOF_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs
@@ -345,6 +367,9 @@ async def serve_stdio(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> No
 
 
 async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
+    """Serve one client: its era is chosen by the first request that says (an ``initialize``
+    without the 2026 envelope opens a 2025-11-25 session for the process; a request with the
+    envelope makes the process 2026-07-28), and requests of the other era are refused then."""
     write = writer.write
     running: dict[RequestId, asyncio.Task[None]] = {}
     # Requests cancelled by the client (or by EOF): nothing more is written for them, even when
@@ -352,6 +377,8 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
     cancelled: set[asyncio.Task[None]] = set()
     limit = server.max_message_bytes
     loop = asyncio.get_running_loop()
+    era: Literal["modern", "legacy"] | None = None
+    session: LegacySession | None = None
 
     async def handle(request: Request) -> None:
         task = asyncio.current_task()
@@ -371,6 +398,14 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         if task not in cancelled:
             write(body)
 
+    async def handle_legacy(request: Request, session: LegacySession) -> None:
+        task = asyncio.current_task()
+        channel = _RequestChannel(write, lambda: task in cancelled)
+        body = await session.handle(request, channel)
+        channel.answered = True
+        if task not in cancelled:
+            write(body)
+
     def finished(request_id: RequestId, task: asyncio.Task[None]) -> None:
         cancelled.discard(task)
         if running.get(request_id) is task:
@@ -381,6 +416,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         task.cancel()
 
     def on_line(line: bytes | None) -> None:
+        nonlocal era, session
         if line is None:
             too_large = McpError(
                 INVALID_REQUEST, f"Invalid request: a message is longer than the limit of {limit} bytes"
@@ -395,7 +431,10 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         try:
             message = parse_message(line, max_bytes=limit)
             if isinstance(message, Result | ErrorResponse):
-                raise refuse_response(message)
+                if session is None:
+                    raise refuse_response(message)
+                session.receive(message)  # only this session's own requests are answered
+                return
         except InvalidMessage as exc:
             write(encode_error(exc.request_id, exc))
             return
@@ -407,16 +446,36 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                     task = running.get(target)
                     if task is not None:
                         cancel(task)
+            elif session is not None:
+                session.notification(message)
             return
         if message.id in running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
             write(encode_error(message.id, error))
             return
-        task = loop.create_task(handle(message))
+        modern = is_modern(message.params)
+        if era is None and (modern or message.method == "initialize"):
+            era = "modern" if modern else "legacy"
+            if era == "legacy":
+                session = LegacySession.of(server)
+        if session is not None:
+            if modern:
+                write(encode_error(message.id, _LEGACY_ONLY))
+                return
+            if message.method == "initialize":
+                # Answered at once, before whatever the client sent after it is read.
+                write(session.handle_initialize(message))
+                return
+            work = handle_legacy(message, session)
+        else:
+            work = handle(message)
+        task = loop.create_task(work)
         running[message.id] = task
         task.add_done_callback(functools.partial(finished, message.id))
 
     await _read_lines(stdin, limit, on_line)
+    if session is not None:
+        session.close()  # the client is gone: questions waiting for its answers fail at once
 
     if running:
         _, still_running = await asyncio.wait(list(running.values()), timeout=EOF_GRACE_SECONDS)

@@ -168,6 +168,13 @@ def parse_request_meta(params: dict[str, Any]) -> RequestMeta:
     return RequestMeta(version, ClientCapabilities(capabilities), client_info, token, level)
 
 
+def is_modern(params: dict[str, Any]) -> bool:
+    """Whether a request carries the 2026-07-28 envelope: ``_meta`` with a protocol version (the
+    one sign of the era; a bare ``_meta``, say with only a progress token, is not one)."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+
+
 def request_meta(method: str, params: dict[str, Any]) -> RequestMeta:
     """The ``_meta`` of a 2026-07-28 request: what every transport reads before the server runs
     anything. ``initialize``, which 2026-07-28 removed, is refused naming the versions this
@@ -227,6 +234,7 @@ __all__ = [
     "RequestMeta",
     "check_version",
     "initialize_refused",
+    "is_modern",
     "parse_request_meta",
     "request_meta",
     "server_info_meta",

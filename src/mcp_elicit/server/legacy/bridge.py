@@ -1,0 +1,216 @@
+"""One call on a 2025-11-25 session: the same handler, its questions sent as real requests.
+
+A 2026-07-28 client answers a round's questions in a retried request; a 2025-11-25 client
+answers real server→client requests. The bridge runs the engine (:meth:`Server.run_call
+<mcp_elicit.server.app.Server.run_call>`) and, while it needs input, does what a 2026 client
+would do, in process:
+
+1. every input request of the round becomes one *leg*, a request to the client, all sent at once
+   (``elicitation/create`` -- a URL one with a fresh ``elicitationId`` --,
+   ``sampling/createMessage``, ``roots/list``), each waiting at most ``leg_timeout`` for its
+   answer (human-paced: ten minutes by default, never the 60 s a machine would get);
+2. the answers become the round's ``inputResponses`` (an ``ElicitResult`` checked and stripped of
+   its ``_meta``), and the engine runs the handler again with them and the sealed
+   ``requestState`` -- sealed, opened and checked exactly as on the wire, so a handler behaves
+   the same whichever way its answers came;
+3. until the call completes, or ``max_rounds`` rounds have passed.
+
+Two rounds need no client at all. A round that asks nothing (a state-only round: the handler is
+waiting for something, e.g. ``ctx.retry_later()``) is run again after a short pause. A URL question
+the user already agreed to open in this call, asked again (the connect kit does that while the
+browser step is still under way, holding each retry a while), is not sent again: the user's
+consent stands, so it is answered ``accept`` here and the call goes on by itself once the browser
+step is done. When it is no longer asked, the step is over, and the client is told with
+``notifications/elicitation/complete`` for its ``elicitationId`` (to this session only).
+
+Capabilities come from the session's ``initialize`` and are checked before anything is sent (the
+engine gates every round), so a refusal has no side effects. Cancelling the call (the client's
+``notifications/cancelled``, a closed stream) cancels every leg still waiting, and the client is
+sent ``notifications/cancelled`` for each of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcp_elicit.server.call import Call
+from mcp_elicit.server.engine import Complete, NeedsInput, Outcome
+from mcp_elicit.server.registry import Entry
+from mcp_elicit.wire import legacy, mrtr
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
+from mcp_elicit.wire.jsonrpc import ErrorResponse
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.legacy.session import Channel, LegacySession
+
+logger = logging.getLogger("mcp_elicit.server.legacy")
+
+# A state-only round is run again after this pause, doubling up to the cap.
+_FIRST_PAUSE = 0.25
+_MAX_PAUSE = 2.0
+
+
+class Bridge:
+    """Runs one call of a legacy session to its end (see the module docstring)."""
+
+    def __init__(self, session: LegacySession, entry: Entry, call: Call, channel: Channel) -> None:
+        self._session = session
+        self._entry = entry
+        self._call = call
+        self._channel = channel
+        # (message, url) of URL questions the user accepted in this call -> their elicitationId
+        self._accepted_urls: dict[tuple[str, str], str] = {}
+
+    async def run(self) -> dict[str, Any]:
+        """The call's final result (2026 shape: the session writes it for its era)."""
+        session = self._session
+        call = self._call
+        loop = asyncio.get_running_loop()
+        outcome = await session.server.run_call(self._entry, call)
+        rounds = 0
+        pause = _FIRST_PAUSE
+        waiting_since: float | None = None  # the first round of a wait with nothing to send
+        while isinstance(outcome, NeedsInput):
+            answers, sent = await self._ask(outcome.requests) if outcome.requests else ({}, False)
+            if sent:
+                rounds += 1
+                pause, waiting_since = _FIRST_PAUSE, None
+                if rounds > session.max_rounds:
+                    raise McpError(
+                        INTERNAL_ERROR,
+                        f"Internal error: {call.method} {call.target!r} asked the client in more "
+                        f"than {session.max_rounds} rounds; giving up",
+                    )
+            else:
+                # Nothing went to the client: the handler waits for something else (a state-only
+                # round, or a browser step the user agreed to): run it again after a pause, for
+                # as long as a leg may wait.
+                if waiting_since is None:
+                    waiting_since = loop.time()
+                elif loop.time() - waiting_since > session.leg_timeout:
+                    raise McpError(
+                        INTERNAL_ERROR,
+                        f"Internal error: {call.method} {call.target!r} waited more than "
+                        f"{session.leg_timeout:g} s without asking anything; giving up",
+                    )
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _MAX_PAUSE)
+            call = dataclasses.replace(call, input_responses=answers, request_state=outcome.state)
+            outcome = await session.server.run_call(self._entry, call)
+            await self._completed_urls(outcome)
+        return outcome.result
+
+    async def _ask(self, requests: Mapping[str, dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+        """Every question of a round at once: their answers by key, and whether any question
+        went to the client (the first failure ends the round, and the legs still waiting with
+        it)."""
+        if self._session.url_mode == "error":
+            self._refuse_urls(requests)
+        legs: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        sent = False
+        try:
+            async with asyncio.TaskGroup() as group:
+                for key, request in requests.items():
+                    if self._consented(request):
+                        continue
+                    sent = True
+                    legs[key] = group.create_task(self._leg(request))
+        except BaseExceptionGroup as failed:
+            raise _first(failed) from None
+        answers = {key: leg.result() for key, leg in legs.items()}
+        for key in requests:
+            if key not in answers:  # asked again while the browser step goes on: consent stands
+                answers[key] = {"action": "accept"}
+        return answers, sent
+
+    def _consented(self, request: dict[str, Any]) -> bool:
+        """A URL question the user already agreed to open in this call."""
+        params = request.get("params") or {}
+        if request.get("method") != mrtr.ELICIT or params.get("mode") != "url":
+            return False
+        return (str(params.get("message")), str(params.get("url"))) in self._accepted_urls
+
+    async def _leg(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One question as one request to the client; its answer as the engine reads it."""
+        method = request.get("method")
+        params = request.get("params") or {}
+        if method == mrtr.ELICIT and params.get("mode") == "url":
+            place = (str(params.get("message")), str(params.get("url")))
+            elicitation_id = uuid.uuid4().hex
+            answer = await self._send(method, legacy.elicitation_request(params, elicitation_id))
+            if answer.get("action") == "accept":
+                self._accepted_urls[place] = elicitation_id
+            return answer
+        if method == mrtr.ELICIT:
+            return await self._send(method, legacy.elicitation_request(params, None))
+        return await self._send(str(method), params)
+
+    async def _send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        response = await self._session.request(method, params, self._channel)
+        if isinstance(response, ErrorResponse):
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: the client answered {method} with error {response.code}: "
+                f"{response.message}",
+                {"clientError": {"code": response.code, "message": response.message}},
+            )
+        if method == mrtr.ELICIT:
+            return legacy.read_elicit_result(method, response.result)
+        if not isinstance(response.result, dict):
+            raise McpError(
+                INTERNAL_ERROR, f"Internal error: the client's answer to {method} is not an object"
+            )
+        return response.result
+
+    def _refuse_urls(self, requests: Mapping[str, dict[str, Any]]) -> None:
+        """``url_mode="error"``: a round with URL questions ends with ``-32042`` naming them; the
+        client retries the call once the user has been to each URL."""
+        urls = [
+            legacy.elicitation_request(request["params"], uuid.uuid4().hex)
+            for request in requests.values()
+            if request.get("method") == mrtr.ELICIT and (request.get("params") or {}).get("mode") == "url"
+        ]
+        if urls:
+            raise legacy.url_elicitation_required(
+                urls, "This request needs you to complete a step in your browser first; then try again."
+            )
+
+    async def _completed_urls(self, outcome: Outcome) -> None:
+        """Tell the client which browser steps are over: URL questions it accepted that the
+        handler no longer asks (unless the call failed)."""
+        if not self._accepted_urls:
+            return
+        if isinstance(outcome, Complete) and outcome.result.get("isError") is True:
+            return
+        still = set()
+        if isinstance(outcome, NeedsInput):
+            for request in outcome.requests.values():
+                params = request.get("params") or {}
+                if params.get("mode") == "url":
+                    still.add((str(params.get("message")), str(params.get("url"))))
+        for place in [place for place in self._accepted_urls if place not in still]:
+            elicitation_id = self._accepted_urls.pop(place)
+            await self._session.notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self._channel
+            )
+
+
+def _first(failed: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception that ended a round (the others are the legs cancelled because of it)."""
+    leaves: list[BaseException] = []
+    groups = [failed]
+    while groups:
+        for inner in groups.pop().exceptions:
+            if isinstance(inner, BaseExceptionGroup):
+                groups.append(inner)
+            else:
+                leaves.append(inner)
+    for leaf in leaves:
+        if not isinstance(leaf, asyncio.CancelledError):
+            return leaf
+    return leaves[0]

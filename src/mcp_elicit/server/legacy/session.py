@@ -1,0 +1,251 @@
+"""A 2025-11-25 session, whatever carries it: the handshake, the methods, and requests to the
+client.
+
+On stdio a session is the whole process (an ``initialize`` chose the era); on Streamable HTTP
+it is what an ``Mcp-Session-Id`` names. Either way the transport hands it the client's
+messages: requests (:meth:`LegacySession.handle`, which answers with the encoded response),
+notifications (:meth:`LegacySession.notification`) and responses to the requests this session
+sent (:meth:`LegacySession.receive`: matched only against this session's own pending ids, in an
+id space of their own). Everything about one client request goes out through its
+:class:`Channel` (on HTTP that request's SSE stream).
+
+What the session keeps is what 2025-11-25 fixes at ``initialize``: the version (negotiated:
+2025-11-25 or 2025-06-18, never a 2026 one), the client's capabilities (``{}`` for elicitation is
+form only; at 2025-06-18 form only whatever is declared) and its self-reported info, and the log
+level ``logging/setLevel`` sets. Calls (``tools/call``, ``prompts/get``, ``resources/read``) run
+through the :class:`~mcp_elicit.server.legacy.bridge.Bridge`, on the same engine and handlers as
+2026-07-28 requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from mcp_elicit.server.app import encoded
+from mcp_elicit.server.auth import Caller
+from mcp_elicit.server.legacy.bridge import Bridge
+from mcp_elicit.wire import legacy
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
+from mcp_elicit.wire.jsonrpc import (
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    Result,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from mcp_elicit.wire.meta import ClientCapabilities, RequestMeta
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+
+logger = logging.getLogger("mcp_elicit.server.legacy")
+
+UrlMode = Literal["request", "error"]
+DEFAULT_LEG_TIMEOUT = 600.0
+DEFAULT_MAX_ROUNDS = 50
+
+
+class Channel(Protocol):
+    """Where the messages about one client request go: its SSE stream on HTTP, stdout on stdio.
+    Once the request is answered or cancelled a channel drops what is sent, except ``control``
+    messages (the ``notifications/cancelled`` that withdraw this session's own requests)."""
+
+    async def send(self, message: bytes, *, control: bool = False) -> None: ...
+
+
+class SessionClosed(Exception):
+    """The session ended (the client went away) while a request to the client was waiting."""
+
+
+class LegacySession:
+    """One 2025-11-25 session of ``server`` (see the module docstring).
+
+    ``caller`` is who opened it (from a validated token; every later request of the session must
+    be the same principal: the transport checks). ``leg_timeout``: seconds a request to the
+    client may wait for its answer; ``max_rounds``: rounds of questions one call may send;
+    ``url_mode``: ``"request"`` sends URL questions as ``elicitation/create`` requests,
+    ``"error"`` ends the call with ``-32042`` naming them instead.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        caller: Caller | None = None,
+        leg_timeout: float = DEFAULT_LEG_TIMEOUT,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        url_mode: UrlMode = "request",
+    ) -> None:
+        self.server = server
+        self.caller = caller
+        self.leg_timeout = leg_timeout
+        self.max_rounds = max_rounds
+        self.url_mode = url_mode
+        self.version: str | None = None
+        self.capabilities = ClientCapabilities({})
+        self.client_info: dict[str, Any] | None = None
+        self.log_level: str | None = None
+        self.initialized = False  # notifications/initialized arrived
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, asyncio.Future[Response]] = {}
+        self._closed = False
+
+    @classmethod
+    def of(cls, server: Server, caller: Caller | None = None) -> LegacySession:
+        """A session with ``server``'s settings (``Server(legacy_url_mode=..., ...)``)."""
+        return cls(
+            server,
+            caller=caller,
+            leg_timeout=server.legacy_leg_timeout,
+            max_rounds=server.legacy_max_rounds,
+            url_mode=server.legacy_url_mode,
+        )
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- what the client sends -----------------------------------------------------------------
+    def initialize(self, request: Request) -> dict[str, Any]:
+        """Answer ``initialize`` (run at once, before anything the client sends after it)."""
+        if self.version is not None:
+            raise invalid_request("Invalid request: this session is already initialized")
+        params = legacy.read_initialize(request.params)
+        version = legacy.negotiate(params.requested)
+        self.version = version
+        self.capabilities = ClientCapabilities(legacy.session_capabilities(params.capabilities, version))
+        self.client_info = params.client_info
+        server = self.server
+        info: dict[str, Any] = {"name": server.name, "version": server.version}
+        if server.title:
+            info["title"] = server.title
+        return legacy.initialize_result(version, server.capabilities(), info, server.instructions)
+
+    def handle_initialize(self, request: Request) -> bytes:
+        """The encoded answer to ``initialize``, made at once (a transport answers it before it
+        reads what the client sent after it)."""
+        try:
+            return encode_result(request.id, self.initialize(request))
+        except McpError as exc:
+            return encode_error(request.id, exc)
+
+    async def handle(self, request: Request, channel: Channel) -> bytes:
+        """The encoded response to one client request (never raises)."""
+        error, body = await encoded(request, self._result(request, channel))
+        if error is not None and error.code == INTERNAL_ERROR:
+            logger.debug("%s on a 2025-11-25 session: %s", request.method, error.message)
+        return body
+
+    async def _result(self, request: Request, channel: Channel) -> dict[str, Any]:
+        method = request.method
+        if method == "initialize":
+            return self.initialize(request)
+        if self.version is None:
+            raise invalid_request("Invalid request: send initialize first")
+        if method == "ping":
+            return {}
+        if method == "logging/setLevel":
+            level = request.params.get("level")
+            if level not in legacy.LOG_LEVELS:
+                raise invalid_params(f"logging/setLevel: level must be one of {', '.join(legacy.LOG_LEVELS)}")
+            self.log_level = level
+            return {}
+        listed = self.server.listing(request)
+        if listed is not None:
+            return legacy.legacy_result(listed)
+        found = self.server.call_for(request, self._meta(request), self.caller, self._notifier(channel))
+        if found is not None:
+            entry, call = found
+            return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+        raise method_not_found(method)  # server/discover and other 2026 methods too
+
+    def _meta(self, request: Request) -> RequestMeta:
+        """What the engine knows of the client for one call: the session's, and the request's
+        progress token."""
+        meta = request.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, bool) or not isinstance(token, str | int):
+            token = None
+        assert self.version is not None
+        return RequestMeta(self.version, self.capabilities, self.client_info, token, self.log_level)
+
+    def _notifier(self, channel: Channel) -> Any:
+        async def notify(method: str, params: dict[str, Any]) -> None:
+            await self.notify(method, params, channel)
+
+        return notify
+
+    def notification(self, notification: Notification) -> None:
+        """A notification from the client (the transport handles ``notifications/cancelled``,
+        which is about one of its requests)."""
+        if notification.method == "notifications/initialized":
+            self.initialized = True
+        # notifications/roots/list_changed: roots are asked again by the next call that needs
+        # them (nothing is cached); others are ignored, as the spec asks.
+
+    def receive(self, response: Response) -> bool:
+        """A response to one of this session's requests; False when it answers none of them (an
+        id never sent, or already answered: logged and dropped)."""
+        future = None if response.id is None else self._pending.get(response.id)
+        if future is None or future.done():
+            logger.info("a response for no request of this session (id %r): dropped", response.id)
+            return False
+        future.set_result(response)
+        return True
+
+    # -- what the session sends ----------------------------------------------------------------
+    async def request(self, method: str, params: dict[str, Any], channel: Channel) -> Result | ErrorResponse:
+        """Send ``method`` to the client on ``channel`` and wait (``leg_timeout`` at most) for its
+        answer. A timeout or cancellation tells the client (``notifications/cancelled``)."""
+        if self._closed:
+            raise McpError(INTERNAL_ERROR, "Internal error: the client has gone away")
+        request_id = next(self._ids)
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await channel.send(encode_request(request_id, method, params))
+            async with asyncio.timeout(self.leg_timeout):
+                return await future
+        except TimeoutError:
+            await self._cancel(request_id, channel, "timed out")
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: the client did not answer {method} within {self.leg_timeout:g} s",
+            ) from None
+        except SessionClosed:
+            raise McpError(INTERNAL_ERROR, "Internal error: the client went away") from None
+        except asyncio.CancelledError:
+            await self._cancel(request_id, channel, "the request it belongs to was cancelled")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _cancel(self, request_id: RequestId, channel: Channel, reason: str) -> None:
+        if self._closed:
+            return
+        with contextlib.suppress(Exception):  # the stream may be gone: nothing to tell then
+            await channel.send(
+                encode_notification("notifications/cancelled", {"requestId": request_id, "reason": reason}),
+                control=True,
+            )
+
+    async def notify(self, method: str, params: dict[str, Any], channel: Channel) -> None:
+        if not self._closed:
+            await channel.send(encode_notification(method, params))
+
+    def close(self) -> None:
+        """The session is over (the client went away, or ended it): requests still waiting for
+        the client fail at once."""
+        self._closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(SessionClosed())

@@ -1,0 +1,200 @@
+"""One resumable SSE stream of a 2025-11-25 session: events with ids, kept for a replay.
+
+A call on a 2025-11-25 HTTP session is answered on its POST's SSE stream: the requests it sends
+the client (``elicitation/create``...), its notifications, then its response. Each event has an
+id, ``<stream>.<seq>``, unique in the session; the first is a *priming* event (the id and no
+data) with a ``retry`` time. The connection may close before the stream is done (the client's
+network dropped, or the handler closed it to let the client poll): the call goes on, its events
+are kept, and a ``GET`` with ``Last-Event-ID`` picks the stream up again where the client left
+it. A stream that nobody picks up again within ``resume_grace`` seconds ends its call.
+
+:class:`EventStream` is the stream itself, independent of any connection; :func:`serve_events`
+writes it to one ASGI connection until the stream is done or the client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable
+from typing import Final
+
+from mcp_elicit.transport.asgi import Header, Receive, Send
+
+RETRY_MS: Final = 1000  # how long a client waits before reconnecting (the priming event says)
+MAX_KEPT_EVENTS: Final = 1000  # events kept for a replay, per stream
+MAX_KEPT_BYTES: Final = 4 * 1024 * 1024
+
+
+class EventStream:
+    """The events of one stream (see the module docstring). ``on_abandoned`` is called when the
+    stream has no connection for ``resume_grace`` seconds before it is done."""
+
+    def __init__(
+        self,
+        stream_id: str,
+        *,
+        resume_grace: float,
+        on_abandoned: Callable[[], None],
+    ) -> None:
+        self.id = stream_id
+        self._seq = 0
+        self._kept: deque[tuple[int, bytes]] = deque()
+        self._kept_bytes = 0
+        self._listener: asyncio.Queue[bytes | None] | None = None
+        self._closing: asyncio.Event | None = None
+        self.done = False
+        self._resume_grace = resume_grace
+        self._on_abandoned = on_abandoned
+        self._abandon_timer: asyncio.TimerHandle | None = None
+
+    # -- what the call sends -------------------------------------------------------------------
+    def prime(self) -> None:
+        """The first event: an id, no data, and the retry time."""
+        self._push(b"retry: %d\nid: %s.0\ndata: \n\n" % (RETRY_MS, self.id.encode()))
+
+    def send(self, message: bytes) -> None:
+        self._seq += 1
+        self._push(b"id: %s.%d\ndata: %s\n\n" % (self.id.encode(), self._seq, message), self._seq)
+
+    def finish(self, message: bytes | None) -> None:
+        """The last event (the response; None: end without one, e.g. a cancelled request)."""
+        if self.done:
+            return
+        if message is not None:
+            self.send(message)
+        self.done = True
+        if self._listener is not None:
+            self._listener.put_nowait(None)
+        self._cancel_abandon()
+
+    def close_connection(self) -> None:
+        """End the current connection without ending the stream (the client reconnects)."""
+        if self._closing is not None:
+            self._closing.set()
+
+    def _push(self, event: bytes, seq: int = 0) -> None:
+        if self.done:
+            return
+        self._kept.append((seq, event))
+        self._kept_bytes += len(event)
+        while len(self._kept) > MAX_KEPT_EVENTS or self._kept_bytes > MAX_KEPT_BYTES:
+            _, dropped = self._kept.popleft()
+            self._kept_bytes -= len(dropped)
+        if self._listener is not None:
+            self._listener.put_nowait(event)
+
+    # -- connections ---------------------------------------------------------------------------
+    def attach(self, after: int | None) -> tuple[asyncio.Queue[bytes | None], asyncio.Event]:
+        """A new connection for the stream: the events after ``after`` (None: all), then what
+        comes. A connection still attached is ended (one connection per stream)."""
+        if self._closing is not None:
+            self._closing.set()
+        self._cancel_abandon()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        for seq, event in self._kept:
+            if after is None or seq > after:
+                queue.put_nowait(event)
+        if self.done:
+            queue.put_nowait(None)
+        self._listener = queue
+        self._closing = asyncio.Event()
+        return queue, self._closing
+
+    def detach(self, queue: asyncio.Queue[bytes | None]) -> None:
+        if self._listener is not queue:
+            return  # a newer connection took over
+        self._listener = None
+        self._closing = None
+        if not self.done:
+            loop = asyncio.get_running_loop()
+            self._abandon_timer = loop.call_later(self._resume_grace, self._abandoned)
+
+    def _abandoned(self) -> None:
+        self._abandon_timer = None
+        if not self.done and self._listener is None:
+            self._on_abandoned()
+
+    def _cancel_abandon(self) -> None:
+        if self._abandon_timer is not None:
+            self._abandon_timer.cancel()
+            self._abandon_timer = None
+
+
+def last_event(header: str | None) -> tuple[str, int] | None:
+    """``(stream id, seq)`` from a ``Last-Event-ID`` header, or None when it is not one of ours."""
+    if not header:
+        return None
+    stream, _, seq = header.strip().rpartition(".")
+    if not stream or not seq.isdigit() or not seq.isascii():
+        return None
+    return stream, int(seq)
+
+
+async def serve_events(
+    stream: EventStream,
+    after: int | None,
+    send: Send,
+    receive: Receive,
+    headers: list[Header],
+) -> None:
+    """Write ``stream`` to this connection (a 200 ``text/event-stream`` response with
+    ``headers``) until it is done, the connection is to close, or the client goes away."""
+    queue, closing = stream.attach(after)
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+                return
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-store"),
+                    (b"x-accel-buffering", b"no"),
+                    *headers,
+                ],
+            }
+        )
+        while True:
+            event = await _next(queue, closing, gone)
+            if event is None:
+                break
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        if not gone.is_set():
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except OSError:
+        pass  # the connection broke under us: the stream waits for a reconnection
+    finally:
+        watcher.cancel()
+        stream.detach(queue)
+
+
+async def _next(
+    queue: asyncio.Queue[bytes | None], closing: asyncio.Event, gone: asyncio.Event
+) -> bytes | None:
+    """The next event; None when the stream is done or this connection is over."""
+    if not queue.empty():
+        return queue.get_nowait()
+    getting = asyncio.ensure_future(queue.get())
+    stopping = asyncio.ensure_future(closing.wait())
+    leaving = asyncio.ensure_future(gone.wait())
+    try:
+        await asyncio.wait({getting, stopping, leaving}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in (stopping, leaving):
+            waiter.cancel()
+    if getting.done():
+        return getting.result()
+    getting.cancel()
+    return None

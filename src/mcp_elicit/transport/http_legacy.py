@@ -1,0 +1,251 @@
+"""Streamable HTTP, 2025-11-25 shape: what the endpoint does for a request of a session.
+
+:class:`~mcp_elicit.transport.http_app.HttpApp` sends here every message that belongs to the
+2025-11-25 era (see ``http_app.era_of``): ``initialize`` opens a session
+(:mod:`mcp_elicit.transport.http_sessions`) and its response carries the ``Mcp-Session-Id``;
+every later message must name it (400 without, 404 for a session that is unknown, ended,
+expired or another user's). Then:
+
+* a call (``tools/call``, ``prompts/get``, ``resources/read``) is answered on an SSE stream of
+  its POST (:mod:`mcp_elicit.transport.event_stream`): the questions the call sends the client,
+  its notifications, its response. The call runs in a task of the session, not of the
+  connection, so a dropped connection can be picked up again (``GET`` with ``Last-Event-ID``);
+* any other request is answered with JSON;
+* a response to one of the session's requests (a POST whose body is a JSON-RPC result or
+  error) completes the question waiting for it: 202, or 400 when it answers none (an id never
+  sent, another session's, one already answered);
+* ``notifications/cancelled`` cancels the named call (its stream ends without a response, and
+  the questions it was waiting for are withdrawn); other notifications: 202;
+* ``GET`` opens the session's stream for messages that belong to no request (one at a time,
+  409 for a second), or, with ``Last-Event-ID``, resumes a call's stream;
+* ``DELETE`` ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from mcp_elicit.server.auth import Caller
+from mcp_elicit.transport.asgi import Header, Receive, Send, send_json, send_response
+from mcp_elicit.transport.event_stream import EventStream, last_event, serve_events
+from mcp_elicit.transport.http_checks import Head
+from mcp_elicit.transport.http_sessions import HttpSession, SessionLimit, SessionTable
+from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Result, encode_error
+
+if TYPE_CHECKING:
+    from mcp_elicit.transport.http_app import HttpApp
+
+logger = logging.getLogger("mcp_elicit.transport.http")
+
+CALLS = frozenset({"tools/call", "prompts/get", "resources/read"})
+SESSION_HEADER = b"mcp-session-id"
+
+
+async def _refuse(send: Send, status: int, message: str, request_id: object = None) -> None:
+    error = McpError(INVALID_REQUEST, message)
+    await send_json(
+        send, status, encode_error(request_id if isinstance(request_id, str | int) else None, error)
+    )
+
+
+class _StreamChannel:
+    """A call's messages, as events of its stream (dropped once the stream is done)."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self._stream = stream
+
+    async def send(self, message: bytes, *, control: bool = False) -> None:
+        self._stream.send(message)
+
+
+class _NoChannel:
+    """A request answered with JSON: nothing can go to the client before its response."""
+
+    async def send(self, message: bytes, *, control: bool = False) -> None:
+        raise McpError(
+            INVALID_REQUEST,
+            "Invalid request: this call must ask the client, and its POST does not accept "
+            "text/event-stream, the only way a question can reach the client over HTTP",
+        )
+
+
+async def post(
+    app: HttpApp,
+    head: Head,
+    message: Request | Notification | Result | ErrorResponse,
+    caller: Caller | None,
+    send: Send,
+    receive: Receive,
+) -> None:
+    table = app.sessions
+    session_id = head.headers.get("mcp-session-id")
+    if isinstance(message, Request) and message.method == "initialize":
+        await _initialize(table, session_id, message, caller, send)
+        return
+    request_id = message.id if isinstance(message, Request) else None
+    if session_id is None:
+        await _refuse(
+            send, 400, "Bad Request: an Mcp-Session-Id header is required (send initialize first)", request_id
+        )
+        return
+    session = table.get(session_id, caller)
+    if session is None:
+        await _refuse(
+            send, 404, "Not Found: no such session (it ended or expired): initialize again", request_id
+        )
+        return
+    if isinstance(message, Result | ErrorResponse):
+        if session.legacy.receive(message):
+            await send_response(send, 202, [])
+        else:
+            await _refuse(
+                send,
+                400,
+                f"Bad Request: no question of this session waits for an answer with id {message.id!r} "
+                "(never sent, already answered, or withdrawn)",
+            )
+        return
+    if isinstance(message, Notification):
+        if message.method == "notifications/cancelled":
+            target = message.params.get("requestId")
+            call = (
+                session.calls.get(target)
+                if isinstance(target, str | int) and not isinstance(target, bool)
+                else None
+            )
+            if call is not None:
+                call.cancel()
+        else:
+            session.legacy.notification(message)
+        await send_response(send, 202, [])
+        return
+    headers: list[Header] = [(SESSION_HEADER, session.id.encode("ascii"))]
+    if message.method in CALLS and head.accepts_sse:
+        await _call(table, session, message, send, receive, headers)
+        return
+    body = await session.legacy.handle(message, _NoChannel())
+    await send_json(send, 200, body, headers)
+
+
+async def _initialize(
+    table: SessionTable, session_id: str | None, request: Request, caller: Caller | None, send: Send
+) -> None:
+    if session_id is not None and table.get(session_id, caller) is not None:
+        await _refuse(send, 400, "Invalid request: this session is already initialized", request.id)
+        return
+    try:
+        session = table.create(caller)
+    except SessionLimit as exc:
+        await send_json(send, exc.status, encode_error(request.id, McpError(INVALID_REQUEST, exc.message)))
+        return
+    body = session.legacy.handle_initialize(request)
+    if session.legacy.version is None:  # initialize refused (malformed): no session then
+        table.end(session)
+        await send_json(send, 400, body)
+        return
+    await send_json(send, 200, body, [(SESSION_HEADER, session.id.encode("ascii"))])
+
+
+async def _call(
+    table: SessionTable,
+    session: HttpSession,
+    request: Request,
+    send: Send,
+    receive: Receive,
+    headers: list[Header],
+) -> None:
+    """Run a call in the session and answer on a stream of its own."""
+    if request.id in session.calls:
+        await _refuse(
+            send, 400, f"Invalid request: id {request.id!r} is already in use in this session", request.id
+        )
+        return
+    if len(session.calls) >= table.max_calls:
+        await _refuse(
+            send,
+            429,
+            f"Too Many Requests: this session has {table.max_calls} calls running already",
+            request.id,
+        )
+        return
+    stream_id = session.new_stream_id()
+    task: asyncio.Task[None] | None = None
+
+    def abandoned() -> None:
+        logger.info("a call's stream was not picked up again within %g s: cancelling it", table.resume_grace)
+        if task is not None:
+            task.cancel()
+
+    stream = EventStream(stream_id, resume_grace=table.resume_grace, on_abandoned=abandoned)
+    session.streams[stream_id] = stream
+    stream.prime()
+
+    async def run() -> None:
+        body: bytes | None = None
+        try:
+            body = await session.legacy.handle(request, _StreamChannel(stream))
+        finally:
+            stream.finish(body)  # None when cancelled: the stream ends without a response
+            session.calls.pop(request.id, None)
+            _forget_later(session, stream_id, table.resume_grace)
+
+    task = asyncio.ensure_future(run())
+    session.calls[request.id] = task
+    await serve_events(stream, None, send, receive, headers)
+
+
+def _forget_later(session: HttpSession, stream_id: str, after: float) -> None:
+    """A finished stream is kept a while, for a client that reconnects to read its end."""
+    loop = asyncio.get_running_loop()
+    loop.call_later(after, session.streams.pop, stream_id, None)
+
+
+async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:
+    session = await _session_of(app, head, caller, send)
+    if session is None:
+        return
+    headers: list[Header] = [(SESSION_HEADER, session.id.encode("ascii"))]
+    resume = last_event(head.headers.get("last-event-id"))
+    if resume is not None:
+        stream = session.streams.get(resume[0])
+        if stream is None:
+            await _refuse(send, 404, "Not Found: that stream is unknown or over")
+            return
+        await serve_events(stream, resume[1], send, receive, headers)
+        return
+    if session.listening:
+        await _refuse(send, 409, "Conflict: this session has a GET stream open already")
+        return
+    session.listening = True
+    stream = EventStream(session.new_stream_id(), resume_grace=0.0, on_abandoned=lambda: None)
+    stream.prime()
+    try:
+        await serve_events(stream, None, send, receive, headers)
+    finally:
+        session.listening = False
+        stream.finish(None)
+
+
+async def delete(app: HttpApp, head: Head, caller: Caller | None, send: Send) -> None:
+    session = await _session_of(app, head, caller, send)
+    if session is None:
+        return
+    app.sessions.end(session)
+    with contextlib.suppress(Exception):
+        await send_response(send, 200, [])
+
+
+async def _session_of(app: HttpApp, head: Head, caller: Caller | None, send: Send) -> HttpSession | None:
+    session_id = head.headers.get("mcp-session-id")
+    if session_id is None:
+        await _refuse(send, 400, "Bad Request: an Mcp-Session-Id header is required")
+        return None
+    session = app.sessions.get(session_id, caller)
+    if session is None:
+        await _refuse(send, 404, "Not Found: no such session (it ended or expired): initialize again")
+        return None
+    return session
