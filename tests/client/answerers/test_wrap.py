@@ -50,6 +50,9 @@ def test_a_separator_never_starts_a_line() -> None:
         "Esc cancels ·",
         "you review",
     ]
+    assert lines("Send me the travel newsletter *", 14) == ["Send me the", "travel", "newsletter *"]
+    # Together they do not fit on any line: then they part, at their space.
+    assert lines("Send me the travel newsletter *", 10) == ["Send me", "the travel", "newsletter", "*"]
 
 
 def test_a_no_break_space_holds_words_together() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "DESCRIPTION_LINES",
     "MESSAGE_LINES",
     "Out",
+    "address_to_copy",
     "asker",
     "defang",
     "echo",
@@ -47,6 +48,7 @@ __all__ = [
     "header",
     "message",
     "note",
+    "pieces",
     "review",
     "secret_warning",
     "url_block",
@@ -296,7 +298,11 @@ def review(out: Out, fields: Sequence[Field], values: Mapping[str, Any], errors:
     gap = "  "
     room = max(MIN_WIDTH, out.width - len(_INDENT) - number_w - 2 * len(gap))
     labels = [Text(f.label) + (Text(" *", style="bold red") if f.required else Text("")) for f in fields]
-    label_w = min(max([5, *(cell_len(label.plain) for label in labels)]), max(8, room // 3))
+    # The label column: its longest label, within a third of the room, or more (up to half of
+    # it) so that no word of a label has to be cut.
+    longest_word = max([0, *(cell_len(word) for label in labels for word in label.plain.split())])
+    label_w = min(max([5, *(cell_len(label.plain) for label in labels)]), max(8, room // 3, longest_word))
+    label_w = min(label_w, max(8, room // 2))
     value_w = room - label_w
     cells: list[tuple[list[Text], list[Text]]] = []
     for field, label in zip(fields, labels, strict=True):
@@ -309,7 +315,7 @@ def review(out: Out, fields: Sequence[Field], values: Mapping[str, Any], errors:
         if problem:
             wrong = Text("✗ " + clean(problem, single_line=True, max_length=VALUE_MAX), style="red")
             right += _cell(wrong, value_w, 2)
-        cells.append((_cell(label, label_w, 2), right))
+        cells.append((_cell(label, label_w), right))
     if fields:
         out.laid(
             Text(_INDENT + "#".rjust(number_w) + gap + "Field".ljust(label_w) + gap + "Value", style="bold")

@@ -18,6 +18,7 @@ none), the measure the terminal itself folds by.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 from rich.cells import cell_len, get_character_cell_size
@@ -30,9 +31,10 @@ BREAK_AFTER: Final = frozenset("/?&=.#,;")
 #: Indents are reduced so that at least this many cells are left for the text itself.
 MIN_WIDTH: Final = 20
 
-# Only spaces (and tabs) part words: a no-break space does not. A separator standing alone
-# (" · ", " — ") stays at the end of the line with the word before it, never starts one.
-_WORD = re.compile("[^ \t]+(?: +[·—–](?= |$))*")
+# Only spaces (and tabs) part words: a no-break space does not. A separator or mark standing
+# alone (" · ", " — ", the " *" of a required field) stays with the word before it.
+_WORD = re.compile("[^ \t]+(?: +[·—–*](?= |$))*")
+_PLAIN_WORD = re.compile("[^ \t]+")
 
 
 def _is_break(text: str, i: int, end: int) -> bool:
@@ -86,6 +88,17 @@ def _short_piece(text: str, start: int, end: int, room: int) -> bool:
     return True
 
 
+def _words(text: str, rest: int) -> Iterator[tuple[int, int]]:
+    """The words of ``text``, a separator with the word before it unless the two do not fit
+    on a line together."""
+    for match in _WORD.finditer(text):
+        ws, we = match.span()
+        if " " in text[ws:we] and cell_len(text[ws:we]) > rest:
+            yield from (m.span() for m in _PLAIN_WORD.finditer(text, ws, we))
+        else:
+            yield ws, we
+
+
 def spans(text: str, first: int, rest: int) -> list[tuple[int, int]]:
     """The lines of ``text`` (one logical line, no newline, no leading indent) as ``(start, end)``
     offsets, when the first line has room for ``first`` cells and every later line for ``rest``.
@@ -97,8 +110,7 @@ def spans(text: str, first: int, rest: int) -> list[tuple[int, int]]:
     start = end = -1
     used = 0
     room = first
-    for match in _WORD.finditer(text):
-        ws, we = match.span()
+    for ws, we in _words(text, rest):
         width = cell_len(text[ws:we])
         if start >= 0:
             gap = cell_len(text[end:ws])
