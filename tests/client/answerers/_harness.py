@@ -4,6 +4,8 @@
 widgets); ``Harness.form``/``Harness.url`` ask a question with a time limit, so a UI that
 waits for input it will never get fails the test instead of hanging it. ``transcript`` is
 what rich printed (no colours), ``screen`` what prompt_toolkit drew (VT100 escapes and all).
+Both also go to ``vt``, a terminal of the harness's size (:class:`._vt.Screen`): what a person
+would see, at any moment (a :class:`Snap` in a key sequence keeps a copy) and at the end.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from rich.console import Console
 from mcp_elicit.client.answerers import TerminalAnswerer
 from mcp_elicit.client.questions import Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.urls import OpenResult, UrlAssessment
+
+from ._vt import Screen
 
 ENTER = "\r"
 ESC = "\x1b"
@@ -54,6 +58,22 @@ class Until(str):
     rest; steadier than a :class:`Pause` on a busy machine."""
 
 
+class Snap(str):
+    """In a key sequence: keep a copy of the screen as it is now, under this name."""
+
+
+class _Tee(io.StringIO):
+    """A text stream that also draws what is written on a :class:`Screen`."""
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__()
+        self._vt = screen
+
+    def write(self, text: str) -> int:
+        self._vt.feed(text)
+        return super().write(text)
+
+
 class FakeOpener:
     """Stands in for open_in_browser: records what it was asked to open, opens nothing."""
 
@@ -67,15 +87,18 @@ class FakeOpener:
 
 
 class Harness:
-    def __init__(self, pipe: PipeInput) -> None:
+    def __init__(self, pipe: PipeInput, width: int = 120, rows: int = 40) -> None:
         self.pipe = pipe
-        self._rich = io.StringIO()
-        self._screen = io.StringIO()
+        self.width = width
+        self.vt = Screen(width, rows)
+        self._rich = _Tee(self.vt)
+        self._screen = _Tee(self.vt)
         # rich's defaults (markup, emoji codes, highlighting on): the answerer must be safe
         # with any console it is given.
-        self.console = Console(file=self._rich, width=120, color_system=None)
-        self.output = Vt100_Output(self._screen, lambda: Size(rows=40, columns=120), term="xterm")
+        self.console = Console(file=self._rich, width=width, color_system=None)
+        self.output = Vt100_Output(self._screen, lambda: Size(rows=rows, columns=width), term="xterm")
         self.opener = FakeOpener()
+        self.snaps: dict[str, list[str]] = {}
 
     def answerer(self, **options: Any) -> TerminalAnswerer:
         options.setdefault("open_url", self.opener)
@@ -100,6 +123,10 @@ class Harness:
                     if key in self.screen:
                         break
                     await asyncio.sleep(0.01)
+            elif isinstance(key, Snap):
+                self.keys(*chunk)
+                chunk = []
+                self.snaps[key] = self.vt.display()
             else:
                 chunk.append(key)
         self.keys(*chunk)

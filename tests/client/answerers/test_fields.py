@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.client.answerers.fields import OMIT, FormNotShown, form_fields, show_value
+from mcp_elicit.client.answerers.fields import OMIT, FormNotShown, form_fields, humanise, show_value
 from mcp_elicit.wire import codec
 
 
@@ -229,3 +229,51 @@ def test_titles_that_only_differ_by_what_does_not_show_are_told_apart(twin: str)
     labels = [c.label for c in field.choices]
     assert labels[0] == "Delete [keep]"
     assert labels[1].endswith(" [delete]")
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("departure_date", "Departure date"),
+        ("numGuests", "Num guests"),
+        ("userID", "User ID"),
+        ("HTTPServer", "HTTP server"),
+        ("address_line_1", "Address line 1"),
+        ("zip-code", "Zip code"),
+        ("email", "Email"),
+        ("URL", "URL"),
+        ("prénomUsuel", "Prénom usuel"),
+        ("名前", "名前"),
+        ("__", "__"),  # nothing to read: the name as it is
+    ],
+)
+def test_untitled_fields_get_a_readable_label(name: str, label: str) -> None:
+    [field] = form_fields({"type": "object", "properties": {name: {"type": "string"}}})
+    assert (field.label, field.name, field.show_name) == (label, name, False)
+    assert humanise(name) == label
+
+
+def test_a_title_is_the_label_and_the_name_is_shown_beside_it() -> None:
+    [field] = form_fields(
+        {"type": "object", "properties": {"dep": {"type": "string", "title": "Leaving on"}}}
+    )
+    assert (field.label, field.show_name) == ("Leaving on", True)
+    [same] = form_fields({"type": "object", "properties": {"dep": {"type": "string", "title": "dep"}}})
+    assert (same.label, same.show_name) == ("dep", False)
+
+
+def test_fields_that_would_look_the_same_show_their_names() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "departure_date": {"type": "string"},
+            "departureDate": {"type": "string"},
+            "other": {"type": "string"},
+        },
+    }
+    fields = form_fields(schema)
+    assert [(f.label, f.show_name) for f in fields] == [
+        ("Departure date", True),
+        ("Departure date", True),
+        ("Other", False),
+    ]

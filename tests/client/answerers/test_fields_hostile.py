@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console
 
 from mcp_elicit.client.answerers import _view as view
@@ -92,7 +93,7 @@ def schemas(draw: st.DrawFn) -> dict[str, Any]:
 @given(schemas())
 def test_any_form_is_shown_safely_or_refused_with_reasons(schema: dict[str, Any]) -> None:
     out = io.StringIO()
-    console = Console(file=out, width=100, color_system=None)
+    console = view.Out(Console(file=out, width=100, color_system=None))
     refused: list[str] | None = None
     try:
         fields = form_fields(schema)
@@ -115,3 +116,5 @@ def test_any_form_is_shown_safely_or_refused_with_reasons(schema: dict[str, Any]
         assert NEVER.search(show_value(field, value)) is None
     view.review(console, fields, {f.key: f.prefill(None) for f in fields}, {})
     assert NEVER.search(out.getvalue()) is None, repr(NEVER.search(out.getvalue()))
+    # Laid out to the width: the terminal never has to fold a line.
+    assert max(cell_len(line) for line in out.getvalue().splitlines()) <= 100

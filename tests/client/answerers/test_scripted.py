@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,49 @@ async def test_missing_answer_names_the_key_and_what_exists() -> None:
         await scripted.answer_form(form(CONTACT, key="billing"))
     assert caught.value.key == "billing"
     assert str(caught.value) == (
-        "<script>: no scripted answer for input request 'billing' (the script has answers for: \"contact\")"
+        "<script>: no scripted answer for input request 'billing' (the script has answers for: \"contact\"); "
+        'the round asked for "billing" (form: “Please fill in the form.”)'
     )
+    assert caught.value.asked == [("billing", "form: “Please fill in the form.”")]
     assert isinstance(caught.value, ScriptError | AnswererError | LocalError)
+
+
+async def test_a_missing_key_lists_every_key_the_round_asked_with_its_message() -> None:
+    """The engine asks a round's questions together: the error names all of them, so that a file
+    keyed by guesses can be fixed (generated keys cannot be guessed)."""
+    scripted = ScriptedAnswerer({"details": GOOD, "elicit-5be1c0ffee42": {"action": "decline"}})
+    long = "Confirm\x1b[31m the \u202etrip\n" + "and everything else " * 10
+    with pytest.raises(ScriptedAnswerMissing) as caught:
+        await asyncio.gather(
+            scripted.answer_form(form(CONTACT, "Who are you?", key="elicit-5be1c0ffee42")),
+            scripted.answer_form(form(CONTACT, long, key="elicit-0939815311cd")),
+            scripted.answer_url(url_question("https://example.com/x", "Sign in.", key="url-00aa11bb22cc")),
+        )
+    assert caught.value.key == "elicit-0939815311cd"
+    assert [key for key, _ in caught.value.asked] == [
+        "elicit-5be1c0ffee42",
+        "elicit-0939815311cd",
+        "url-00aa11bb22cc",
+    ]
+    cut = "Confirm the trip and everything else and everything else and everything else an…"  # 80
+    assert str(caught.value) == (
+        "<script>: no scripted answer for input request 'elicit-0939815311cd' (the script has answers for: "
+        '"details", "elicit-5be1c0ffee42"); the round asked for '
+        '"elicit-5be1c0ffee42" (form: “Who are you?”), '
+        f'"elicit-0939815311cd" (form: “{cut}”), "url-00aa11bb22cc" (link: “Sign in.”); a key like '
+        "elicit-5be1c0ffee42 is made from the question itself and changes when its text does: a server sets "
+        'a stable one with ctx.elicit(..., key="...")'
+    )
+
+
+async def test_the_round_listed_is_the_one_being_answered() -> None:
+    scripted = ScriptedAnswerer({"first": GOOD})
+    await scripted.answer_form(form(CONTACT, "First?", key="first"))
+    with pytest.raises(ScriptedAnswerMissing) as caught:
+        await scripted.answer_form(form(CONTACT, "Second?", key="second"))
+    assert caught.value.asked == [("second", "form: “Second?”")]
+    assert "generated" not in str(caught.value)
+    assert "ctx.elicit" not in str(caught.value)  # no generated key here: no word about them
 
 
 async def test_invalid_content_reports_every_field() -> None:

@@ -26,6 +26,7 @@ from ._harness import (
     UP,
     Harness,
     Pause,
+    Snap,
     Until,
     form,
 )
@@ -153,7 +154,7 @@ async def test_fill_every_kind_review_and_send(term: Harness) -> None:
         "Rust",
     ):
         assert shown in review
-    assert out.rstrip().endswith("Sent.")
+    assert out.rstrip().endswith("Sent: the server gets this answer.")
 
 
 async def test_enter_sends_from_review(term: Harness) -> None:
@@ -235,7 +236,9 @@ async def test_change_a_field_on_the_review_screen(term: Harness) -> None:
 
 async def test_decline_at_the_start(term: Harness) -> None:
     assert await term.form(form(ALL_KINDS), "d") == Answer("decline")
-    assert "Declined." in term.transcript
+    assert term.transcript.rstrip().endswith(
+        "Declined: the server is told that you said no; none of the form's values are sent."
+    )
 
 
 async def test_decline_on_the_review_screen(term: Harness) -> None:
@@ -249,7 +252,10 @@ async def test_decline_by_moving_to_it(term: Harness) -> None:
 @pytest.mark.parametrize("key", [ESC, CTRL_C], ids=["esc", "ctrl-c"])
 async def test_cancel_at_the_start(term: Harness, key: str) -> None:
     assert await term.form(form(ALL_KINDS), key) == Answer("cancel")
-    assert "Cancelled: nothing was sent." in term.transcript
+    # The cancel itself is what goes back to the server (the old text said nothing was sent).
+    assert term.transcript.rstrip().endswith(
+        "Cancelled: the server is told that you cancelled; none of the form's values are sent."
+    )
 
 
 @pytest.mark.parametrize("key", [ESC, CTRL_C], ids=["esc", "ctrl-c"])
@@ -480,7 +486,7 @@ async def test_concurrent_questions_are_asked_one_after_another(term: Harness) -
     assert one == Answer("accept", {"n": "first"})
     assert two == Answer("accept", {"n": "second"})
     out = term.transcript
-    assert out.index("first question") < out.index("Sent.") < out.index("second question")
+    assert out.index("first question") < out.index("Sent:") < out.index("second question")
 
 
 def test_no_terminal_no_terminal_answerer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -555,10 +561,96 @@ async def test_keys_typed_before_the_form_appears_never_send_it(
 
 
 async def test_an_extra_enter_after_the_last_field_does_not_send(term: Harness) -> None:
+    schema = {"type": "object", "properties": {"who": {"type": "string"}, **DELETE_ALL["properties"]}}
     answerer = term.answerer(consent_delay=0.3)
-    keys = (Until("Fill in the form"), Pause(0.5), ENTER, Until("Delete every file?"), ENTER, ENTER)
+    keys = (
+        Until("Fill in the form"),
+        Pause(0.5),
+        ENTER,
+        "me",
+        ENTER,
+        Until("Delete every file?"),
+        ENTER,
+        ENTER,
+    )
     answer = await term.form(
-        form(DELETE_ALL), *keys, Until("Send this answer"), Pause(0.5), "d", answerer=answerer
+        form(schema), *keys, Until("Send this answer"), Pause(0.5), "d", answerer=answerer
     )
     assert answer == Answer("decline")
-    assert "Sent." not in term.transcript
+    assert "Sent:" not in term.transcript
+
+
+# -- a yes/no in one key -----------------------------------------------------------------------
+ASKS = "press y for yes or n for no"
+FLAG = {
+    "type": "object",
+    "properties": {"news": {"type": "boolean", "title": "Newsletter"}},
+    "required": ["news"],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "keys", "content"),
+    [
+        (DELETE_ALL, (ENTER,), {"confirm": True}),  # Enter takes the marked default
+        (DELETE_ALL, ("n",), {"confirm": False}),
+        (FLAG, ("y",), {"news": True}),
+        (FLAG, ("N",), {"news": False}),
+        (FLAG, (ENTER, Until(ASKS), "y"), {"news": True}),  # no default: Enter asks for y or n
+    ],
+    ids=["enter-default", "n", "y", "capital-n", "no-default"],
+)
+async def test_a_form_of_one_yes_no_is_answered_and_sent_with_one_key(
+    term: Harness, schema: dict[str, Any], keys: tuple[str, ...], content: dict[str, Any]
+) -> None:
+    assert await term.form(form(schema, "Go on?"), *keys) == Answer("accept", content)
+    out = term.transcript
+    assert "Fill in the form" not in term.screen  # no start menu, no review: one step
+    assert "Review your answer" not in out
+    assert out.rstrip().endswith("Sent: the server gets this answer.")
+    if ASKS in keys:
+        assert ASKS in term.screen
+
+
+async def test_the_default_of_a_yes_no_is_marked(term: Harness) -> None:
+    await term.form(form(DELETE_ALL), Until("Yes (y)"), Snap("asked"), "c")
+    [row] = [line for line in term.snaps["asked"] if "Yes (y)" in line]
+    assert row.strip() == "› Yes (y)   No (n)   Decline — answer nothing (d)   Cancel (c)"
+    assert "  Enter: yes (the default) · Esc cancel" in term.snaps["asked"]
+    assert "[1/1]" not in term.transcript
+
+
+@pytest.mark.parametrize(
+    ("key", "action", "last"),
+    [
+        ("d", "decline", "Declined: the server is told that you said no"),
+        ("c", "cancel", "Cancelled: the server is told that you cancelled"),
+        (ESC, "cancel", "Cancelled: the server is told that you cancelled"),
+    ],
+    ids=["decline", "cancel", "esc"],
+)
+async def test_a_yes_no_form_can_be_declined_or_cancelled(
+    term: Harness, key: str, action: str, last: str
+) -> None:
+    assert await term.form(form(DELETE_ALL), key) == Answer(action)
+    assert term.transcript.rstrip().endswith(f"{last}; none of the form's values are sent.")
+
+
+async def test_keys_typed_before_a_yes_no_appears_never_answer_it(term: Harness) -> None:
+    answerer = term.answerer(consent_delay=0.3)
+    term.keys("y", ENTER)  # typed ahead, before the question is even asked
+    await asyncio.sleep(0.2)
+    answer = await term.form(form(DELETE_ALL), Until("Yes (y)"), Pause(0.5), "n", answerer=answerer)
+    assert answer == Answer("accept", {"confirm": False})
+
+
+async def test_a_yes_no_among_other_fields_is_one_key_too(term: Harness) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"who": {"type": "string"}, **FLAG["properties"]},
+        "required": ["news"],
+    }
+    # start, the text field, then "n" alone answers the yes/no; the review sends.
+    answer = await term.form(form(schema), ENTER, "me", ENTER, "n", "s")
+    assert answer == Answer("accept", {"who": "me", "news": False})
+    assert "    → no\n" in term.transcript

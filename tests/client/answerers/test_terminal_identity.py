@@ -1,7 +1,9 @@
 """A server cannot push its identity off screen, nor get raw text onto the input line.
 
-The message's blank runs are collapsed and its lines capped; who is asking is printed again
-right above every choice that answers the server (start, send, decline, cancel, open a link).
+The message's blank runs are collapsed and its lines capped. The header names the server once;
+whenever it has scrolled off the screen, every choice that answers the server (start, send,
+decline, cancel, open a link) shows who is asking right above its options. These tests read the
+screen a person would see at each decision (the harness's terminal), not only the transcript.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from mcp_elicit.client.answerers._view import DESCRIPTION_LINES, MESSAGE_LINES
 from mcp_elicit.client.questions import Answer, ServerIdentity
 
-from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, Until, form, url_question
+from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, Snap, Until, form, url_question
 
 ASKER = "  Answering: “Example Files” (name “files”) reached via https://mcp.example.com/mcp"
 # What a hostile message draws after scrolling the real header away.
@@ -45,10 +47,16 @@ def message_block(transcript: str) -> list[str]:
     return lines[start:end]
 
 
-def line_before(transcript: str, choice: str) -> str:
-    """The transcript line printed just before the echo of ``choice`` (the menu sits between)."""
-    lines = transcript.splitlines()
-    return lines[lines.index(f"  → {choice}") - 1]
+def above(lines: list[str], option: str) -> str:
+    """The screen line right above the menu whose first option is ``option``."""
+    at = next(i for i, line in enumerate(lines) if line.startswith(("  › ", "    ")) and option in line)
+    return lines[at - 1]
+
+
+def real_identity_last(lines: list[str]) -> bool:
+    """On this screen, the last line naming a server before the menu is the real one."""
+    naming = [i for i, line in enumerate(lines) if "Your Bank" in line or line == ASKER]
+    return bool(naming) and lines[naming[-1]] == ASKER
 
 
 async def test_blank_runs_collapse_and_the_message_is_capped_with_a_note(term: Harness) -> None:
@@ -66,56 +74,79 @@ async def test_blank_runs_collapse_and_the_message_is_capped_with_a_note(term: H
 
 
 async def test_identity_is_next_to_every_form_decision(term: Harness) -> None:
-    answer = await term.form(form(NAME, SPOOF), ENTER, "Ada", ENTER, "s")
+    keys = (
+        Until("Fill in the form"),
+        Snap("start"),
+        ENTER,
+        "Ada",
+        ENTER,
+        Until("Send this"),
+        Snap("send"),
+        "s",
+    )
+    answer = await term.form(form(NAME, SPOOF), *keys)
     assert answer == Answer("accept", {"name": "Ada"})
-    out = term.transcript
-    assert line_before(out, "Fill in the form") == ASKER
-    assert line_before(out, "Send this answer") == ASKER
-    assert out.count(ASKER) == 2
-    # However long the message, the last identity shown before a decision is the real one.
-    before_send = out[: out.index("  → Send this answer")]
-    assert before_send.rindex(ASKER) > before_send.rindex("Your Bank")
+    # However long the message, who is asking is on screen right above each decision, and it
+    # is the last identity shown there (not the message's fake header).
+    for snap, first in (("start", "Fill in the form"), ("send", "Send this answer")):
+        assert above(term.snaps[snap], first) == ASKER
+        assert real_identity_last(term.snaps[snap])
+    # It belongs to the menu, which is erased once answered: the scrollback is not cluttered.
+    assert "Answering:" not in term.transcript
 
 
-@pytest.mark.parametrize(
-    ("keys", "choice", "action"), [(("d",), "Decline — answer no", "decline"), (("c",), "Cancel", "cancel")]
-)
+@pytest.mark.parametrize(("key", "action"), [("d", "decline"), ("c", "cancel")])
 async def test_identity_before_declining_or_cancelling_at_review(
-    term: Harness, keys: tuple[str, ...], choice: str, action: str
+    term: Harness, key: str, action: str
 ) -> None:
-    answer = await term.form(form(NAME, SPOOF), ENTER, "Ada", ENTER, *keys)
-    assert answer == Answer(action)
-    assert line_before(term.transcript, choice) == ASKER
+    answer = await term.form(form(NAME, SPOOF), ENTER, "Ada", ENTER, Until("Send this"), Snap("review"), key)
+    assert answer == Answer(action)  # both are choices of that menu, under the identity
+    assert above(term.snaps["review"], "Send this answer") == ASKER
 
 
 async def test_identity_before_declining_a_form_that_cannot_be_shown(term: Harness) -> None:
     bad = {"type": "object", "properties": {"n": {"type": "object"}}}
-    answer = await term.form(form(bad, SPOOF), "d")
+    answer = await term.form(form(bad, SPOOF), Until("Decline — answer no"), Snap("menu"), "d")
     assert answer == Answer("decline")
-    assert line_before(term.transcript, "Decline — answer no") == ASKER
+    assert above(term.snaps["menu"], "Decline — answer no") == ASKER
 
 
 async def test_identity_is_next_to_url_consent_and_done(term: Harness) -> None:
-    answer = await term.url(url_question("https://accounts.example.com/connect", SPOOF), "o", ENTER)
+    keys = (Until("Open in browser"), Snap("consent"), "o", Until("Done — continue"), Snap("done"), ENTER)
+    answer = await term.url(url_question("https://accounts.example.com/connect", SPOOF), *keys)
     assert answer == Answer("accept")
-    assert line_before(term.transcript, "Open in browser") == ASKER
-    assert term.transcript.count(ASKER) == 2  # consent, then "Done — continue"
+    assert above(term.snaps["consent"], "Open in browser") == ASKER
+    assert above(term.snaps["done"], "Done — continue") == ASKER
+    assert real_identity_last(term.snaps["consent"])
     assert len(term.opener.calls) == 1
 
 
 async def test_identity_is_next_to_the_warning_confirmation(term: Harness) -> None:
     # An unusual port is a "warn" verdict: one more confirmation before opening.
-    answer = await term.url(url_question("https://example.com:8443/x", SPOOF), "o", "n")
+    keys = ("o", Until("Yes, open it"), Snap("sure"), "n")
+    answer = await term.url(url_question("https://example.com:8443/x", SPOOF), *keys)
     assert answer == Answer("decline")
-    assert line_before(term.transcript, "No — decline") == ASKER
+    assert above(term.snaps["sure"], "Yes, open it") == ASKER
 
 
 async def test_a_title_without_a_distinct_name_is_shown_once(term: Harness) -> None:
     server = ServerIdentity(name="files", reached_via="stdio: files-server --x")
-    await term.form(form(NAME, "Hi", server=server), "d")
-    assert line_before(term.transcript, "Decline — answer no") == (
-        "  Answering: “files” reached via stdio: files-server --x"
+    await term.form(form(NAME, SPOOF, server=server), Until("Decline — answer no"), Snap("start"), "d")
+    assert (
+        above(term.snaps["start"], "Fill in the form")
+        == "  Answering: “files” reached via stdio: files-server --x"
     )
+
+
+async def test_while_the_header_is_on_screen_it_is_not_repeated(term: Harness) -> None:
+    await term.form(form(NAME, "Hi"), Until("Fill in the form"), Snap("start"), "d")
+    screen = term.snaps["start"]
+    assert (
+        "  Server:      “Example Files” (name “files”, version 1.2)  — as the server describes itself"
+        in screen
+    )
+    assert "  Reached via: https://mcp.example.com/mcp  — how this client connected" in screen
+    assert not any("Answering:" in line for line in screen)
 
 
 async def test_descriptions_collapse_blank_runs_and_are_capped(term: Harness) -> None:

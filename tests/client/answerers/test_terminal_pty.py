@@ -1,4 +1,10 @@
-"""The terminal answerer with its defaults, in a real pseudo-terminal (raw mode, stderr UI)."""
+"""The terminal answerer with its defaults, in a real pseudo-terminal (raw mode, stderr UI).
+
+What the child draws is replayed on the harness's terminal (:class:`._vt.Screen`), which also
+answers prompt_toolkit's cursor position requests with the real position: prompt_toolkit then
+reserves the rows below the cursor as it does in a real terminal (which once pushed a field's
+error to the bottom of the screen, ten lines under its field).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ import sys
 import time
 
 import pytest
+
+from ._vt import Screen
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -44,6 +52,7 @@ class Pty:
         )
         os.close(slave)
         self.seen = ""
+        self.screen = Screen(100, 40, respond=lambda answer: os.write(self.master, answer.encode()))
 
     def expect(self, text: str, timeout: float = 15) -> None:
         deadline = time.monotonic() + timeout
@@ -60,8 +69,7 @@ class Pty:
                 if not chunk:
                     raise AssertionError(f"terminal closed before {text!r}:\n{self.seen[-2000:]}")
                 data = chunk.decode("utf-8", "replace")
-                if "\x1b[6n" in data:  # answer prompt_toolkit's cursor position request
-                    os.write(self.master, b"\x1b[1;1R")
+                self.screen.feed(data)  # answers the cursor position requests too
                 self.seen += data
 
     def send(self, keys: str, after: float = 0.15) -> None:
@@ -83,6 +91,9 @@ def test_a_real_terminal_session() -> None:
         pty.expect("[1/2]")
         pty.send("A\r")  # too short: refused while typing and on Enter
         pty.expect("at least 2 characters long")
+        screen = pty.screen.display()
+        at = screen.index("  › A")
+        assert screen[at + 1] == "    ✗ must be at least 2 characters long (got 1)", screen  # right under
         pty.send("da\r")
         pty.expect("[2/2]")
         pty.send("\r")  # optional number left empty

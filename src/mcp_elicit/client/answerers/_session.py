@@ -4,11 +4,15 @@ Form::
 
     header (server, how it was reached) · message · previous errors, if any
     start:   Fill in the form (f) · Decline (d) · Cancel (c)          [Enter = fill in]
-    fields:  one at a time, pre-filled with the previous answer or the default
+    fields:  one at a time, pre-filled with the previous answer or the default; a yes/no
+             is one key (y/n, Enter takes the marked default)
     review:  every value; Send (s) · Change a field (e) · Decline (d) · Cancel (c)
              [Enter = send; "Change" lists the fields, pick one, edit it, back to review]
     The start and review menus ignore keys for a moment after they appear (``consent_delay``),
     like the URL consent: keys typed ahead never start or send a form.
+
+A form of one yes/no field is a confirmation: one key answers it and sends the answer
+(Yes (y) · No (n) · Decline (d) · Cancel (c)), with the same consent delay.
 
 URL::
 
@@ -19,7 +23,13 @@ URL::
     after opening (or printing the address when no browser can open here):
              Done — continue (Enter) · Not yet — keep waiting (w) · Cancel (c)
 
-Esc and Ctrl-C cancel the whole question on every screen (``Answer("cancel")``).
+Esc and Ctrl-C cancel the whole question on every screen (``Answer("cancel")``). The last
+line says what goes back to the server: the answer, the decline, or the cancel.
+
+The header names the server (self-reported name, and how this client reached it) once per
+session, and again only when another server asks. Its identity must still be in sight when the
+person decides, however much the server wrote: a choice that answers the server shows who is
+asking over its options whenever the header has scrolled off the screen.
 """
 
 from __future__ import annotations
@@ -32,7 +42,15 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_elicit.client.answerers import _view as view
-from mcp_elicit.client.answerers._widgets import Cancelled, Option, Terminal, ask_text, choose, choose_many
+from mcp_elicit.client.answerers._widgets import (
+    Cancelled,
+    Option,
+    Terminal,
+    ask_text,
+    ask_yes_no,
+    choose,
+    choose_many,
+)
 from mcp_elicit.client.answerers.fields import OMIT, Field, FormNotShown, form_fields, show_value
 from mcp_elicit.client.questions import Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
@@ -48,6 +66,11 @@ _KEYS_HINT = (
     "Enter confirms each field (pre-filled values are kept) · Esc or Ctrl-C cancels the whole "
     "question · you review everything before it is sent"
 )
+# What the last line says went back to the server.
+_SENT = "Sent: the server gets this answer."
+_DECLINED = "Declined: the server is told that you said no"
+_CANCELLED = "Cancelled: the server is told that you cancelled"
+_NOTHING_SENT = "none of the form's values are sent"
 
 
 def _secret_fields(question: FormQuestion) -> dict[str, str]:
@@ -71,39 +94,56 @@ class Session:
         allow_loopback_http: bool,
         opener: Opener | None,
     ) -> None:
-        self.console = console
+        self.out = view.Out(console)
         self.terminal = terminal
         self.allow_loopback_http = allow_loopback_http
         self.opener = opener
+        self._named: ServerIdentity | None = None  # the server the last header named
+        self._named_at = 0  # the line that header started on (``out.lines``)
+
+    def _header(self, server: ServerIdentity, what: str) -> None:
+        seen = server == self._named
+        if not seen:
+            self._named_at = self.out.lines
+        view.header(self.out, server, what, seen=seen, again=self._named is not None)
+        self._named = server
+
+    def _asker(self, server: ServerIdentity, rows: int) -> str | None:
+        """Who is asking, for a widget ``rows`` lines high about to answer ``server``: ``None``
+        while the header naming it is still on screen above the widget."""
+        height = self.terminal.output.get_size().rows
+        if server == self._named and self.out.lines - self._named_at + rows <= height:
+            return None
+        return view.asker(server)
 
     # -- forms ----------------------------------------------------------------------------------
     async def form(self, question: FormQuestion) -> Answer:
-        console = self.console
-        view.header(console, question.server, "A question")
-        view.message(console, question.message)
+        out = self.out
+        self._header(question.server, "A question")
+        view.message(out, question.message)
         try:
             fields = form_fields(question.schema)
         except FormNotShown as exc:
             return await self._unshowable(question.server, exc)
         secrets = _secret_fields(question)
         if secrets:
-            view.secret_warning(console, secrets, fields)
+            view.secret_warning(out, secrets, fields)
         if question.errors:
-            view.form_errors(console, question.errors, fields)
+            view.form_errors(out, question.errors, fields)
         try:
+            if len(fields) == 1 and fields[0].kind == "boolean":
+                return await self._confirm(question, fields[0])
             return await self._form(question, fields)
         except Cancelled:
-            view.note(console, "Cancelled: nothing was sent.", "bold")
+            view.note(out, f"{_CANCELLED}; {_NOTHING_SENT}.", "bold")
             return Answer("cancel")
 
     async def _form(self, question: FormQuestion, fields: list[Field]) -> Answer:
-        console = self.console
+        out = self.out
         values: dict[str, Any] = {f.key: f.prefill(question.previous) for f in fields}
         errors = question.errors
         if fields:
-            view.note(
-                console, f"The form has {len(fields)} field{'s' if len(fields) != 1 else ''}. {_KEYS_HINT}"
-            )
+            view.note(out, f"The form has {len(fields)} field{'s' if len(fields) != 1 else ''}. {_KEYS_HINT}")
             # Keys typed before the form was on screen must not start it (nor, through the
             # fields' pre-filled values, send it): the first menu waits like a consent does.
             start = await self._decide(
@@ -112,7 +152,7 @@ class Session:
                 consent=True,
             )
             if start == 1:
-                return self._declined()
+                return self._declined(_NOTHING_SENT)
             if start == 2:
                 raise Cancelled()
             # After a rejected answer, walk only through the fields at fault (the others keep
@@ -124,10 +164,47 @@ class Session:
                     f, fields.index(f) + 1, len(fields), values[f.key], errors.get(f.key)
                 )
         else:
-            view.note(
-                console, "This question has no fields to fill in: it only asks you to accept or decline."
-            )
+            view.note(out, "This question has no fields to fill in: it only asks you to accept or decline.")
         return await self._review(question, fields, values)  # the review checks everything again
+
+    async def _confirm(self, question: FormQuestion, field: Field) -> Answer:
+        """A form of one yes/no field: the key pressed is the answer, sent at once."""
+        from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
+
+        out = self.out
+        view.note(
+            out,
+            "One yes-or-no question: the key you press is sent as your answer "
+            "(d declines it, c or Esc cancels).",
+        )
+        view.field_block(out, field, 1, 1, question.errors.get(field.key))
+        current = field.prefill(question.previous)
+        others = [Option("Decline — answer nothing", "d"), Option("Cancel", "c")]
+        # Sending is a consent: keys typed before the question was on screen cannot give it.
+        got = await ask_yes_no(
+            self.terminal,
+            default=current if isinstance(current, bool) else None,
+            empty=not field.required and not field.has_default,
+            others=others,
+            consent=True,
+            above=self._asker(question.server, 4),
+        )
+        if got.other == 0:
+            self._echo(others[0].label)
+            return self._declined(_NOTHING_SENT)
+        if got.other == 1:
+            self._echo(others[1].label)
+            raise Cancelled()
+        value = OMIT if got.value is None else got.value
+        view.echo(out, field, value)
+        try:
+            final = validate_answer(
+                question.schema, {} if value is OMIT else {field.key: value}, tolerant=True
+            )
+        except (AnswerInvalid, SchemaError):  # never sent unchecked: show why on the review
+            return await self._review(question, [field], {field.key: value})
+        view.note(out, _SENT, "bold green")
+        return Answer("accept", final)
 
     async def _review(self, question: FormQuestion, fields: list[Field], values: dict[str, Any]) -> Answer:
         from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
@@ -142,7 +219,7 @@ class Session:
                 final, problems = None, exc.errors
             except SchemaError as exc:  # the engine checks schemas first; never send unchecked
                 final, problems = None, {"": str(exc)}
-            view.review(self.console, fields, values, problems)
+            view.review(self.out, fields, values, problems)
             options: list[tuple[str, Option]] = []
             if final is not None:
                 options.append(("send", Option("Send this answer" if fields else "Accept", "s")))
@@ -155,17 +232,17 @@ class Session:
             action = options[picked][0]
             if action == "send":
                 assert final is not None
-                view.note(self.console, "Sent.", "bold green")
+                view.note(self.out, _SENT, "bold green")
                 return Answer("accept", final)
             if action == "decline":
-                return self._declined()
+                return self._declined(_NOTHING_SENT)
             if action == "cancel":
                 raise Cancelled()
             choices = [
                 Option(f"{i}. {f.label}: {show_value(f, values[f.key])}") for i, f in enumerate(fields, 1)
             ]
             first_bad = next((i for i, f in enumerate(fields) if f.key in problems), 0)
-            self.console.print(Text("  Which field?", style="bold"))
+            self.out.print(Text("  Which field?", style="bold"))
             index = await self._menu(choices, default=first_bad, echo=False)
             field = fields[index]
             values[field.key] = await self._ask(
@@ -173,7 +250,7 @@ class Session:
             )
 
     async def _ask(self, field: Field, number: int, total: int, current: Any, error: str | None) -> Any:
-        view.field_block(self.console, field, number, total, error)
+        view.field_block(self.out, field, number, total, error)
         kind = field.kind
         value: Any
         if kind in ("string", "number", "integer"):
@@ -188,17 +265,12 @@ class Session:
             text = await ask_text(self.terminal, "  › ", default=prefilled, check=check)
             value = field.parse_text(text)[0]
         elif kind == "boolean":
-            options = [Option("Yes", "y"), Option("No", "n")]
-            if not field.required and not field.has_default:
-                options.append(Option("(leave empty)", "-"))
-            if current is True:
-                default = 0
-            elif current is False or field.required or field.has_default:
-                default = 1  # with nothing chosen yet, Enter means "no"
-            else:
-                default = 2
-            picked = await self._menu(options, default=default, echo=False)
-            value = OMIT if picked == 2 else picked == 0
+            got = await ask_yes_no(
+                self.terminal,
+                default=current if isinstance(current, bool) else None,
+                empty=not field.required and not field.has_default,
+            )
+            value = OMIT if got.value is None else got.value
         elif kind == "select":
             options = [Option(c.label) for c in field.choices]
             empty = not field.required and not field.has_default
@@ -213,7 +285,7 @@ class Session:
             value = OMIT if picked >= len(values) else values[picked]
         else:
             value = await self._ask_many(field, current)
-        view.echo(self.console, field, value)
+        view.echo(self.out, field, value)
         return value
 
     async def _ask_many(self, field: Field, current: Any) -> Any:
@@ -239,37 +311,44 @@ class Session:
         return result(indexes)
 
     async def _unshowable(self, server: ServerIdentity, exc: FormNotShown) -> Answer:
-        view.note(self.console, "This form cannot be shown; it is not a valid elicitation form:", "bold red")
+        view.note(self.out, "This form cannot be shown; it is not a valid elicitation form:", "bold red")
         for problem in exc.problems:
-            view.note(self.console, "• " + problem, "")
+            self.out.print(Text("  • " + problem), hang=4)
         try:
             picked = await self._decide(server, [Option("Decline — answer no", "d"), Option("Cancel", "c")])
         except Cancelled:
-            return Answer("cancel")
-        return self._declined() if picked == 0 else Answer("cancel")
+            picked = 1
+        if picked == 0:
+            return self._declined(_NOTHING_SENT)
+        view.note(self.out, f"{_CANCELLED}; {_NOTHING_SENT}.", "bold")
+        return Answer("cancel")
 
     # -- URLs -----------------------------------------------------------------------------------
     async def url(self, question: UrlQuestion) -> Answer:
         from mcp_elicit.client.urls import assess_url
 
-        console = self.console
-        view.header(console, question.server, "A link")
-        view.message(console, question.message)
+        out = self.out
+        self._header(question.server, "A link")
+        view.message(out, question.message)
         assessment = assess_url(question.url, allow_loopback_http=self.allow_loopback_http)
         href = assessment.href
         # Shown and opened must be the same string: a canonical href never needs cleaning.
         if assessment.verdict == "refuse" or not href or clean(href, single_line=True) != href:
-            view.url_refused(console, assessment)
+            view.url_refused(out, assessment)
             return Answer("decline")
-        view.url_block(console, assessment, href, question.server)
+        view.url_block(out, assessment, href, question.server)
+        opened: list[bool] = []
         try:
-            return await self._url(question.server, assessment, href)
+            return await self._url(question.server, assessment, href, opened)
         except Cancelled:
-            view.note(console, "Cancelled: the address was not opened by this client.", "bold")
+            what = "close the page in your browser if it is open" if opened else "the address was not opened"
+            view.note(out, f"{_CANCELLED}; {what}.", "bold")
             return Answer("cancel")
 
-    async def _url(self, server: ServerIdentity, assessment: UrlAssessment, href: str) -> Answer:
-        console = self.console
+    async def _url(
+        self, server: ServerIdentity, assessment: UrlAssessment, href: str, opened: list[bool]
+    ) -> Answer:
+        out = self.out
         # Enter alone declines: opening takes a deliberate "o".
         picked = await self._decide(
             server,
@@ -278,19 +357,20 @@ class Session:
             consent=True,
         )
         if picked == 1:
-            return self._declined()
+            return self._declined("the address was not opened")
         if picked == 2:
             raise Cancelled()
         if assessment.verdict == "warn":
-            view.note(console, "This address has the warnings listed above. Open it anyway?", "bold yellow")
+            view.note(out, "This address has the warnings listed above. Open it anyway?", "bold yellow")
             sure = await self._decide(
                 server, [Option("Yes, open it", "y"), Option("No — decline", "n")], default=1, consent=True
             )
             if sure == 1:
-                return self._declined()
+                return self._declined("the address was not opened")
         result = await self._open(assessment)
         if result is None:
-            return Answer("cancel")
+            raise Cancelled()
+        opened.append(True)  # opened, or shown for opening by hand
         while True:
             picked = await self._decide(
                 server,
@@ -298,15 +378,16 @@ class Session:
                 consent=True,  # a second Enter typed at "Open" must not say "done" before the browser
             )
             if picked == 0:
+                view.note(out, "Done: the server is told that you finished in the browser.", "bold green")
                 return Answer("accept")
             if picked == 2:
                 raise Cancelled()
             view.note(
-                console,
+                out,
                 "Waiting. Finish in the browser, then choose “Done — continue”; the server is asked "
                 "again only then. The address, if you need it again:",
             )
-            console.print(Text(href), soft_wrap=True)
+            view.address_to_copy(out, href)
 
     async def _open(self, assessment: UrlAssessment) -> OpenResult | None:
         """Open the address; ``None`` when it could not be opened nor shown for opening."""
@@ -319,18 +400,16 @@ class Session:
         try:
             result = await asyncio.to_thread(opener, assessment)
         except Exception as exc:  # a failed launch is a failure, not a consent
-            view.note(self.console, f"The browser could not be started ({type(exc).__name__}).", "bold red")
+            view.note(self.out, f"The browser could not be started ({type(exc).__name__}).", "bold red")
             return None
         reason = clean(result.reason, single_line=True, max_length=300)
         if result.opened:
-            view.note(
-                self.console, "Opened in your browser. Finish there, then come back here.", "bold green"
-            )
+            view.note(self.out, "Opened in your browser. Finish there, then come back here.", "bold green")
         elif result.print_url:
-            view.note(self.console, f"Not opened from here ({reason}). Open this address yourself:", "bold")
-            self.console.print(Text(href), soft_wrap=True)
+            view.note(self.out, f"Not opened from here ({reason}). Open this address yourself:", "bold")
+            view.address_to_copy(self.out, href)
         else:
-            view.note(self.console, f"The address could not be opened: {reason}", "bold red")
+            view.note(self.out, f"The address could not be opened: {reason}", "bold red")
             return None
         return result
 
@@ -338,18 +417,27 @@ class Session:
     async def _decide(
         self, server: ServerIdentity, options: list[Option], *, default: int = 0, consent: bool = False
     ) -> int:
-        """A choice that answers the server: who is asking is printed right above it."""
-        view.asker(self.console, server)
-        return await self._menu(options, default=default, consent=consent)
+        """A choice that answers the server: who is asking is in sight when it is made."""
+        above = self._asker(server, len(options) + 3)
+        return await self._menu(options, default=default, consent=consent, above=above)
 
     async def _menu(
-        self, options: list[Option], *, default: int = 0, echo: bool = True, consent: bool = False
+        self,
+        options: list[Option],
+        *,
+        default: int = 0,
+        echo: bool = True,
+        consent: bool = False,
+        above: str | None = None,
     ) -> int:
-        picked = await choose(self.terminal, options, default=default, consent=consent)
+        picked = await choose(self.terminal, options, default=default, consent=consent, above=above)
         if echo:
-            self.console.print(Text("  → " + options[picked].label, style="green"))
+            self._echo(options[picked].label)
         return picked
 
-    def _declined(self) -> Answer:
-        view.note(self.console, "Declined.", "bold")
+    def _echo(self, label: str) -> None:
+        self.out.print(Text("  → " + label, style="green"), hang=4)
+
+    def _declined(self, what: str) -> Answer:
+        view.note(self.out, f"{_DECLINED}; {what}.", "bold")
         return Answer("decline")

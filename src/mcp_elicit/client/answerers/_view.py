@@ -4,6 +4,10 @@ Only :class:`rich.text.Text` objects are printed, never strings: rich therefore 
 interprets server text as markup (``[bold]``, ``[link=…]``) or emoji codes, and no style
 here carries a ``link``, so nothing is ever emitted as an OSC 8 hyperlink. Every string
 that came from the server is cleaned with :func:`mcp_elicit.client.text.clean` first.
+
+Every line goes through :class:`Out`, which wraps it to the console's width (:mod:`._wrap`:
+words whole, continuations under their text) and counts the lines, so that the session knows
+whether the server's identity, printed once, is still on screen.
 """
 
 from __future__ import annotations
@@ -12,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from rich import box
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from mcp_elicit.client.answerers._wrap import MIN_WIDTH, spans
 from mcp_elicit.client.answerers.fields import (
     MESSAGE_MAX,
     NAME_MAX,
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DESCRIPTION_LINES",
     "MESSAGE_LINES",
+    "Out",
+    "address_to_copy",
     "asker",
     "defang",
     "echo",
@@ -42,6 +48,7 @@ __all__ = [
     "header",
     "message",
     "note",
+    "pieces",
     "review",
     "secret_warning",
     "url_block",
@@ -53,6 +60,7 @@ _INDENT = "  "
 #: collapsed): a server cannot fill the screen and scroll its identity out of sight.
 MESSAGE_LINES = 30
 DESCRIPTION_LINES = 12
+_TAB = 4  # server text keeps its tabs (multi-line cleaning); they are expanded to measure it
 _PART_STYLES = {
     "scheme": "dim",
     "userinfo": "bold red",
@@ -64,10 +72,57 @@ _PART_STYLES = {
 }
 
 
-def _server_line(server: ServerIdentity) -> Text:
+def pieces(text: Text, first: int, rest: int) -> list[Text]:
+    """``text`` (one line, no indent) cut into lines of at most ``first``, then ``rest``, cells."""
+    return [text[start:end] for start, end in spans(text.plain, first, rest)]
+
+
+class Out:
+    """The console, with each line wrapped here (words whole, hanging indents) and counted."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.lines = 0  # lines printed so far
+
+    @property
+    def width(self) -> int:
+        return max(1, self.console.width)
+
+    def print(self, text: Text | None = None, hang: int | None = None) -> None:
+        """Print ``text`` wrapped to the width: each line of it starts with its own indent, and
+        its continuations start ``hang`` cells in (default: under the text, after the indent)."""
+        if text is None:
+            self.laid(Text(""))
+            return
+        width = self.width
+        for line in text.split("\n", allow_blank=True):
+            plain = line.plain
+            lead = len(plain) - len(plain.lstrip(" "))
+            # On a narrow terminal the indents shrink: the text keeps some room.
+            first = min(lead, max(0, width - MIN_WIDTH))
+            later = min(lead if hang is None else hang, max(0, width - MIN_WIDTH))
+            body = line[lead:]
+            for n, piece in enumerate(pieces(body, width - first, width - later)):
+                shown = Text(" " * (first if n == 0 else later))
+                shown.append_text(piece)
+                self.laid(shown)
+
+    def laid(self, line: Text) -> None:
+        """Print one line already laid out to fit the width."""
+        self.console.print(line, soft_wrap=True)  # wrapped here: rich must not fold it again
+        self.lines += 1
+
+
+def _who(server: ServerIdentity) -> tuple[str, str, str]:
+    """The server's self-reported name, title and version, cleaned for display."""
     name = clean(server.name, single_line=True, max_length=NAME_MAX)
     title = clean(server.title, single_line=True, max_length=NAME_MAX) if server.title else ""
     version = clean(server.version, single_line=True, max_length=40) if server.version else ""
+    return name, title, version
+
+
+def _server_line(server: ServerIdentity) -> Text:
+    name, title, version = _who(server)
     extras: list[str] = []
     if title and title != name:
         main = title
@@ -84,29 +139,34 @@ def _server_line(server: ServerIdentity) -> Text:
     return line
 
 
-def asker(console: Console, server: ServerIdentity) -> None:
-    """Who is asking, on one line, printed right above every choice that answers the server:
-    however much text the server sent, its identity is on screen when the person decides."""
-    name = clean(server.name, single_line=True, max_length=NAME_MAX)
-    title = clean(server.title, single_line=True, max_length=NAME_MAX) if server.title else ""
-    line = Text(_INDENT + "Answering: ", style="bold")
-    line.append(f"“{title or name}”", style="bold")
+#: Where the text of the header's identity lines starts (after "  Server:      ").
+_HEADER_HANG = len(_INDENT + "Server:      ")
+
+
+def asker(server: ServerIdentity) -> str:
+    """Who is asking, in one line (cleaned): shown with a choice that answers the server when
+    the header that names it is no longer on screen."""
+    name, title, _ = _who(server)
+    line = f"Answering: “{title or name}”"
     if title and title != name:
-        line.append(f" (name “{name}”)")
-    line.append(" reached via ", style="dim")
-    line.append(clean(server.reached_via, single_line=True, max_length=VALUE_MAX))
-    console.print(line)
+        line += f" (name “{name}”)"
+    return line + " reached via " + clean(server.reached_via, single_line=True, max_length=VALUE_MAX)
 
 
-def header(console: Console, server: ServerIdentity, what: str) -> None:
-    """Who asks, and how this client reached them (ours, not the server's words)."""
-    console.print()
-    console.print(Text(f"━━ {what} from an MCP server ━━", style="bold cyan"))
-    console.print(_server_line(server))
+def header(out: Out, server: ServerIdentity, what: str, *, seen: bool, again: bool) -> None:
+    """Who asks, and how this client reached them (ours, not the server's words). ``seen``:
+    the same server was named for an earlier question of this session, so it is not again;
+    ``again``: another server was, so this one is said to be another."""
+    out.print()
+    if seen:
+        out.print(Text(f"━━ {what} from the same server ━━", style="bold cyan"))
+        return
+    out.print(Text(f"━━ {what} from {'another' if again else 'an'} MCP server ━━", style="bold cyan"))
+    out.print(_server_line(server), hang=_HEADER_HANG)
     via = Text(_INDENT + "Reached via: ", style="bold")
     via.append(clean(server.reached_via, single_line=True, max_length=VALUE_MAX))
     via.append("  — how this client connected", style="dim italic")
-    console.print(via)
+    out.print(via, hang=_HEADER_HANG)
 
 
 def _lines(text: str, limit: int) -> tuple[list[str], int]:
@@ -122,37 +182,39 @@ def _lines(text: str, limit: int) -> tuple[list[str], int]:
             line = ""
         else:
             blank = False
-        lines.append(line.rstrip())
+        lines.append(line.rstrip().expandtabs(_TAB))
     return lines[:limit], max(0, len(lines) - limit)
 
 
-def message(console: Console, text: str) -> None:
+def _more(hidden: int) -> str:
+    return f"… {hidden} more line{'s' if hidden != 1 else ''} not shown"
+
+
+def message(out: Out, text: str) -> None:
     """The server's message, as plain text (never a link, never markup), blank lines
     collapsed and at most :data:`MESSAGE_LINES` lines."""
     shown = clean(text, max_length=MESSAGE_MAX).strip()
-    console.print(Text(_INDENT + "Message from the server:", style="bold"))
+    out.print(Text(_INDENT + "Message from the server:", style="bold"))
     if not shown:
-        console.print(Text(_INDENT * 2 + "(no message)", style="dim"))
+        out.print(Text(_INDENT * 2 + "(no message)", style="dim"))
         return
     lines, hidden = _lines(shown, MESSAGE_LINES)
     # Indent every line of the message, so the server cannot imitate this UI's own lines.
     for line in lines:
-        console.print(Text(_INDENT * 2 + line))
+        out.print(Text(_INDENT * 2 + line))
     if hidden:
-        console.print(
-            Text(_INDENT * 2 + f"… {hidden} more line{'s' if hidden != 1 else ''} not shown", style="dim")
-        )
+        out.print(Text(_INDENT * 2 + _more(hidden), style="dim"))
     if len(text) > MESSAGE_MAX:
-        console.print(Text(_INDENT * 2 + f"(shortened: the message has {len(text)} characters)", style="dim"))
+        out.print(Text(_INDENT * 2 + f"(shortened: the message has {len(text)} characters)", style="dim"))
 
 
-def note(console: Console, text: str, style: str = "dim") -> None:
-    console.print(Text(_INDENT + text, style=style))
+def note(out: Out, text: str, style: str = "dim") -> None:
+    out.print(Text(_INDENT + text, style=style))
 
 
-def form_errors(console: Console, errors: Mapping[str, str], fields: Sequence[Field]) -> None:
+def form_errors(out: Out, errors: Mapping[str, str], fields: Sequence[Field]) -> None:
     """The problems the engine found in the previous answer."""
-    console.print(Text(_INDENT + "Your previous answer was not accepted:", style="bold red"))
+    out.print(Text(_INDENT + "Your previous answer was not accepted:", style="bold red"))
     labels = {f.key: f.label for f in fields}
     items = list(errors.items())
     for key, problem in items[:20]:
@@ -161,12 +223,12 @@ def form_errors(console: Console, errors: Mapping[str, str], fields: Sequence[Fi
         if key:
             line.append(f"{where}: ", style="bold")
         line.append(clean(problem, single_line=True, max_length=VALUE_MAX))
-        console.print(line)
+        out.print(line, hang=len(_INDENT * 2 + "✗ "))
     if len(items) > 20:
-        note(console, f"  and {len(items) - 20} more", "red")
+        note(out, f"  and {len(items) - 20} more", "red")
 
 
-def secret_warning(console: Console, secrets: Mapping[str, str], fields: Sequence[Field]) -> None:
+def secret_warning(out: Out, secrets: Mapping[str, str], fields: Sequence[Field]) -> None:
     """Fields that look like they collect a secret: MCP forbids that in a form."""
     labels = {f.key: f.label for f in fields}
     shown = ", ".join(
@@ -174,76 +236,107 @@ def secret_warning(console: Console, secrets: Mapping[str, str], fields: Sequenc
         f"({clean(what, single_line=True, max_length=60)})"
         for key, what in list(secrets.items())[:10]
     )
-    console.print(Text(_INDENT + "⚠ This form seems to ask for a secret: " + shown, style="bold yellow"))
+    warning = Text(_INDENT + "⚠ This form seems to ask for a secret: " + shown, style="bold yellow")
+    out.print(warning, hang=len(_INDENT + "⚠ "))
     note(
-        console,
+        out,
         "MCP does not allow servers to ask for passwords, API keys, tokens or payment details in a "
         "form (the client would see them). Consider declining.",
         "yellow",
     )
 
 
-def field_block(console: Console, field: Field, number: int, total: int, error: str | None) -> None:
+def field_block(out: Out, field: Field, number: int, total: int, error: str | None) -> None:
     """A field's title, description, rules and last error, before its input."""
-    console.print()
-    head = Text(_INDENT + f"[{number}/{total}] ", style="dim")
+    out.print()
+    counter = f"[{number}/{total}] " if total > 1 else ""  # no "[1/1]" on a form of one field
+    head = Text(_INDENT + counter, style="dim")
     head.append(field.label, style="bold")
     if field.required:
         head.append(" *", style="bold red")
-    if field.label != field.name:
+    if field.show_name:
         head.append(f"  ({field.name})", style="dim")
-    console.print(head)
-    pad = _INDENT + " " * len(f"[{number}/{total}] ")
+    pad = _INDENT + " " * (len(counter) or len(_INDENT))
+    out.print(head, hang=len(pad))
     if field.description:
         lines, hidden = _lines(field.description, DESCRIPTION_LINES)
         for line in lines:
-            console.print(Text(pad + line))
+            out.print(Text(pad + line))
         if hidden:
-            console.print(
-                Text(pad + f"… {hidden} more line{'s' if hidden != 1 else ''} not shown", style="dim")
-            )
-    console.print(Text(pad + " · ".join(field.constraints()), style="dim"))
+            out.print(Text(pad + _more(hidden), style="dim"))
+    out.print(Text(pad + " · ".join(field.constraints()), style="dim"))
     if error:
-        console.print(Text(pad + "✗ " + clean(error, single_line=True, max_length=VALUE_MAX), style="red"))
+        problem = Text(pad + "✗ " + clean(error, single_line=True, max_length=VALUE_MAX), style="red")
+        out.print(problem, hang=len(pad) + 2)
 
 
-def echo(console: Console, field: Field, value: Any) -> None:
+def echo(out: Out, field: Field, value: Any) -> None:
     """What the person entered, once the input widget is gone."""
     pad = _INDENT + "  → "
     shown = show_value(field, value)
     if value is OMIT and field.has_default:
         shown += f" — the default ({show_value(field, field.default)}) applies"
-    console.print(Text(pad + shown, style="green"))
+    out.print(Text(pad + shown, style="green"), hang=len(pad))
 
 
-def review(
-    console: Console, fields: Sequence[Field], values: Mapping[str, Any], errors: Mapping[str, str]
-) -> None:
-    """Every value, one row per field, with any problem next to it."""
-    console.print()
-    console.print(Text(_INDENT + "Review your answer before it is sent:", style="bold"))
-    table = Table(box=box.SIMPLE, show_header=True, header_style="bold", padding=(0, 1), pad_edge=True)
-    table.add_column(Text("#"), justify="right", style="dim")
-    table.add_column(Text("Field"), overflow="fold")
-    table.add_column(Text("Value"), overflow="fold")
-    for i, field in enumerate(fields, 1):
+def _cell(text: Text, width: int, hang: int = 0) -> list[Text]:
+    """``text`` wrapped within a column ``width`` cells wide, continuations ``hang`` cells in."""
+    return [
+        Text(" " * hang) + piece if n else piece for n, piece in enumerate(pieces(text, width, width - hang))
+    ]
+
+
+def review(out: Out, fields: Sequence[Field], values: Mapping[str, Any], errors: Mapping[str, str]) -> None:
+    """Every value, one row per field, with any problem under it. The columns are laid out
+    here: each cell is wrapped within its column, words whole."""
+    out.print()
+    out.print(Text(_INDENT + "Review your answer before it is sent:", style="bold"))
+    out.print()
+    if not fields:
+        out.print(Text(_INDENT * 2 + "(this question has no fields)", style="dim"))
+    number_w = len(str(len(fields)))
+    gap = "  "
+    room = max(MIN_WIDTH, out.width - len(_INDENT) - number_w - 2 * len(gap))
+    labels = [Text(f.label) + (Text(" *", style="bold red") if f.required else Text("")) for f in fields]
+    # The label column: its longest label, within a third of the room, or more (up to half of
+    # it) so that no word of a label has to be cut.
+    longest_word = max([0, *(cell_len(word) for label in labels for word in label.plain.split())])
+    label_w = min(max([5, *(cell_len(label.plain) for label in labels)]), max(8, room // 3, longest_word))
+    label_w = min(label_w, max(8, room // 2))
+    value_w = room - label_w
+    cells: list[tuple[list[Text], list[Text]]] = []
+    for field, label in zip(fields, labels, strict=True):
         value = values.get(field.key, OMIT)
-        label = Text(field.label)
-        if field.required:
-            label.append(" *", style="bold red")
         shown = Text(show_value(field, value), style="dim" if value is OMIT else "")
         if value is OMIT and field.has_default:
             shown.append(f" — the default ({show_value(field, field.default)}) applies", style="dim")
+        right = _cell(shown, value_w)
         problem = errors.get(field.key)
         if problem:
-            shown.append("\n✗ " + clean(problem, single_line=True, max_length=VALUE_MAX), style="red")
-        table.add_row(Text(str(i)), label, shown)
-    if not fields:
-        table.add_row(Text(""), Text("(this question has no fields)", style="dim"), Text(""))
-    console.print(table)
+            wrong = Text("✗ " + clean(problem, single_line=True, max_length=VALUE_MAX), style="red")
+            right += _cell(wrong, value_w, 2)
+        cells.append((_cell(label, label_w), right))
+    if fields:
+        out.laid(
+            Text(_INDENT + "#".rjust(number_w) + gap + "Field".ljust(label_w) + gap + "Value", style="bold")
+        )
+        widest = max(cell_len(line.plain) for _, right in cells for line in right)
+        out.laid(Text(_INDENT + "─" * (number_w + 2 * len(gap) + label_w + max(5, widest)), style="dim"))
+    for i, (left, right) in enumerate(cells, 1):
+        for n in range(max(len(left), len(right))):
+            line = Text(_INDENT)
+            line.append((str(i) if n == 0 else "").rjust(number_w), style="dim")
+            line.append(gap)
+            cell = left[n] if n < len(left) else Text("")
+            line.append_text(cell)
+            if n < len(right):
+                line.append(" " * (label_w - cell_len(cell.plain)) + gap)
+                line.append_text(right[n])
+            out.laid(line)
+    out.print()
     whole = errors.get("")
     if whole:
-        note(console, "✗ " + clean(whole, single_line=True, max_length=VALUE_MAX), "red")
+        note(out, "✗ " + clean(whole, single_line=True, max_length=VALUE_MAX), "red")
 
 
 def defang(text: str) -> str:
@@ -251,17 +344,18 @@ def defang(text: str) -> str:
     return clean(text, single_line=True, max_length=300).replace("://", "[:]//").replace(".", "[.]")
 
 
-def url_refused(console: Console, assessment: UrlAssessment) -> None:
-    console.print()
-    console.print(Text(_INDENT + "✗ This address will not be opened:", style="bold red"))
+def url_refused(out: Out, assessment: UrlAssessment) -> None:
+    out.print()
+    out.print(Text(_INDENT + "✗ This address will not be opened:", style="bold red"))
     for reason in assessment.reasons or ("it is not a safe web address",):
-        console.print(Text(_INDENT * 2 + "• " + clean(reason, single_line=True, max_length=VALUE_MAX)))
+        out.print(Text(_INDENT * 2 + "• " + clean(reason, single_line=True, max_length=VALUE_MAX)), hang=6)
     raw = assessment.original or assessment.href or ""
     if raw:
         shown = Text(_INDENT * 2 + "The server sent (altered so that it is not a link): ", style="dim")
         shown.append(defang(raw))
-        console.print(shown)
-    console.print(Text(_INDENT + "The question was declined.", style="bold"))
+        out.print(shown, hang=len(_INDENT * 2))
+    declined = "The question was declined: the server is told that you said no; the address was not opened."
+    out.print(Text(_INDENT + declined, style="bold"))
 
 
 def _address(assessment: UrlAssessment, href: str) -> Text:
@@ -284,25 +378,26 @@ def _server_host(reached_via: str) -> str | None:
     return host.rstrip(".").lower() if host else None
 
 
-def url_block(console: Console, assessment: UrlAssessment, href: str, server: ServerIdentity) -> None:
+def url_block(out: Out, assessment: UrlAssessment, href: str, server: ServerIdentity) -> None:
     """The address in full (canonical form, registrable domain highlighted) and every
-    warning. Plain text: no hyperlink escape is emitted."""
-    console.print()
-    console.print(Text(_INDENT + "The server asks you to open this address in your browser:", style="bold"))
-    console.print(_address(assessment, href), soft_wrap=True)  # no line break inside: copyable
+    warning. Plain text: no hyperlink escape is emitted. An address wider than the terminal
+    is wrapped at its own boundaries (after ``/``, ``?``, ``&``…), never shortened."""
+    out.print()
+    out.print(Text(_INDENT + "The server asks you to open this address in your browser:", style="bold"))
+    out.print(_address(assessment, href))
     domain = assessment.registrable_domain
     if domain:
         site = Text(_INDENT * 2 + "Site: ", style="bold")
         site.append(clean(domain, single_line=True, max_length=300), style="bold reverse")
         site.append("  — the part of the address that says who runs it", style="dim italic")
-        console.print(site)
+        out.print(site, hang=len(_INDENT * 2 + "Site: "))
     host = assessment.host
     uhost = assessment.unicode_host
     if host and uhost and uhost != host:
         line = Text(_INDENT * 2 + "Written in Unicode, the host reads “", style="yellow")
         line.append(clean(uhost, single_line=True, max_length=300))
         line.append("”; the real address is the ASCII form above.", style="yellow")
-        console.print(line)
+        out.print(line)
     server_host = _server_host(server.reached_via)
     if domain and server_host and server_host != domain and not server_host.endswith("." + domain):
         line = Text(
@@ -310,10 +405,17 @@ def url_block(console: Console, assessment: UrlAssessment, href: str, server: Se
         )
         line.append(clean(server_host, single_line=True, max_length=300))
         line.append(").", style="dim")
-        console.print(line)
+        out.print(line)
     if assessment.reasons:
-        console.print(Text(_INDENT + "⚠ Check before opening:", style="bold yellow"))
+        out.print(Text(_INDENT + "⚠ Check before opening:", style="bold yellow"))
         for reason in assessment.reasons:
-            console.print(Text(_INDENT * 2 + "• " + clean(reason, single_line=True, max_length=VALUE_MAX)))
+            out.print(
+                Text(_INDENT * 2 + "• " + clean(reason, single_line=True, max_length=VALUE_MAX)), hang=6
+            )
     if assessment.original != href:
-        note(console, "The server's text of the address was normalized; the form above is what would open.")
+        note(out, "The server's text of the address was normalized; the form above is what would open.")
+
+
+def address_to_copy(out: Out, href: str) -> None:
+    """The address alone, from the first column (wrapped at its boundaries if it must be)."""
+    out.print(Text(href))

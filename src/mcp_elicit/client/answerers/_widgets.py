@@ -1,4 +1,5 @@
-"""Input widgets on prompt_toolkit: a one-of-many list, a many-of-many list, a text line.
+"""Input widgets on prompt_toolkit: a one-of-many list, a many-of-many list, a yes/no key, a
+text line.
 
 Each is a small inline (not full-screen) application that erases itself when done; the
 caller echoes the outcome through rich, so the transcript stays readable. Esc and Ctrl-C
@@ -6,29 +7,44 @@ raise :class:`Cancelled` from every widget, as does the end of the input (a clos
 Ctrl-D on an empty line), so nothing can wait forever on input that will never come.
 
 Labels are shown as plain text fragments: prompt_toolkit never interprets them as markup
-(no ``HTML()``/``ANSI()`` here). They are cleaned by the caller before they get here.
+(no ``HTML()``/``ANSI()`` here). They are cleaned by the caller before they get here. Lines
+are wrapped here to the terminal's width (:mod:`._wrap`: words whole, continuations under the
+text), as the rich side does, and laid out top-down: whatever space prompt_toolkit reserves
+below the cursor stays under the widget, so a text line's error is right under the line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.layout import (
+    BufferControl,
+    ConditionalContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    Window,
+)
+from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 from prompt_toolkit.validation import ValidationError, Validator
 
-__all__ = ["Cancelled", "Option", "Terminal", "ask_text", "choose", "choose_many"]
+from mcp_elicit.client.answerers._wrap import MIN_WIDTH, spans
+
+__all__ = ["Cancelled", "Option", "Terminal", "YesNo", "ask_text", "ask_yes_no", "choose", "choose_many"]
 
 #: How many options a list shows at once; longer lists scroll.
 VISIBLE = 10
@@ -40,7 +56,7 @@ _STYLE = Style.from_dict(
         "error": "fg:ansired bold",
         "more": "fg:ansibrightblack italic",
         "key": "bold",
-        "validation-toolbar": "bg:ansired fg:ansiwhite",
+        "asker": "bold",
     }
 )
 
@@ -156,40 +172,90 @@ def _list_bindings(kb: KeyBindings, state: _ListState) -> None:
         state.move(state.count)
 
 
+#: In a fragment's style: its spaces never break a line (an option and its key stay together).
+_GLUED = " class:glued"
+
+
+def _width() -> int:
+    return max(1, get_app().output.get_size().columns)
+
+
+def _wrapped(fragments: StyleAndTextTuples, width: int, hang: int) -> StyleAndTextTuples:
+    """One line of fragments (its leading spaces are its indent) wrapped to ``width``, each
+    continuation ``hang`` cells in; every line ends with a newline."""
+    # Spaces inside a glued fragment ("Decline (d)") do not break: measure them as no-break ones.
+    plain = "".join(
+        fragment[1].replace(" ", "\u00a0") if _GLUED in fragment[0] else fragment[1] for fragment in fragments
+    )
+    lead = len(plain) - len(plain.lstrip(" "))
+    first = min(lead, max(0, width - MIN_WIDTH))
+    later = min(hang, max(0, width - MIN_WIDTH))
+    out: StyleAndTextTuples = []
+    for n, (start, end) in enumerate(spans(plain[lead:], width - first, width - later)):
+        out.append(("", " " * (first if n == 0 else later)))
+        at = 0
+        for fragment in fragments:
+            style, text = fragment[0].replace(_GLUED, ""), fragment[1]
+            lo, hi = max(start + lead, at), min(end + lead, at + len(text))
+            if lo < hi:
+                out.append((style, text[lo - at : hi - at]))
+            at += len(text)
+        out.append(("", "\n"))
+    return out
+
+
+def _asker(above: str | None, width: int) -> StyleAndTextTuples:
+    return _wrapped([("class:asker", "  " + above)], width, 4) if above else []
+
+
 def _lines(
     options: Sequence[Option],
     state: _ListState,
     hint: str,
     mark: Callable[[int], str] | None = None,
+    above: str | None = None,
 ) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = []
+    width = _width()
+    out = _asker(above, width)
     if state.start > 0:
         out.append(("class:more", f"    ↑ {state.start} more\n"))
     end = min(state.count, state.start + VISIBLE)
     for i in range(state.start, end):
         option = options[i]
         here = i == state.cursor
-        out.append(("", "  › " if here else "    "))
-        if mark is not None:
-            out.append(("", mark(i)))
-        style = "class:cursor" if here else ""
-        out.append((style, option.label))
+        line: StyleAndTextTuples = [("", "  › " if here else "    ")]
+        tick = mark(i) if mark is not None else ""
+        if tick:
+            line.append(("", tick))
+        line.append(("class:cursor" if here else "", option.label))
         if option.key:
-            out.append(("class:hint", f"  ({option.key})"))
-        out.append(("", "\n"))
+            line.append(("class:hint" + _GLUED, f"  ({option.key})"))  # never on a line of its own
+        out += _wrapped(line, width, 4 + len(tick))
     if end < state.count:
         out.append(("class:more", f"    ↓ {state.count - end} more\n"))
     if state.error:
-        out.append(("class:error", f"  {state.error}\n"))
-    out.append(("class:hint", f"  {hint}"))
+        out += _wrapped([("class:error", f"  {state.error}")], width, 2)
+    out += _wrapped([("class:hint", f"  {hint}")], width, 2)
+    out.pop()  # the last newline
     return out
+
+
+def _window(get_text: Callable[[], StyleAndTextTuples], *, focusable: bool = True) -> Window:
+    # Lines are wrapped already (wrap_lines only guards against a width change mid-draw); the
+    # window never grows past its text, so what follows it stays right under it.
+    control = FormattedTextControl(get_text, focusable=focusable)
+    return Window(control, wrap_lines=True, dont_extend_height=True)
 
 
 def _app(
     terminal: Terminal, get_text: Callable[[], StyleAndTextTuples], kb: KeyBindings
 ) -> Application[object]:
+    return _application(terminal, HSplit([_window(get_text)]), kb)
+
+
+def _application(terminal: Terminal, container: HSplit, kb: KeyBindings) -> Application[object]:
     app: Application[object] = Application(
-        layout=Layout(HSplit([Window(FormattedTextControl(get_text, focusable=True), wrap_lines=True)])),
+        layout=Layout(container),
         key_bindings=kb,
         style=_STYLE,
         input=terminal.input,
@@ -202,6 +268,41 @@ def _app(
     return app
 
 
+def _exit_with(result: object) -> Callable[[KeyPressEvent], None]:
+    return lambda event: event.app.exit(result=result)
+
+
+class _Gate:
+    """For a choice that gives consent: its keys do nothing until ``consent_delay`` seconds after
+    it was first drawn. The clock starts at the first draw, not when the widget is made: on a
+    busy machine, starting can take longer than the delay, and keys typed ahead would count."""
+
+    def __init__(self, terminal: Terminal, consent: bool) -> None:
+        self._delay = terminal.consent_delay
+        self._ready_at = math.inf if consent and self._delay > 0 else 0.0  # 0: no delay at all
+
+    def drawn(self, app: Application[object]) -> None:
+        if self._ready_at == math.inf:
+            self._ready_at = time.monotonic() + self._delay
+
+    def too_soon(self) -> bool:
+        return time.monotonic() < self._ready_at
+
+    def bind(self, kb: KeyBindings, keys: dict[str, Callable[[KeyPressEvent], None]]) -> None:
+        """Bind each of ``keys`` to its action, which waits for the gate."""
+        for key, act in keys.items():
+
+            def _pressed(event: KeyPressEvent, act: Callable[[KeyPressEvent], None] = act) -> None:
+                if not self.too_soon():
+                    act(event)
+
+            kb.add(key)(_pressed)
+
+    def app(self, app: Application[object]) -> Application[object]:
+        app.after_render += self.drawn
+        return app
+
+
 async def choose(
     terminal: Terminal,
     options: Sequence[Option],
@@ -209,40 +310,25 @@ async def choose(
     default: int = 0,
     hint: str = "",
     consent: bool = False,
+    above: str | None = None,
 ) -> int:
     """Let the person pick one option; returns its index. Enter picks the highlighted one,
     an option's key picks that option at once. ``consent``: a choice that gives consent (to
     open an address, to start or send a form): for ``terminal.consent_delay`` seconds after it
     appears, Enter and the options' keys do nothing, so keys typed before it was on screen
-    cannot choose."""
+    cannot choose. ``above``: a line shown over the options (who is asking)."""
     if not options:
         raise ValueError("choose() needs at least one option")
     state = _ListState(len(options), default)
     kb = KeyBindings()
     _cancel_bindings(kb)
     _list_bindings(kb, state)
-    ready_at = 0.0
-
-    def too_soon() -> bool:
-        return consent and time.monotonic() < ready_at
-
-    @kb.add("enter")
-    def _pick(event: KeyPressEvent) -> None:
-        if not too_soon():
-            event.app.exit(result=state.cursor)
-
-    for index, option in enumerate(options):
-        if option.key:
-
-            def _hotkey(event: KeyPressEvent, index: int = index) -> None:
-                if not too_soon():
-                    event.app.exit(result=index)
-
-            kb.add(option.key)(_hotkey)
-
+    keys = {option.key: _exit_with(index) for index, option in enumerate(options) if option.key}
+    keys["enter"] = lambda event: event.app.exit(result=state.cursor)
     text = hint or "↑/↓ move · Enter choose · Esc cancel"
-    ready_at = time.monotonic() + terminal.consent_delay
-    result = await _run(_app(terminal, lambda: _lines(options, state, text), kb))
+    gate = _Gate(terminal, consent)
+    gate.bind(kb, keys)
+    result = await _run(gate.app(_app(terminal, lambda: _lines(options, state, text, above=above), kb)))
     assert isinstance(result, int)
     return result
 
@@ -289,6 +375,80 @@ async def choose_many(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class YesNo:
+    """What :func:`ask_yes_no` got: ``value`` (``True``, ``False``, or ``None`` for "left
+    empty"), or ``other``, the index of one of the other options."""
+
+    value: bool | None = None
+    other: int | None = None
+
+
+async def ask_yes_no(
+    terminal: Terminal,
+    *,
+    default: bool | None,
+    empty: bool,
+    others: Sequence[Option] = (),
+    consent: bool = False,
+    above: str | None = None,
+) -> YesNo:
+    """A yes or no in one key: ``y`` or ``n`` (``-`` leaves it empty when ``empty``), or the
+    key of one of ``others``. Enter takes the default, which is marked: ``default``, else
+    "empty" when allowed; with neither, Enter asks for ``y`` or ``n``. ``consent`` and
+    ``above`` as for :func:`choose`."""
+    choices: list[tuple[str, Option, YesNo]] = [
+        ("yes", Option("Yes", "y"), YesNo(True)),
+        ("no", Option("No", "n"), YesNo(False)),
+    ]
+    if empty:
+        choices.append(("empty", Option("Leave empty", "-"), YesNo(None)))
+    choices += [(f"other{i}", option, YesNo(other=i)) for i, option in enumerate(others)]
+    marked = "yes" if default is True else "no" if default is False else "empty" if empty else None
+    kb = KeyBindings()
+    _cancel_bindings(kb)
+    error = ""
+
+    keys = {option.key: _exit_with(answer) for _, option, answer in choices if option.key}
+    keys.update({"Y": keys["y"], "N": keys["n"]})
+
+    def enter(event: KeyPressEvent) -> None:
+        nonlocal error
+        if marked is None:
+            error = "press y for yes or n for no"
+        else:
+            event.app.exit(result=next(answer for name, _, answer in choices if name == marked))
+
+    keys["enter"] = enter
+    gate = _Gate(terminal, consent)
+    gate.bind(kb, keys)
+    if marked is None:
+        hint = "y or n · Esc cancel"
+    else:
+        default_label = next(option.label for name, option, _ in choices if name == marked)
+        hint = f"Enter: {default_label.lower()} (the default) · Esc cancel"
+
+    def lines() -> StyleAndTextTuples:
+        width = _width()
+        row: StyleAndTextTuples = [("", "  › ")]
+        for n, (name, option, _) in enumerate(choices):
+            if n:
+                row.append(("", "   "))
+            row.append(
+                (("class:cursor" if name == marked else "") + _GLUED, f"{option.label} ({option.key})")
+            )
+        out = _asker(above, width) + _wrapped(row, width, 4)
+        if error:
+            out += _wrapped([("class:error", f"  {error}")], width, 2)
+        out += _wrapped([("class:hint", f"  {hint}")], width, 2)
+        out.pop()
+        return out
+
+    result = await _run(gate.app(_app(terminal, lines, kb)))
+    assert isinstance(result, YesNo)
+    return result
+
+
 class _CheckValidator(Validator):
     def __init__(self, check: Callable[[str], str | None]) -> None:
         self._check = check
@@ -306,29 +466,44 @@ async def ask_text(
     default: str = "",
     check: Callable[[str], str | None] | None = None,
 ) -> str:
-    """Read one line. ``check`` runs while the person types (its message is shown under
+    """Read one line. ``check`` runs while the person types (its message is shown right under
     the line) and again on Enter, which is refused until it returns ``None``."""
     kb = KeyBindings()
     _cancel_bindings(kb)
-    session: PromptSession[str] = PromptSession(
-        input=terminal.input,
-        output=terminal.output,
-        key_bindings=kb,
+
+    def accept(buffer: Buffer) -> bool:
+        get_app().exit(result=buffer.text)
+        return True  # keep the text: the line is erased with the widget anyway
+
+    buffer = Buffer(
+        document=Document(default, len(default)),
+        multiline=False,
         validator=_CheckValidator(check) if check is not None else None,
         validate_while_typing=True,
-        erase_when_done=True,
-        mouse_support=False,
-        enable_history_search=False,
-        style=_STYLE,
+        accept_handler=accept,
     )
-    session.app.ttimeoutlen = terminal.escape_delay
-    try:
-        return await session.prompt_async(
-            [("class:key", prompt)],
-            default=default,
-            pre_run=lambda: _flush_pending(session.app),
-            set_exception_handler=False,
-            handle_sigint=False,
-        )
-    except (EOFError, KeyboardInterrupt) as exc:
-        raise Cancelled() from exc
+
+    @kb.add("c-d", filter=Condition(lambda: not buffer.text))
+    def _end(event: KeyPressEvent) -> None:  # Ctrl-D on an empty line: the end of the input
+        event.app.exit(exception=Cancelled())
+
+    def problem() -> StyleAndTextTuples:
+        error = buffer.validation_error
+        if error is None:
+            return []
+        out = _wrapped([("class:error", "    ✗ " + error.message)], _width(), 6)
+        out.pop()
+        return out
+
+    pad = " " * len(prompt)
+    line = Window(
+        BufferControl(buffer, input_processors=[BeforeInput([("class:key", prompt)])]),
+        wrap_lines=True,
+        dont_extend_height=True,
+        get_line_prefix=lambda number, wrapped: pad if wrapped else "",  # typed text: a hanging indent too
+    )
+    shown = Condition(lambda: buffer.validation_error is not None)
+    layout = HSplit([line, ConditionalContainer(_window(problem, focusable=False), filter=shown)])
+    result = await _run(_application(terminal, layout, kb))
+    assert isinstance(result, str)
+    return result

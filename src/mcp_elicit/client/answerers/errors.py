@@ -8,7 +8,9 @@ sends nothing for that question.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Mapping, Sequence
 
 from mcp_elicit.client.errors import LocalError
 
@@ -23,6 +25,8 @@ __all__ = [
 ]
 
 _SHOWN = 10
+# A key the server engine made up for a question that was asked without one.
+_GENERATED = re.compile(r"(?:elicit|url)-[0-9a-f]{12}(?:-[0-9]+)?")
 
 
 class AnswererError(LocalError):
@@ -57,13 +61,32 @@ class ScriptFileError(ScriptError):
 
 
 class ScriptedAnswerMissing(ScriptError):
-    """The script has no answer for a question the server asked (``key``)."""
+    """The script has no answer for a question the server asked (``key``).
 
-    def __init__(self, source: str, key: str, detail: str = "") -> None:
+    ``asked`` lists the questions of that round as ``(key, what)`` pairs (``what``: the kind
+    of question and its message, cleaned and cut), so that a script keyed by names the server
+    never used (its keys are often generated, such as ``elicit-0939815311cd``) can be fixed.
+    """
+
+    def __init__(
+        self, source: str, key: str, detail: str = "", *, asked: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self.key = key
+        self.asked = list(asked)
         message = f"no scripted answer for input request {key!r}"
         if detail:
             message += f" ({detail})"
+        if self.asked:
+            shown = ", ".join(f"{json.dumps(k)} ({what})" for k, what in self.asked[:_SHOWN])
+            if len(self.asked) > _SHOWN:
+                shown += f", and {len(self.asked) - _SHOWN} more"
+            message += f"; the round asked for {shown}"
+            made = next((k for k, _ in self.asked if _GENERATED.fullmatch(k)), None)
+            if made is not None:
+                message += (
+                    f"; a key like {made} is made from the question itself and changes when its "
+                    'text does: a server sets a stable one with ctx.elicit(..., key="...")'
+                )
         super().__init__(source, message)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from mcp_elicit.client.text import clean
@@ -31,6 +31,7 @@ __all__ = [
     "Field",
     "FormNotShown",
     "form_fields",
+    "humanise",
     "show_value",
 ]
 
@@ -103,10 +104,13 @@ class Field:
     """One property of a form, ready to display and check."""
 
     rule: FieldRule
-    label: str  # the title (cleaned), or the name when there is no title
+    label: str  # the title (cleaned), or the name made readable (humanise) when there is none
     name: str  # the property name, cleaned for display
     description: str | None
     choices: tuple[Choice, ...]
+    #: Whether to show ``name`` next to ``label``: the label is a title that says something
+    #: else, or another field's label looks the same.
+    show_name: bool = False
 
     @property
     def key(self) -> str:
@@ -337,6 +341,34 @@ def _choices(rule: FieldRule) -> tuple[Choice, ...]:
     return tuple(result)
 
 
+def humanise(name: str) -> str:
+    """A property name as a label, when the schema gives no title: words split at ``_``,
+    ``-``, ``.``, spaces and case changes, the first capitalised, the others lower case unless
+    they are acronyms. ``departure_date`` -> "Departure date", ``numGuests`` -> "Num guests",
+    ``userID`` -> "User ID". ``name`` is cleaned already; a name with no letters or digits
+    stays as it is."""
+    words: list[str] = []
+    word = ""
+    for i, ch in enumerate(name):
+        if ch in "_-. " or not ch.isprintable():
+            words.append(word)
+            word = ""
+            continue
+        if word:
+            prev = word[-1]
+            nxt = name[i + 1] if i + 1 < len(name) else ""
+            # aB -> a B; ABc -> A Bc (the end of an acronym); a1 and 1a stay together
+            if (prev.islower() and ch.isupper()) or (prev.isupper() and ch.isupper() and nxt.islower()):
+                words.append(word)
+                word = ""
+        word += ch
+    words.append(word)
+    words = [w if len(w) > 1 and w.isupper() else w.lower() for w in words if w]
+    if not words:
+        return name
+    return " ".join([words[0][:1].upper() + words[0][1:], *words[1:]])
+
+
 def form_fields(schema: Mapping[str, Any]) -> list[Field]:
     """The fields of ``schema``, in property order; :class:`FormNotShown` if it is not a form."""
     form, problems = compile_schema(schema, tolerant=True)
@@ -353,5 +385,10 @@ def form_fields(schema: Mapping[str, Any]) -> list[Field]:
         label = clean(title, single_line=True, max_length=TITLE_MAX).strip() if isinstance(title, str) else ""
         description = prop.get("description")
         desc = clean(description, max_length=DESCRIPTION_MAX).strip() if isinstance(description, str) else ""
-        fields.append(Field(rule, label or name, name, desc or None, _choices(rule)))
-    return fields
+        shown = label or humanise(name)
+        fields.append(Field(rule, shown, name, desc or None, _choices(rule), bool(label) and label != name))
+    # Two fields must not look the same: show the names of those whose labels do.
+    looks: dict[str, int] = {}
+    for f in fields:
+        looks[_looks(f.label)] = looks.get(_looks(f.label), 0) + 1
+    return [replace(f, show_name=True) if looks[_looks(f.label)] > 1 else f for f in fields]

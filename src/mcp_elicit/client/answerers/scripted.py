@@ -17,6 +17,10 @@ Each answer is ``{"action": "accept", "content": {...}}``, ``{"action": "decline
       "connect": {"action": "decline"}
     }
 
+The keys are those the server gives its questions (``ctx.elicit(..., key="contact")``); a
+question asked without one gets a key made from its text, such as ``elicit-0939815311cd``.
+A script that misses a key says which keys the round asked, each with its message.
+
 A scripted answerer never waits and never guesses: a missing answer raises
 :class:`~mcp_elicit.client.answerers.errors.ScriptedAnswerMissing`, an accept whose
 content does not fit the form raises
@@ -43,6 +47,7 @@ from mcp_elicit.client.answerers.errors import (
     ScriptFileError,
 )
 from mcp_elicit.client.questions import Action, Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client.text import clean
 
 __all__ = ["MAX_SCRIPT_BYTES", "ScriptedAnswerer"]
 
@@ -55,6 +60,9 @@ _SHAPE_HINT = (
     "of answers) or a JSON array of answers; an answer is "
     '{"action": "accept", "content": {...}}, {"action": "decline"} or {"action": "cancel"}'
 )
+
+
+_MESSAGE_SHOWN = 80  # characters of a question's message in an error
 
 
 class _Entry(NamedTuple):
@@ -156,6 +164,8 @@ class ScriptedAnswerer:
         self._ordered: list[_Entry] | None = None
         self._used: dict[str, int] = {}
         self._next = 0
+        self._round: list[tuple[str, str]] = []  # the questions of the round being answered
+        self._answering = 0  # how many of them are not answered yet
         if isinstance(script, Mapping):
             keyed: dict[str, list[_Entry]] = {}
             for key, value in script.items():
@@ -234,7 +244,9 @@ class ScriptedAnswerer:
         entries = self._keyed.get(key)
         if entries is None:
             known = ", ".join(json.dumps(k) for k in list(self._keyed)[:10]) or "none"
-            raise ScriptedAnswerMissing(self._source, key, f"the script has answers for: {known}")
+            raise ScriptedAnswerMissing(
+                self._source, key, f"the script has answers for: {known}", asked=self._round
+            )
         used = self._used.get(key, 0)
         self._used[key] = used + 1
         if key in self._repeat:
@@ -244,6 +256,25 @@ class ScriptedAnswerer:
                 self._source, key, f"it was asked {used + 1} times and the script has {len(entries)} answers"
             )
         return entries[used]
+
+    async def _take_asked(self, key: str, mode: str, message: str) -> _Entry:
+        """:meth:`_take`, once the other questions of the round have been seen.
+
+        The engine starts all the questions of a round together; after one turn of the event
+        loop each of them has arrived here, so that an error for a key the script lacks can
+        list every key the round asked (a round is the questions being answered at once)."""
+        import asyncio  # already loaded: an answerer is only ever called from a running loop
+
+        if not self._answering:
+            self._round = []
+        self._answering += 1
+        shown = clean(message, single_line=True, max_length=_MESSAGE_SHOWN)
+        self._round.append((key, f"{mode}: “{shown}”"))
+        try:
+            await asyncio.sleep(0)
+            return self._take(key)
+        finally:
+            self._answering -= 1
 
     def _check_mode(self, mode: str, key: str) -> None:
         if mode not in self._modes:
@@ -260,7 +291,7 @@ class ScriptedAnswerer:
         self._check_mode("form", question.key)
         if question.errors:
             raise ScriptedAnswerInvalid(self._source, question.key, question.errors)
-        entry = self._take(question.key)
+        entry = await self._take_asked(question.key, "form", question.message)
         if entry.action != "accept":
             return Answer(entry.action)
         from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
@@ -282,7 +313,7 @@ class ScriptedAnswerer:
         Raises :class:`ScriptedAnswerMissing` (no answer left), :class:`ScriptedAnswerInvalid`
         (the answer has content) or :class:`ScriptError` (URL mode not enabled)."""
         self._check_mode("url", question.key)
-        entry = self._take(question.key)
+        entry = await self._take_asked(question.key, "link", question.message)
         if entry.content is not None:
             raise ScriptedAnswerInvalid(
                 self._source,
