@@ -77,7 +77,7 @@ def describe(needs: Iterable[Need]) -> str:
         paths = ", ".join(_paths(need.required))
         parts.append(need.what if paths == need.what else f"{need.what} ({paths})")
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"This request needs {listed}, which its clientCapabilities do not declare"
+    return f"This request needs {listed}, which the client's capabilities do not declare"
 
 
 def refusal(needs: Iterable[Need], required: dict[str, Any] | None = None) -> McpError:
