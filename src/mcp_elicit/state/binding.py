@@ -14,7 +14,6 @@ import orjson
 
 __all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "bound_principal", "request_digest"]
 
-_sha256 = hashlib.sha256
 _EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
 
 MAX_NESTING: Final = 400
@@ -113,7 +112,7 @@ def args_digest(arguments: object) -> str:
                 break
         else:
             try:
-                return _sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
+                return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
             except orjson.JSONEncodeError:
                 pass
     non_finite = [False]
@@ -134,7 +133,7 @@ def args_digest(arguments: object) -> str:
         except RecursionError:  # deep nesting on a stack already in use: refuse, never crash
             raise TypeError("arguments are nested too deeply to be digested") from None
         encoded = text.encode("utf-8", "surrogatepass")
-    return _sha256(encoded).hexdigest()
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def request_digest(binding: RequestBinding, input_responses: object) -> str:
