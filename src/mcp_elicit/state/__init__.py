@@ -5,6 +5,8 @@
 * :class:`StateSealer`: seals a payload bound to a :class:`RequestBinding` (method, target,
   :func:`args_digest`, principal) plus audience and expiry; unseals with every check, raising
   :class:`StateRejected` whose ``str()`` is always :data:`INVALID_STATE_MESSAGE`.
+* :mod:`.aead`: the one AES-256-GCM sealer (``kid ‖ nonce ‖ ciphertext``, key found by kid) that
+  seals ``requestState`` here and, in the connect kit, the pages' cookies and the vault's records.
 * :class:`KeyFile`: a key ring read from a file and re-read while running (rotation without a
   restart; ``MCP_ELICIT_STATE_KEYS_FILE``).
 * :class:`SingleUseStore`: optional "first use wins" store that makes a token single-use:

@@ -14,7 +14,6 @@ import orjson
 
 __all__ = ["MAX_NESTING", "RequestBinding", "args_digest", "bound_principal", "request_digest"]
 
-_sha256 = hashlib.sha256
 _EXACT_INT_LIMIT: Final = 2**53  # floats with an integral value below this are exact integers
 
 MAX_NESTING: Final = 400
@@ -39,28 +38,8 @@ class RequestBinding:
     args_digest: str
     principal: str | None
 
-    def __init__(self, method: str, target: str, args_digest: str, principal: str | None) -> None:
-        # Written out (the dataclass keeps it): the generated frozen __init__ sets each field
-        # through object.__setattr__ and then calls __post_init__, twice the cost, per request.
-        if not (
-            type(method) is str
-            and method
-            and type(target) is str
-            and type(args_digest) is str
-            and args_digest
-            and (principal is None or type(principal) is str)
-        ):
-            _check_binding(method, target, args_digest, principal)
-        _set_method(self, method)
-        _set_target(self, target)
-        _set_args_digest(self, args_digest)
-        _set_principal(self, principal)
-
-
-_set_method = getattr(RequestBinding, "method").__set__  # noqa: B009 - the slots' descriptors
-_set_target = getattr(RequestBinding, "target").__set__  # noqa: B009
-_set_args_digest = getattr(RequestBinding, "args_digest").__set__  # noqa: B009
-_set_principal = getattr(RequestBinding, "principal").__set__  # noqa: B009
+    def __post_init__(self) -> None:
+        _check_binding(self.method, self.target, self.args_digest, self.principal)
 
 
 def bound_principal(principal: str | None, client: str | None) -> str | None:
@@ -133,7 +112,7 @@ def args_digest(arguments: object) -> str:
                 break
         else:
             try:
-                return _sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
+                return hashlib.sha256(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)).hexdigest()
             except orjson.JSONEncodeError:
                 pass
     non_finite = [False]
@@ -154,7 +133,7 @@ def args_digest(arguments: object) -> str:
         except RecursionError:  # deep nesting on a stack already in use: refuse, never crash
             raise TypeError("arguments are nested too deeply to be digested") from None
         encoded = text.encode("utf-8", "surrogatepass")
-    return _sha256(encoded).hexdigest()
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def request_digest(binding: RequestBinding, input_responses: object) -> str:

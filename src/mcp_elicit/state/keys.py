@@ -39,6 +39,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from mcp_elicit.wire.codec import b64url_encode
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -106,6 +108,8 @@ class _Key:
 
 
 def _decode_b64_key(text: str, *, origin: str) -> bytes:
+    # Not wire.codec.b64url_decode: this is an operator's configuration, not a token, and padding
+    # or the standard alphabet are accepted on purpose (see the module docstring).
     if not _B64_ANY_RE.fullmatch(text):
         raise ValueError(f"{origin}: not valid base64url (allowed: A-Z a-z 0-9 - _ and '=')")
     body = text.rstrip("=").replace("+", "-").replace("/", "_")
@@ -247,7 +251,7 @@ class KeyRing:
     @staticmethod
     def generate_secret() -> str:
         """A new random key as a bare base64url string (43 characters) for operators."""
-        return base64.urlsafe_b64encode(os.urandom(KEY_BYTES)).rstrip(b"=").decode("ascii")
+        return b64url_encode(os.urandom(KEY_BYTES))
 
     # ----------------------------------------------------------------------------- rotation
 
@@ -308,14 +312,14 @@ class KeyRing:
             for key in self._keys
         )
 
-    # ----------------------------------------------------------------------------- for seal.py
+    # ------------------------------------------------------------- for the sealer (state.aead)
 
     def sealing_key(self) -> tuple[bytes, AESGCM]:
-        """``(kid bytes, AESGCM)`` of the sealing key. Used by :class:`StateSealer`."""
+        """``(kid bytes, AESGCM)`` of the sealing key (:class:`~mcp_elicit.state.aead.SealingKeys`)."""
         key = self._keys[0]
-        return key.kid, key.aead or key.cipher()
+        return key.kid, key.cipher()
 
     def key_for(self, kid: bytes) -> AESGCM | None:
-        """The cached AESGCM for a raw key id, or ``None``. Used by :class:`StateSealer`."""
+        """The AESGCM of a raw key id, or ``None`` (:class:`~mcp_elicit.state.aead.SealingKeys`)."""
         key = self._by_kid.get(kid)
-        return None if key is None else key.aead or key.cipher()
+        return None if key is None else key.cipher()

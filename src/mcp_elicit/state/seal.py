@@ -4,6 +4,9 @@ Token format (ASCII)::
 
     "v1." + base64url_nopad( kid[4] || nonce[12] || AES-256-GCM(ciphertext || tag[16]) )
 
+* The bytes are those of the shared sealer (:mod:`mcp_elicit.state.aead`), the text the canonical
+  base64url of :func:`mcp_elicit.wire.codec.b64url_encode`: one spelling per token, any other is
+  refused.
 * The associated data is ``AD_PREFIX || kid``: the version and the key id are authenticated, so
   neither can be swapped without failing decryption.
 * The plaintext is the compact JSON (orjson) of the claims, as an array in this fixed order
@@ -37,7 +40,6 @@ may ``stat`` it (once per its ``check_interval``); that is the only I/O here.
 
 from __future__ import annotations
 
-import binascii
 import math
 import os
 import time
@@ -48,10 +50,13 @@ from typing import Any, Final
 
 import orjson
 
+from mcp_elicit.wire.codec import b64url_decode, b64url_encode
+
+from .aead import OVERHEAD, AeadSealer, OpenRefused
 from .binding import RequestBinding
 from .errors import StateRejected, StateTooLarge
 from .key_file import KeyFile
-from .keys import KID_BYTES, KeyRing
+from .keys import KeyRing
 from .single_use import RedeliveryStore, SingleUseStore
 
 __all__ = [
@@ -73,25 +78,12 @@ DEFAULT_CLOCK_SKEW: Final = 60.0
 """Seconds an ``iat`` may lie in the future (another instance's clock running ahead). It is never
 applied to the expiry: a token is refused as soon as ``now > exp``."""
 
-_NONCE_BYTES: Final = 12
-_TAG_BYTES: Final = 16
 _TOKEN_ID_BYTES: Final = 16
-_MIN_RAW: Final = KID_BYTES + _NONCE_BYTES + _TAG_BYTES + 1
+_MIN_RAW: Final = OVERHEAD + 1  # the claims are never empty
 _PREFIX_LEN: Final = len(TOKEN_PREFIX)
 _CLAIMS_VERSION: Final = 1
 _CLAIM_COUNT: Final = 10
-# '-' and '_' become '+' and '/'; the original '+', '/' and '=' become '!', which the strict
-# standard decoder refuses like any character outside its alphabet (one pass, no extra scans).
-_URL_TO_STD: Final = bytes.maketrans(b"-_+/=", b"+/!!!")
-_STD_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
-_PADDING: Final = (b"", b"", b"==", b"=")  # indexed by len(body) % 4 (1 is refused earlier)
-_UNUSED_BITS: Final = (0, 0, 0x0F, 0x03)  # low bits of the last character that must be zero
-_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-_B64_VALUE: Final = bytes(_ALPHABET.index(c) if c in _ALPHABET else 0 for c in range(256))
-
-
-def _b64url(data: bytes) -> str:
-    return binascii.b2a_base64(data, newline=False).translate(_STD_TO_URL).rstrip(b"=").decode()
+_SEALER: Final = AeadSealer(kid_in_associated_data=True)
 
 
 def _same(left: str, right: str) -> bool:
@@ -136,27 +128,6 @@ class Unsealed:
     # instance with a longer ttl still accepts the token until then, so a single-use record must
     # be kept that long.
     sealed_expires_at: float = 0.0
-
-
-_new = object.__new__
-_UNSEALED_SETTERS = tuple(
-    getattr(Unsealed, name).__set__
-    for name in ("payload", "token_id", "issued_at", "expires_at", "sealed_expires_at")
-)
-
-
-def _unsealed(
-    payload: dict[str, Any], token_id: str, issued_at: float, expires_at: float, sealed_expires_at: float
-) -> Unsealed:
-    """``Unsealed(...)`` built through its slots: half the cost of the frozen ``__init__``."""
-    set_payload, set_token_id, set_issued_at, set_expires_at, set_sealed_expires_at = _UNSEALED_SETTERS
-    unsealed: Unsealed = _new(Unsealed)
-    set_payload(unsealed, payload)
-    set_token_id(unsealed, token_id)
-    set_issued_at(unsealed, issued_at)
-    set_expires_at(unsealed, expires_at)
-    set_sealed_expires_at(unsealed, sealed_expires_at)
-    return unsealed
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +210,11 @@ class StateSealer:
         """The ring in use now."""
         return self._keys if self._key_file is None else self._key_file.ring
 
+    def _current_keys(self) -> KeyRing:
+        """The ring for one seal or unseal, read once: a fixed ring, or the key file's (which
+        re-reads the file when its check is due)."""
+        return self._keys if self._key_file is None else self._key_file.poll()
+
     @property
     def key_file(self) -> KeyFile | None:
         """The key file the keys are read from, or None with a fixed :class:`KeyRing`."""
@@ -292,8 +268,6 @@ class StateSealer:
         # never later than the exact values, so a token still lives at most ``ttl``.
         issued_at = now * 1000.0 // 1.0 / 1000.0
         expires_at = (now + self._ttl) * 1000.0 // 1.0 / 1000.0
-        random = os.urandom(_NONCE_BYTES + _TOKEN_ID_BYTES)
-        nonce = random[:_NONCE_BYTES]
         claims = (
             _CLAIMS_VERSION,
             issued_at,
@@ -303,18 +277,15 @@ class StateSealer:
             binding.target,
             binding.args_digest,
             binding.principal,
-            _b64url(random[_NONCE_BYTES:]),
-            payload if type(payload) is dict else dict(payload),
+            b64url_encode(os.urandom(_TOKEN_ID_BYTES)),
+            payload if type(payload) is dict else dict(payload),  # orjson writes dicts only
         )
         try:
             plaintext = orjson.dumps(claims)
         except orjson.JSONEncodeError as exc:
             raise TypeError(_unsealable(binding, exc)) from None
         # No compression here, deliberately: see the module docstring (compression oracle).
-        key_file = self._key_file  # inlined _ring(): this is the hot path
-        kid, aead = (self._keys if key_file is None else key_file.poll()).sealing_key()
-        sealed = aead.encrypt(nonce, plaintext, AD_PREFIX + kid)
-        token = TOKEN_PREFIX + _b64url(kid + nonce + sealed)
+        token = TOKEN_PREFIX + b64url_encode(_SEALER.seal(self._current_keys(), plaintext, AD_PREFIX))
         if len(token) > self._max_token_bytes:
             raise StateTooLarge(len(token), self._max_token_bytes)
         return token
@@ -330,27 +301,10 @@ class StateSealer:
             raise StateRejected("bad-encoding")
         if not token.startswith(TOKEN_PREFIX):
             raise StateRejected("bad-version")
-        if not token.isascii():
-            raise StateRejected("bad-encoding")
-        body = token[_PREFIX_LEN:].encode("ascii")
-        # Canonical unpadded base64url only. The standard decoder in strict mode rejects every
-        # character outside its alphabet (whitespace included) once '-' and '_' are mapped to
-        # '+' and '/'; the original '+', '/' and '=' are mapped to '!' by the same table, so they
-        # are refused too.
-        tail = len(body) % 4
-        if tail == 1:
-            raise StateRejected("bad-encoding")
         try:
-            standard = body.translate(_URL_TO_STD) + _PADDING[tail]
-            raw = binascii.a2b_base64(standard, strict_mode=True)
-        except binascii.Error:
+            raw = b64url_decode(token[_PREFIX_LEN:])  # canonical only: one spelling per token
+        except ValueError:
             raise StateRejected("bad-encoding") from None
-        # The last character of a partial group carries unused low bits; an encoder always writes
-        # them as zero. Non-zero bits decode to the same bytes, so refuse them explicitly. Together
-        # with the checks above this accepts exactly the strings that re-encoding ``raw`` gives
-        # back (the tests compare this with a real re-encode on random input).
-        if tail and _B64_VALUE[body[-1]] & _UNUSED_BITS[tail]:
-            raise StateRejected("bad-encoding")
         if len(raw) < _MIN_RAW:
             raise StateRejected("truncated")
         return raw
@@ -361,21 +315,11 @@ class StateSealer:
         No I/O and no single-use check: use :meth:`open` for that.
         """
         raw = self._decode(token)
-        kid = raw[:KID_BYTES]
-        key_file = self._key_file
-        aead = (self._keys if key_file is None else key_file.poll()).key_for(kid)
-        if aead is None:
-            raise StateRejected("unknown-key")
         try:
-            plaintext = aead.decrypt(
-                raw[KID_BYTES : KID_BYTES + _NONCE_BYTES],
-                raw[KID_BYTES + _NONCE_BYTES :],
-                AD_PREFIX + kid,
-            )
-        except Exception:
-            # InvalidTag, the one failure of a well-formed token (cryptography is imported with
-            # the first key, not here); any other failure of decryption refuses the token too.
-            raise StateRejected("decrypt-failed") from None
+            plaintext = _SEALER.open(self._current_keys(), raw, AD_PREFIX)
+        except OpenRefused as exc:
+            # "malformed" cannot happen here: _decode refused anything shorter than _MIN_RAW.
+            raise StateRejected("truncated" if exc.reason == "malformed" else exc.reason) from None
         try:
             claims = orjson.loads(plaintext)
         except orjson.JSONDecodeError:
@@ -384,11 +328,10 @@ class StateSealer:
             raise StateRejected("bad-claims")
         (version, issued_at, expires_at, audience, method, target, digest, principal, token_id,
          payload) = claims  # fmt: skip
-        # _is_number inlined (the hot path).
         if (
             version != _CLAIMS_VERSION
-            or (type(issued_at) is not float and type(issued_at) is not int)
-            or (type(expires_at) is not float and type(expires_at) is not int)
+            or not _is_number(issued_at)
+            or not _is_number(expires_at)
             or type(audience) is not str
             or type(method) is not str
             or type(target) is not str
@@ -422,7 +365,7 @@ class StateSealer:
                 raise StateRejected("principal")
         elif not _same(principal, expected):
             raise StateRejected("principal")
-        return _unsealed(payload, token_id, float(issued_at), float(expires_at), sealed_expires_at)
+        return Unsealed(payload, token_id, float(issued_at), float(expires_at), sealed_expires_at)
 
     async def open(self, token: object, binding: RequestBinding) -> Unsealed:
         """:meth:`unseal`, then consume the token id in the single-use store if one is configured.

@@ -1,8 +1,10 @@
 """Sealed cookie values: AES-256-GCM under a subkey of the server's :class:`KeyRing`.
 
-A value is ``base64url(kid ‖ nonce ‖ ciphertext)``. The key is
-``KeyRing.derive(b"mcp-elicit connect pages cookies")``, so these cookies never share a key with
-``requestState`` or the vault. The cookie's *name* is the associated data: a value sealed for the
+A value is ``base64url(kid ‖ nonce ‖ ciphertext)``, sealed by the shared sealer
+(:mod:`mcp_elicit.state.aead`) and written in canonical unpadded base64url: any other spelling of
+a value is refused. The key is ``KeyRing.derive(b"mcp-elicit connect pages cookies")``, so these
+cookies never share a key with ``requestState`` or the vault. The cookie's *name* is the
+associated data (the kid is not part of it: that is this format's bytes): a value sealed for the
 login cookie cannot be replayed as a session cookie. The payload is JSON carrying its own expiry
 (``exp``), checked here, because a browser's ``Max-Age`` is only a hint to the browser.
 
@@ -13,19 +15,16 @@ a key removed from the file stops opening cookies at the file's next check.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import orjson
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mcp_elicit.state.aead import AeadSealer, OpenRefused, Subkeys
 from mcp_elicit.state.key_file import KeyFile
-from mcp_elicit.state.keys import KID_BYTES, KeyRing
+from mcp_elicit.state.keys import KeyRing
+from mcp_elicit.wire.codec import b64url_decode, b64url_encode
 
 __all__ = ["COOKIE_KEY_INFO", "MAX_SEALED_CHARS", "CookieSealer"]
 
@@ -33,8 +32,8 @@ COOKIE_KEY_INFO: Final = b"mcp-elicit connect pages cookies"
 MAX_SEALED_CHARS: Final = 3800
 """Longest sealed value accepted (browsers keep about 4 KiB per cookie)."""
 
-_NONCE_BYTES: Final = 12
 _AD_PREFIX: Final = b"mcp-elicit/v1 pages cookie\x00"
+_SEALER: Final = AeadSealer(kid_in_associated_data=False)
 
 
 class CookieSealer:
@@ -43,57 +42,40 @@ class CookieSealer:
     def __init__(self, keys: KeyRing | KeyFile, *, clock: Callable[[], float] = time.time) -> None:
         self._key_file = keys if isinstance(keys, KeyFile) else None
         self._clock = clock
-        self._ring: KeyRing | None = None
-        self._sealing: tuple[bytes, AESGCM] = (b"", AESGCM(bytes(32)))
-        self._by_kid: dict[bytes, AESGCM] = {}
-        self._use(keys.ring if isinstance(keys, KeyFile) else keys)
-
-    def _use(self, ring: KeyRing) -> None:
-        derived = ring.derive(COOKIE_KEY_INFO)
-        # One assignment each, the ring last: a concurrent reader sees the old keys or the new.
-        self._sealing = (derived[0][0], AESGCM(derived[0][1]))
-        self._by_kid = {kid: AESGCM(material) for kid, material in derived}
+        ring = keys.ring if isinstance(keys, KeyFile) else keys
+        self._subkeys = Subkeys.derive(ring, COOKIE_KEY_INFO)
         self._ring = ring
 
-    def _current(self) -> None:
-        """Follow the key file (a ``stat`` at most once per its ``check_interval``)."""
+    def _current(self) -> Subkeys:
+        """The subkeys of the ring in use, following the key file (a ``stat`` at most once per
+        its ``check_interval``)."""
         if self._key_file is not None:
             ring = self._key_file.poll()
             if ring is not self._ring:
-                self._use(ring)
+                # The subkeys first, the ring last: a concurrent reader sees old keys or new ones.
+                self._subkeys = Subkeys.derive(ring, COOKIE_KEY_INFO)
+                self._ring = ring
+        return self._subkeys
 
     def seal(self, name: str, payload: Mapping[str, Any], ttl: float) -> str:
         """``payload`` plus an ``exp`` ``ttl`` seconds from now, sealed for cookie ``name``."""
         body = orjson.dumps({**payload, "exp": self._clock() + ttl})
-        self._current()
-        kid, aead = self._sealing
-        nonce = os.urandom(_NONCE_BYTES)
-        sealed = kid + nonce + aead.encrypt(nonce, body, _AD_PREFIX + name.encode("ascii"))
-        text = base64.urlsafe_b64encode(sealed).rstrip(b"=").decode("ascii")
+        text = b64url_encode(_SEALER.seal(self._current(), body, _AD_PREFIX + name.encode("ascii")))
         if len(text) > MAX_SEALED_CHARS:  # a programming error, not user input
             raise ValueError(f"sealed cookie {name!r} is too large ({len(text)} characters)")
         return text
 
     def open(self, name: str, value: str) -> dict[str, Any] | None:
-        """The payload, or ``None`` when ``value`` is malformed, tampered, sealed for another
-        cookie, under an unknown key, or expired. Never raises on bad input."""
+        """The payload, or ``None`` when ``value`` is malformed (not canonical base64url included),
+        tampered, sealed for another cookie, under an unknown key, or expired. Never raises on bad
+        input."""
         if not value or len(value) > MAX_SEALED_CHARS:
             return None
+        associated_data = _AD_PREFIX + name.encode("ascii")
+        keys = self._current()
         try:
-            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-        except (binascii.Error, ValueError):
-            return None
-        if len(raw) < KID_BYTES + _NONCE_BYTES + 16:
-            return None
-        self._current()
-        aead = self._by_kid.get(raw[:KID_BYTES])
-        if aead is None:
-            return None
-        nonce = raw[KID_BYTES : KID_BYTES + _NONCE_BYTES]
-        try:
-            body = aead.decrypt(nonce, raw[KID_BYTES + _NONCE_BYTES :], _AD_PREFIX + name.encode("ascii"))
-            payload = orjson.loads(body)
-        except (InvalidTag, orjson.JSONDecodeError):
+            payload = orjson.loads(_SEALER.open(keys, b64url_decode(value), associated_data))
+        except (ValueError, OpenRefused):  # orjson.JSONDecodeError is a ValueError
             return None
         if not isinstance(payload, dict):
             return None

@@ -10,6 +10,10 @@ that DEK; the DEK itself is encrypted ("wrapped") with AES-256-GCM under the **k
     version (1 byte = 0x01) | kid (4) | wrap nonce (12) | wrapped DEK (32 + 16 tag)
                             | data nonce (12) | payload ciphertext + tag (>= 16)
 
+``kid | wrap nonce | wrapped DEK`` is the shared sealer's ``kid ‖ nonce ‖ ciphertext``
+(:class:`mcp_elicit.state.aead.AeadSealer`, the kid in the associated data); ``data nonce |
+payload`` is the same minus the kid (:func:`mcp_elicit.state.aead.encrypt`), the DEK being used once.
+
 Why envelope encryption rather than AES-GCM directly under the ring key:
 
 * rotation re-wraps 48 bytes per row and never touches (or even decrypts into memory for long) the
@@ -50,10 +54,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mcp_elicit.state import KeyRing
+from mcp_elicit.state.aead import NONCE_BYTES, OVERHEAD, TAG_BYTES, AeadSealer, OpenRefused, Subkeys
+from mcp_elicit.state.aead import decrypt as aead_decrypt
+from mcp_elicit.state.aead import encrypt as aead_encrypt
+from mcp_elicit.state.keys import KID_BYTES
 
 from .errors import VaultCorrupt
 
@@ -70,13 +77,11 @@ VAULT_KEK_INFO: Final = b"mcp-elicit/v1 vault key-encryption key"
 """HKDF ``info`` label that turns a ring key into a vault KEK. Changing it orphans every row."""
 
 _AAD_LABEL: Final = b"mcp-elicit/vault"
-_KID_BYTES: Final = 4
-_NONCE_BYTES: Final = 12
 _DEK_BYTES: Final = 32
-_TAG_BYTES: Final = 16
-_WRAPPED_BYTES: Final = _DEK_BYTES + _TAG_BYTES
-_HEADER_BYTES: Final = 1 + _KID_BYTES + _NONCE_BYTES + _WRAPPED_BYTES  # up to the data nonce
-_MIN_BLOB_BYTES: Final = _HEADER_BYTES + _NONCE_BYTES + _TAG_BYTES
+_HEADER_BYTES: Final = 1 + OVERHEAD + _DEK_BYTES  # version and the wrapped DEK: up to the data nonce
+_MIN_BLOB_BYTES: Final = _HEADER_BYTES + NONCE_BYTES + TAG_BYTES
+_KID_LENGTH: Final = KID_BYTES.to_bytes(4, "big")
+_WRAPPER: Final = AeadSealer(kid_in_associated_data=True)
 
 RecordKind = Literal["connection", "secret"]
 
@@ -108,7 +113,12 @@ class RecordContext:
         return _encode(_AAD_LABEL, b"data", *self._parts())
 
     def wrap_aad(self, kid: bytes) -> bytes:
-        return _encode(_AAD_LABEL, b"dek", *self._parts(), kid)
+        return self._wrap_aad_without_kid() + kid
+
+    def _wrap_aad_without_kid(self) -> bytes:
+        """:meth:`wrap_aad` but the kid, which the sealer appends: the kid is the last
+        length-prefixed part, so this ends with its length."""
+        return _encode(_AAD_LABEL, b"dek", *self._parts()) + _KID_LENGTH
 
     def corrupt(
         self,
@@ -121,55 +131,37 @@ class RecordContext:
 class VaultKeys:
     """The vault's KEKs, derived from a :class:`KeyRing`: the first wraps, every one unwraps."""
 
-    __slots__ = ("_by_kid", "_first", "_kids")
+    __slots__ = ("_keks",)
 
     def __init__(self, ring: KeyRing, *, also: Iterable[VaultKeys] = ()) -> None:
         if not isinstance(ring, KeyRing):
             raise TypeError("VaultKeys needs a mcp_elicit.state.KeyRing")
-        by_kid: dict[bytes, AESGCM] = {}
-        kids: list[str] = []
-        derived = ring.derive(VAULT_KEK_INFO)
-        for kid, subkey in derived:
-            by_kid[kid] = AESGCM(subkey)
-            kids.append(kid.hex())
-        first = derived[0][0]
-        for extra in also:  # extra unwrapping keys (used while rotating)
-            extra_keys: dict[bytes, AESGCM] = extra._by_kid
-            for kid, kek in extra_keys.items():
-                if kid not in by_kid:
-                    by_kid[kid] = kek
-                    kids.append(kid.hex())
-        self._first: bytes = first
-        self._by_kid: dict[bytes, AESGCM] = by_kid
-        self._kids: tuple[str, ...] = tuple(kids)
+        own = Subkeys.derive(ring, VAULT_KEK_INFO).ciphers
+        extra = [cipher for keys in also for cipher in keys._keks.ciphers]  # unwrap only (rotation)
+        self._keks: Subkeys = Subkeys([*own, *extra])  # the ring's first wraps; a repeated kid keeps its own
 
     @property
     def kids(self) -> tuple[str, ...]:
         """Key ids, the wrapping key first."""
-        return self._kids
+        return tuple(kid.hex() for kid, _ in self._keks.ciphers)
 
     @property
     def sealing_kid(self) -> str:
         """Id (hex) of the key that wraps new records' data keys: the ring's first."""
-        return self._first.hex()
+        return self._keks.sealing_key()[0].hex()
 
     def __repr__(self) -> str:  # never shows key material
-        return f"VaultKeys(kids={list(self._kids)!r})"
+        return f"VaultKeys(kids={list(self.kids)!r})"
 
     # ----------------------------------------------------------------------------- seal / open
 
     def seal(self, context: RecordContext, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` for the row ``context`` under a fresh DEK."""
         dek = os.urandom(_DEK_BYTES)
-        data_nonce = os.urandom(_NONCE_BYTES)
-        ciphertext = AESGCM(dek).encrypt(data_nonce, plaintext, context.data_aad())
-        return self._wrap(context, dek) + data_nonce + ciphertext
+        return self._wrap(context, dek) + aead_encrypt(AESGCM(dek), plaintext, context.data_aad())
 
     def _wrap(self, context: RecordContext, dek: bytes) -> bytes:
-        kid = self._first
-        wrap_nonce = os.urandom(_NONCE_BYTES)
-        wrapped = self._by_kid[kid].encrypt(wrap_nonce, dek, context.wrap_aad(kid))
-        return bytes([FORMAT_VERSION]) + kid + wrap_nonce + wrapped
+        return bytes([FORMAT_VERSION]) + _WRAPPER.seal(self._keks, dek, context._wrap_aad_without_kid())
 
     def _unwrap(self, context: RecordContext, blob: object) -> tuple[bytes, bytes]:
         """``(dek, rest)`` where rest is ``data nonce | ciphertext``; raises VaultCorrupt."""
@@ -177,27 +169,24 @@ class VaultKeys:
             blob = bytes(blob)
         if not isinstance(blob, bytes) or len(blob) < _MIN_BLOB_BYTES or blob[0] != FORMAT_VERSION:
             raise context.corrupt("malformed")
-        kid = blob[1 : 1 + _KID_BYTES]
-        kek = self._by_kid.get(kid)
-        if kek is None:
-            raise context.corrupt("unknown-key", kid.hex())
-        nonce_at = 1 + _KID_BYTES
-        wrapped_at = nonce_at + _NONCE_BYTES
+        wrapped = blob[1:_HEADER_BYTES]
         try:
-            dek = kek.decrypt(
-                blob[nonce_at:wrapped_at], blob[wrapped_at:_HEADER_BYTES], context.wrap_aad(kid)
-            )
-        except InvalidTag:
-            raise context.corrupt("decrypt-failed", kid.hex()) from None
+            dek = _WRAPPER.open(self._keks, wrapped, context._wrap_aad_without_kid())
+        except OpenRefused as exc:
+            raise context.corrupt(exc.reason, wrapped[:KID_BYTES].hex()) from None
         return dek, blob[_HEADER_BYTES:]
+
+    def _open_payload(self, context: RecordContext, blob: object, dek: bytes, rest: bytes) -> bytes:
+        """The payload of ``rest`` (``data nonce | ciphertext``) under its DEK; raises VaultCorrupt."""
+        try:
+            return aead_decrypt(AESGCM(dek), rest, context.data_aad())
+        except OpenRefused:  # rest is long enough (_MIN_BLOB_BYTES): only authentication fails
+            raise context.corrupt("decrypt-failed", self.kid_of(blob)) from None
 
     def open(self, context: RecordContext, blob: object) -> bytes:
         """Decrypt a blob read from the row ``context``. Any failure is :class:`VaultCorrupt`."""
         dek, rest = self._unwrap(context, blob)
-        try:
-            return AESGCM(dek).decrypt(rest[:_NONCE_BYTES], rest[_NONCE_BYTES:], context.data_aad())
-        except InvalidTag:
-            raise context.corrupt("decrypt-failed", self.kid_of(blob)) from None
+        return self._open_payload(context, blob, dek, rest)
 
     def rewrap(self, context: RecordContext, blob: object) -> bytes | None:
         """The blob with its DEK re-wrapped under the first key, or ``None`` if it already is.
@@ -209,10 +198,7 @@ class VaultKeys:
             self.open(context, blob)
             return None
         dek, rest = self._unwrap(context, blob)
-        try:
-            AESGCM(dek).decrypt(rest[:_NONCE_BYTES], rest[_NONCE_BYTES:], context.data_aad())
-        except InvalidTag:
-            raise context.corrupt("decrypt-failed", self.kid_of(blob)) from None
+        self._open_payload(context, blob, dek, rest)
         return self._wrap(context, dek) + rest
 
     @staticmethod
@@ -220,9 +206,9 @@ class VaultKeys:
         """The key id written in a blob, or ``None`` if it is not a blob of this format."""
         if isinstance(blob, bytearray | memoryview):
             blob = bytes(blob)
-        if not isinstance(blob, bytes) or len(blob) < 1 + _KID_BYTES or blob[0] != FORMAT_VERSION:
+        if not isinstance(blob, bytes) or len(blob) < 1 + KID_BYTES or blob[0] != FORMAT_VERSION:
             return None
-        return blob[1 : 1 + _KID_BYTES].hex()
+        return blob[1 : 1 + KID_BYTES].hex()
 
 
 def ring_from(keys: KeyRing | Sequence[str | bytes]) -> KeyRing:
