@@ -25,247 +25,32 @@ import asyncio
 import base64
 import itertools
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 from mcp.client import InputRequiredRoundsExceededError
 from mcp.client.context import ClientRequestContext
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import free_port
-
-SERVER_SCRIPT = Path(__file__).with_name("tickets_server.py")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-# A fixed sealing key, so the server does not warn about an ephemeral one (and all rounds of a flow
-# are opened with the key that sealed them, as in a real deployment).
-SERVER_ENV = {"MCP_ELICIT_STATE_KEYS": "interop-tests-state-key-0123456789-abcdefghijklmnop"}
-MODERN = "2026-07-28"
-FLOW_TIMEOUT = 20.0
-
-# Error codes (wire-2026-07-28.md §5).
-INVALID_PARAMS = -32602
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-
-# What mcp 2.3.0 declares per request in _meta["io.modelcontextprotocol/clientCapabilities"]
-# (ClientSession._build_capabilities): an elicitation callback always declares BOTH modes, form and
-# url, even when the callback can only fill forms; a sampling callback declares {"sampling": {}}; a
-# list_roots callback declares {"roots": {"listChanged": true}}, a 2025-era member that 2026-07-28 no
-# longer defines (notifications/roots/list_changed is removed), which our server must tolerate. No
-# callbacks at all: {}.
-ELICITING_CLIENT_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}}
-FULL_CLIENT_CAPABILITIES = {**ELICITING_CLIENT_CAPABILITIES, "sampling": {}, "roots": {"listChanged": True}}
-
-
-# --------------------------------------------------------------------------------------------
-# Wire tap: records the JSON-RPC messages the SDK transport carries, changes nothing.
-# --------------------------------------------------------------------------------------------
-@dataclass
-class WireLog:
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    received: list[dict[str, Any]] = field(default_factory=list)
-    # HTTP only: (HTTP method, Mcp-Method header, Mcp-Name header, status) of every HTTP response.
-    http: list[tuple[str, str, str, int]] | None = None
-
-    def requests(self, method: str | None = None) -> list[dict[str, Any]]:
-        return [m for m in self.sent if "id" in m and "method" in m and method in (None, m["method"])]
-
-    def reply_to(self, request: dict[str, Any]) -> dict[str, Any]:
-        (reply,) = [m for m in self.received if m.get("id") == request["id"] and "method" not in m]
-        return reply
-
-    def exchange(self, method: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """(params, result-or-error) of every request of ``method``, in order."""
-        out = []
-        for req in self.requests(method):
-            reply = self.reply_to(req)
-            out.append((req.get("params", {}), reply.get("result", reply.get("error"))))
-        return out
-
-
-def _dump(message: Any) -> dict[str, Any]:
-    inner = getattr(message, "message", message)
-    dumped: dict[str, Any] = inner.model_dump(by_alias=True, mode="json", exclude_unset=True)
-    return dumped
-
-
-class _TapRead:
-    def __init__(self, inner: Any, log: WireLog) -> None:
-        self._inner = inner
-        self._log = log
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    def _record(self, item: Any) -> Any:
-        if not isinstance(item, Exception):
-            self._log.received.append(_dump(item))
-        return item
-
-    async def receive(self) -> Any:
-        return self._record(await self._inner.receive())
-
-    def __aiter__(self) -> _TapRead:
-        return self
-
-    async def __anext__(self) -> Any:
-        return self._record(await self._inner.__anext__())
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _TapRead:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-
-class _TapWrite:
-    def __init__(self, inner: Any, log: WireLog) -> None:
-        self._inner = inner
-        self._log = log
-
-    async def send(self, item: Any, /) -> None:
-        self._log.sent.append(_dump(item))
-        await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _TapWrite:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-
-class Tap:
-    """An ``mcp.client.Transport`` that wraps another one and logs both directions."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.log = WireLog(http=getattr(inner, "http_exchanges", None))
-
-    async def __aenter__(self) -> tuple[_TapRead, _TapWrite]:
-        read, write = await self._inner.__aenter__()
-        return _TapRead(read, self.log), _TapWrite(write, self.log)
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-
-# --------------------------------------------------------------------------------------------
-# The server under test, over both transports.
-# --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """Start the ticket server on Streamable HTTP (127.0.0.1 only) and wait until it accepts.
-
-    Yields the endpoint URL and the file that holds the server's stdout and stderr."""
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("interop") / "http-server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, str(SERVER_SCRIPT), "--port", str(port)],
-            cwd=REPO_ROOT,
-            env={**os.environ, **SERVER_ENV},
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"HTTP server exited with {proc.returncode}: {log_path.read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"HTTP server did not accept connections: {log_path.read_text()}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", log_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-class HttpTransport:
-    """The SDK's ``streamable_http_client`` on an ``httpx2`` client that records each HTTP status."""
-
-    def __init__(self, url: str) -> None:
-        self._url = url
-        self._stack = AsyncExitStack()
-        self.http_exchanges: list[tuple[str, str, str, int]] = []
-
-    async def _record(self, response: httpx2.Response) -> None:
-        request = response.request
-        headers = request.headers
-        self.http_exchanges.append(
-            (request.method, headers.get("mcp-method", ""), headers.get("mcp-name", ""), response.status_code)
-        )
-
-    async def __aenter__(self) -> Any:
-        http = httpx2.AsyncClient(
-            timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [self._record]}
-        )
-        await self._stack.enter_async_context(http)
-        return await self._stack.enter_async_context(streamable_http_client(self._url, http_client=http))
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return await self._stack.__aexit__(*exc)
-
-
-MakeTransport = Callable[[], Any]
-
-
-@pytest.fixture(params=["stdio", "http"])
-def make_transport(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeTransport]:
-    """A factory of fresh SDK transports to the ticket server (stdio spawns one process per client).
-
-    Afterwards, the server's stderr of this test must hold no traceback: nothing the SDK sent may
-    have crashed a handler or the transport, even where the client saw a well-formed answer."""
-    if request.param == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable, args=[str(SERVER_SCRIPT), "--stdio"], env=SERVER_ENV, cwd=REPO_ROOT
-        )
-        log_path = tmp_path / "stdio-server.log"
-        with log_path.open("w") as errlog:
-            yield lambda: stdio_client(params, errlog=errlog)
-        start = 0
-    else:
-        url, log_path = request.getfixturevalue("http_server")
-        start = log_path.stat().st_size
-        yield lambda: HttpTransport(url)
-    with log_path.open("rb") as log:
-        log.seek(start)
-        server_output = log.read().decode(errors="replace")
-    assert "Traceback" not in server_output, server_output
+from tests.interop.sdk_support import (
+    ELICITING_CLIENT_CAPABILITIES,
+    FLOW_TIMEOUT,
+    FULL_CLIENT_CAPABILITIES,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN,
+    Asked,
+    MakeTransport,
+    Person,
+    Tap,
+    WireLog,
+    accept,
+    text_of,
+)
 
 
 @asynccontextmanager
@@ -283,52 +68,6 @@ async def connect(make_transport: MakeTransport, **options: Any) -> AsyncIterato
     if tap.log.http is not None:
         # Only POSTs: no GET stream and no DELETE (2026-07-28 has neither, and no sessions).
         assert {exchange[0] for exchange in tap.log.http} == {"POST"}
-
-
-# --------------------------------------------------------------------------------------------
-# A scripted person behind the SDK's elicitation callback.
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Asked:
-    key: str
-    mode: str
-    message: str
-    schema: dict[str, Any] | None
-
-
-Answer = Callable[[Asked], types.ElicitResult]
-
-
-@dataclass
-class Person:
-    """An ``ElicitationFnT``: answers with ``answer`` and records every question it was shown."""
-
-    answer: Answer
-    asked: list[Asked] = field(default_factory=list)
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        dumped = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        question = Asked(
-            key=str(context.request_id),
-            mode=dumped.get("mode", "form"),
-            message=dumped["message"],
-            schema=dumped.get("requestedSchema"),
-        )
-        self.asked.append(question)
-        return self.answer(question)
-
-
-def accept(**content: Any) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content=content)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    assert result.is_error is False, result
-    (block,) = result.content
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def tool_calls(log: WireLog) -> list[tuple[dict[str, Any], dict[str, Any]]]:
