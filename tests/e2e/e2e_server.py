@@ -42,6 +42,13 @@ add_shared_tools(app, lambda: MARKERS)
 
 
 @app.tool()
+async def visit(ctx: Context) -> str:
+    """Sends the person to a page (URL mode); says what they answered."""
+    answer = await ctx.elicit_url("Open the start page.", "https://example.com/start", key="visit")
+    return f"visit: {answer.action}"
+
+
+@app.tool()
 async def event_loop() -> str:
     """The module of the event loop serving this request (``uvloop`` or ``asyncio``)."""
     return type(asyncio.get_running_loop()).__module__.split(".")[0]
@@ -175,10 +182,22 @@ def main() -> None:
     parser.add_argument("--head-timeout", type=float, default=None)
     parser.add_argument("--h11", action="store_true", help="uvicorn's h11 protocol, not httptools")
     parser.add_argument("--graceful", type=float, default=None, help="uvicorn's timeout_graceful_shutdown")
+    parser.add_argument("--max-sessions", type=int, default=None, help="2025-11-25 sessions in all")
+    parser.add_argument("--sessions-per-user", type=int, default=None)
+    parser.add_argument("--idle-timeout", type=float, default=None, help="seconds a session may sit idle")
+    parser.add_argument("--leg-timeout", type=float, default=None, help="seconds a 2025 client may take")
     args = parser.parse_args()
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
         app.max_message_bytes = args.max_message_bytes
+    for option, value in (
+        ("legacy_max_sessions", args.max_sessions),
+        ("legacy_max_sessions_per_user", args.sessions_per_user),
+        ("legacy_idle_timeout", args.idle_timeout),
+        ("legacy_leg_timeout", args.leg_timeout),
+    ):
+        if value is not None:
+            setattr(app, option, value)
     if args.stdio:
         app.run_stdio()
     else:

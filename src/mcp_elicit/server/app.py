@@ -72,7 +72,10 @@ class Server:
     (the call goes on by itself when the browser step is done); ``"error"`` ends the call with
     ``-32042`` naming the URLs instead, for the client to retry. ``legacy_leg_timeout``: seconds
     a 2025 client may take to answer one question (10 minutes by default: a person answers);
-    ``legacy_max_rounds``: rounds of questions one such call may send.
+    ``legacy_max_rounds``: rounds of questions one such call may send. Over HTTP such a client
+    has a session: ``legacy_max_sessions`` in all, ``legacy_max_sessions_per_user`` per principal,
+    each ended after ``legacy_idle_timeout`` seconds without use (see
+    :mod:`mcp_elicit.transport.http_sessions`).
     """
 
     def __init__(
@@ -95,6 +98,9 @@ class Server:
         legacy_url_mode: Literal["request", "error"] = "request",
         legacy_leg_timeout: float = 600.0,
         legacy_max_rounds: int = 50,
+        legacy_max_sessions: int = 10_000,
+        legacy_max_sessions_per_user: int = 100,
+        legacy_idle_timeout: float = 1800.0,
     ) -> None:
         self.name = options.text("name", name)
         self.version = options.text("version", version)
@@ -110,6 +116,11 @@ class Server:
         self.legacy_url_mode = legacy_url_mode
         self.legacy_leg_timeout = options.seconds("legacy_leg_timeout", legacy_leg_timeout, positive=True)
         self.legacy_max_rounds = options.whole_number("legacy_max_rounds", legacy_max_rounds, minimum=1)
+        self.legacy_max_sessions = options.whole_number("legacy_max_sessions", legacy_max_sessions, minimum=1)
+        self.legacy_max_sessions_per_user = options.whole_number(
+            "legacy_max_sessions_per_user", legacy_max_sessions_per_user, minimum=1
+        )
+        self.legacy_idle_timeout = options.seconds("legacy_idle_timeout", legacy_idle_timeout, positive=True)
         if single_use is not None and not isinstance(single_use, SingleUseStore):
             raise TypeError(
                 "single_use must be a single-use store (SQLiteSingleUseStore or PostgresSingleUseStore), "

@@ -100,7 +100,15 @@ class HttpApp:
         self.max_body = server.max_message_bytes
         self.policy = Policy(self.allowed_origins, self.max_body, server.param_headers)
         self._in_flight = InFlight(body_timeout)
-        self.sessions = SessionTable(server, **(sessions or {}))
+        self.sessions = SessionTable(
+            server,
+            **{
+                "max_sessions": server.legacy_max_sessions,
+                "max_per_principal": server.legacy_max_sessions_per_user,
+                "idle_timeout": server.legacy_idle_timeout,
+                **(sessions or {}),
+            },
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
