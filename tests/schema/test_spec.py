@@ -313,13 +313,13 @@ def test_forms_of_types_made_per_request_do_not_pile_up() -> None:
     import weakref
 
     from mcp_elicit.schema import spec as spec_module
-    from mcp_elicit.server import context
+    from mcp_elicit.server import gating
 
     made: list[weakref.ref[type]] = []
     for n in range(1000):
         choice = enum.Enum("Choice", {f"option_{n}": f"option_{n}", "other": "other"})  # type: ignore[misc]
         pick = dataclasses.make_dataclass("Pick", [("choice", choice)])
-        context._form_spec(pick, ())  # what ctx.elicit(message, pick) does
+        gating.form_spec(pick, ())  # what ctx.elicit(message, pick) does
         made.append(weakref.ref(pick))
     del choice, pick
     gc.collect()
