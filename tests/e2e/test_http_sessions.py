@@ -18,9 +18,8 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import HttpServer, start_http_server, stop
+from tests.http_session_support import ACCEPT, LEGACY, Session, events, initialize
 
-LEGACY = "2025-11-25"
-ACCEPT = "application/json, text/event-stream"
 SESSION_ID = re.compile(r"[0-9a-f]{8}\.[A-Za-z0-9_-]{32}")
 
 
@@ -46,73 +45,6 @@ def bounded_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=15) as client:
         yield client
-
-
-def initialize(version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {"elicitation": {}} if capabilities is None else capabilities,
-            "clientInfo": {"name": "hand-written", "version": "1"},
-        },
-    }
-
-
-class Session:
-    """A 2025-11-25 client session, played by hand over one httpx client."""
-
-    def __init__(self, http: httpx.AsyncClient, url: str, user: str | None = None) -> None:
-        self.http = http
-        self.url = url
-        self.id: str | None = None
-        self.version = LEGACY
-        self.auth = {} if user is None else {"authorization": f"Bearer {user}"}
-        self._ids = iter(range(1, 10_000))
-
-    def headers(self, **extra: str) -> dict[str, str]:
-        h = {"content-type": "application/json", "accept": ACCEPT, **self.auth, **extra}
-        if self.id is not None:
-            h["mcp-session-id"] = self.id
-            h["mcp-protocol-version"] = self.version
-        return h
-
-    async def open(self, message: dict[str, Any] | None = None) -> dict[str, Any]:
-        response = await self.http.post(self.url, json=message or initialize(), headers=self.headers())
-        assert response.status_code == 200, response.text
-        self.id = response.headers["mcp-session-id"]
-        result: dict[str, Any] = response.json()["result"]
-        self.version = result["protocolVersion"]
-        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, expect=202)
-        return result
-
-    async def post(self, message: dict[str, Any], *, expect: int = 200, **headers: str) -> httpx.Response:
-        response = await self.http.post(self.url, json=message, headers=self.headers(**headers))
-        assert response.status_code == expect, response.text
-        return response
-
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
-
-    def stream(self, message: dict[str, Any]) -> Any:
-        return self.http.stream("POST", self.url, json=message, headers=self.headers())
-
-
-async def events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
-    """(id, data) of each SSE event of ``response``."""
-    event_id: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data or event_id is not None:
-                yield event_id, "\n".join(data)
-            event_id, data = None, []
-        elif line.startswith("id:"):
-            event_id = line[3:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
 
 
 async def test_initialize_opens_a_session_with_a_secure_id(

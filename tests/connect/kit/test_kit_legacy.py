@@ -1,0 +1,104 @@
+"""The connect kit on a 2025-11-25 session: ``ctx.connection`` goes on by itself.
+
+On 2026-07-28 a client that agreed to open the kit's page retries the call until the browser
+step is done. A 2025-11-25 client is asked with a real ``elicitation/create`` (URL mode, with an
+``elicitationId``); once it said yes, the call waits on the server while the user signs in: the
+URL is not sent again, and when the flow completes the client gets
+``notifications/elicitation/complete`` for that id, then the result, on the same stream. With
+``Server(legacy_url_mode="error")`` the call ends with ``-32042`` naming the URL instead, and the
+client's retry after the browser step finds the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from kit_sites import SiteFactory, fp
+from kit_support import browser_connects, flow_id_of
+from tests.http_session_support import Session, answer_questions
+
+
+async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=0.3)
+    session = Session(http, site.mcp_url, token=site.token("alice"))
+    await session.open(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}, "url": {}}},
+                "clientInfo": {"name": "desktop-app", "version": "3"},
+            },
+        }
+    )
+    owner = site.auth.principal("alice")
+    finishing: list[asyncio.Task[None]] = []
+
+    def agree(params: dict[str, Any]) -> dict[str, Any]:
+        assert params["mode"] == "url"
+
+        # The user opens the page and finishes there a little later.
+        async def in_the_browser() -> None:
+            await asyncio.sleep(0.8)
+            await browser_connects(site.flows, site.vault, flow_id_of(params["url"]), owner, "gho_alice")
+
+        finishing.append(asyncio.ensure_future(in_the_browser()))
+        return {"action": "accept"}
+
+    call = session.request("tools/call", {"name": "list_repos", "arguments": {}})
+    seen, final = await asyncio.wait_for(answer_questions(session, call, agree), 30)
+    await asyncio.gather(*finishing)
+    questions = [m for m in seen if m.get("method") == "elicitation/create"]
+    assert len(questions) == 1  # asked once: not again while the user was in the browser
+    elicitation_id = questions[0]["params"]["elicitationId"]
+    assert questions[0]["params"]["message"] == "Connect your GitHub account to list your repositories."
+    completed = [m for m in seen if m.get("method") == "notifications/elicitation/complete"]
+    assert [m["params"] for m in completed] == [{"elicitationId": elicitation_id}]
+    assert seen.index(completed[0]) < seen.index(final)
+    assert final is not None
+    assert final["result"]["structuredContent"] == {
+        "repos": ["alpha", "beta"],
+        "token_fingerprint": fp("gho_alice"),
+    }
+
+
+async def test_with_url_mode_error_the_call_ends_with_32042_and_the_retry_finds_the_connection(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    site = await make_site(hold=0.3)
+    site.server.legacy_url_mode = "error"
+    session = Session(http, site.mcp_url, token=site.token("bob"))
+    await session.open(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"url": {}}},
+                "clientInfo": {"name": "cli", "version": "1"},
+            },
+        }
+    )
+    call = session.request("tools/call", {"name": "list_repos", "arguments": {}})
+    seen, final = await answer_questions(session, call, lambda params: {"action": "decline"})
+    assert not [m for m in seen if m.get("method") == "elicitation/create"]
+    assert final is not None
+    error = final["error"]
+    assert error["code"] == -32042
+    (elicitation,) = error["data"]["elicitations"]
+    assert elicitation["mode"] == "url"
+    assert elicitation["elicitationId"]
+    await browser_connects(
+        site.flows, site.vault, flow_id_of(elicitation["url"]), site.auth.principal("bob"), "gho_bob"
+    )
+    again = session.request("tools/call", {"name": "list_repos", "arguments": {}})
+    _, retried = await answer_questions(session, again, lambda params: {"action": "decline"})
+    assert retried is not None
+    assert retried["result"]["structuredContent"]["token_fingerprint"] == fp("gho_bob")
