@@ -44,7 +44,7 @@ from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing, ServerMessages
 from mcp_elicit.wire.http import encode_header_value, is_token
-from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Response, Result
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, Result
 
 logger = logging.getLogger("mcp_elicit.client.http")
 
@@ -55,6 +55,7 @@ MAX_IDLE_RESUMES = 3
 DEFAULT_RETRY_MS = 1000  # when the server named no retry interval
 MAX_RETRY_MS = 60_000  # a server's retry field cannot park a call for hours
 CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
+STREAM_OPEN_TIMEOUT = 5.0  # how long opening the session waits for the GET stream's head
 
 
 def legacy_headers(version: str | None, session_id: str | None) -> dict[str, str]:
@@ -292,6 +293,8 @@ class HttpTransport:
         self._serving: Serving | None = None
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
+        # Legacy requests in flight, for a response the server puts on the GET stream instead.
+        self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
     @property
     def reached_via(self) -> str:
@@ -321,7 +324,12 @@ class HttpTransport:
     async def session_opened(self, version: str) -> None:
         self._version = version
         if self._listener is None or self._listener.done():
-            self._listener = asyncio.create_task(self._listen())
+            # Opened before anything else is sent, so that nothing the server says about the
+            # requests that follow can miss it (it may put a response there when it replays).
+            opened = asyncio.Event()
+            self._listener = asyncio.create_task(self._listen(opened))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(opened.wait(), STREAM_OPEN_TIMEOUT)
 
     def _head(self, method: str, headers: Mapping[str, str], body_length: int | None) -> bytes:
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -337,6 +345,8 @@ class HttpTransport:
         headers = legacy_headers(request.version, session) if request.legacy else request_headers(request)
         head = self._head("POST", headers, len(request.body))
         conn = await self._pool.acquire()  # a kept-alive one only if the server has not closed it
+        if request.legacy:
+            self._waiting[request.id] = asyncio.get_running_loop().create_future()
         try:
             response = await self._exchange(conn, head, request, on_notification, session)
         except (asyncio.IncompleteReadError, OSError) as exc:
@@ -354,6 +364,10 @@ class HttpTransport:
         except BaseException:
             conn.abort()  # cancelled or failed mid-reply: closing the stream tells the server
             raise
+        finally:
+            waiting = self._waiting.pop(request.id, None)
+            if waiting is not None and not waiting.done():
+                waiting.cancel()
         self._pool.release(conn)
         return response
 
@@ -386,6 +400,9 @@ class HttpTransport:
             if not reply.done:
                 conn.reusable = False  # the rest of the stream is not ours to read
             if response is None and request.legacy:
+                waiting = self._waiting.get(request.id)
+                if waiting is not None and waiting.done() and not waiting.cancelled():
+                    return waiting.result()  # it came on the GET stream
                 response = await self._resume(request, on_notification, decoder)
             if response is None:
                 raise TransportError(
@@ -415,12 +432,19 @@ class HttpTransport:
         """The reply's stream ended before its response: wait the server's ``retry``, then GET
         with ``Last-Event-ID`` and read on, until the response comes or reconnections stop
         bringing anything new. Without an event id there is nothing to resume from."""
+        waiting = self._waiting.get(request.id)
         idle = 0
         while idle < MAX_IDLE_RESUMES:
             last = decoder.last_event_id
             if last is None or header_value_problem(last) is not None or last != last.strip():
                 return None
-            await asyncio.sleep(min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
+            delay = min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000
+            if waiting is not None:
+                # The response may come on the GET stream meanwhile.
+                with contextlib.suppress(TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(waiting), delay)
+            else:
+                await asyncio.sleep(delay)
             headers = self._stream_headers(last)
             conn = await self._pool.acquire()
             try:
@@ -474,9 +498,16 @@ class HttpTransport:
                 clean(reply_body[:200].decode("utf-8", "replace"), single_line=True),
             )
 
-    async def _listen(self) -> None:
+    async def _listen(self, opened: asyncio.Event) -> None:
         """The GET stream: the server's messages about no request of ours (its own requests,
-        ``notifications/elicitation/complete``, ...). A server that offers none says 405."""
+        ``notifications/elicitation/complete``, ...). A server that offers none says 405.
+        ``opened`` is set once the first GET's reply head is in (or it failed)."""
+        try:
+            await self._listen_on(opened)
+        finally:
+            opened.set()
+
+    async def _listen_on(self, opened: asyncio.Event) -> None:
         serving = self._serving
         last: str | None = None
         quiet = 0
@@ -492,6 +523,7 @@ class HttpTransport:
             events = 0
             try:
                 reply = await conn.request(self._head("GET", headers, None), b"")
+                opened.set()
                 if reply.status != 200 or reply.content_type != "text/event-stream":
                     logger.debug("the server offers no GET stream (HTTP %d)", reply.status)
                     return
@@ -522,7 +554,13 @@ class HttpTransport:
         elif isinstance(message, Notification):
             serving.notification(message)
         else:
-            logger.info("ignoring a response on the GET stream (id %r)", message.id)
+            # Only when the server replays a stream; a response to a request of ours in flight
+            # still answers it.
+            waiting = self._waiting.get(message.id) if message.id is not None else None
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
+            else:
+                logger.info("ignoring a response on the GET stream (id %r)", message.id)
 
     async def aclose(self) -> None:
         self._closed = True
