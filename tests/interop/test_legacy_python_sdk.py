@@ -22,7 +22,6 @@ from mcp_elicit.client import Answer, Client, FormQuestion
 from .legacy_support import FLOW_TIMEOUT, Person, answers, http_server, py_stdio
 
 
-
 @pytest.fixture(scope="module")
 def py_http() -> Iterator[str]:
     with http_server(py_stdio()[:2]) as url:
@@ -99,8 +98,9 @@ async def test_a_slow_answer_does_not_time_out_the_call(target: Any) -> None:
 
 
 async def test_auto_picks_2026_on_this_dual_era_server(target: Any) -> None:
-    async with asyncio.timeout(FLOW_TIMEOUT), Client.connect(
-        target, **({"stderr": "capture"} if isinstance(target, list) else {})
-    ) as client:
+    async with (
+        asyncio.timeout(FLOW_TIMEOUT),
+        Client.connect(target, **({"stderr": "capture"} if isinstance(target, list) else {})) as client,
+    ):
         assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
         assert client.server_identity.protocol_version == "2026-07-28"

@@ -44,7 +44,7 @@ async def test_auto_falls_back_to_initialize_and_remembers_it() -> None:
         assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
         assert client.server_identity.name == "legacy-rogue"
         with pytest.raises(RuntimeError, match="no server/discover"):
-            client.discovery
+            _ = client.discovery
     assert remembered(key) == "legacy"
     forget(key)
 
@@ -113,7 +113,8 @@ async def test_a_url_question_without_its_elicitation_id_is_refused() -> None:
     person = Script(url=lambda _q: Answer("accept"))
     async with connect(person) as client:
         result = await client.call_tool("url_without_id")
-    assert "elicitationId" in result.text and result.text.startswith("error -32602")
+    assert "elicitationId" in result.text
+    assert result.text.startswith("error -32602")
     assert person.asked == []
 
 
@@ -150,7 +151,8 @@ async def test_sampling_and_roots_with_providers() -> None:
         assert '"model": "m"' in sampled
         assert (await client.call_tool("roots")).text == '{"roots": [{"name": "x", "uri": "file:///tmp/x"}]}'
         tooled = await client.call_tool("sampling", {"tools": [{"name": "t", "inputSchema": {}}]})
-    assert tooled.text.startswith("error -32602") and "sampling.tools" in tooled.text
+    assert tooled.text.startswith("error -32602")
+    assert "sampling.tools" in tooled.text
 
 
 async def test_a_request_the_server_cancels_is_not_answered() -> None:
