@@ -224,6 +224,8 @@ def _first_answer(
     """The response to ``request`` among these events' data, if there; notifications before it
     go to the callback."""
     for data in events:
+        if not data.strip():
+            continue  # a priming event (an id to resume from, no message)
         try:
             message = decode(data)
         except MalformedMessageError:
@@ -542,6 +544,8 @@ class HttpTransport:
             await asyncio.sleep(min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
 
     def _dispatch(self, data: bytes, serving: Serving | None) -> None:
+        if not data.strip():
+            return  # a priming event
         try:
             message = decode(data)
         except MalformedMessageError:

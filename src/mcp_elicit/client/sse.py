@@ -100,7 +100,7 @@ class SseDecoder:
             data = b"\n".join(self._data)
             self._data = []
             self._data_size = 0
-            return data or None  # "data:" with nothing after it dispatches no event (the SSE spec)
+            return data
         if line.startswith(b":"):
             return None
         name, _, value = line.partition(b":")
