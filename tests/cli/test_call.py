@@ -36,7 +36,8 @@ def test_declining_exits_3_with_a_reason(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert done.stdout == "No greeting (decline).\n"
     assert done.stderr.splitlines() == [
-        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks: What is your name?",  # shown, though scripted
+        # shown, though scripted
+        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks: What is your name?",
         "  answered from the script: decline",
         "mcp-elicit: declined: the question 'What is your name?' was declined",
     ]
@@ -60,7 +61,8 @@ def test_a_scripted_url_answer_still_shows_the_address_first(tmp_path: Path) -> 
     done = cli("call", STDIO_TARGET, "open_page", "--args", args, "--answers", script)
     assert (done.returncode, done.stdout) == (0, "page accept\n")
     assert done.stderr.splitlines() == [
-        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks you to open a page: Connect your account",
+        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks you to open a page: "
+        "Connect your account",
         "  address: https://mcp.example.com/connect/Zq3xYb9",
         "  domain:  example.com",
         "  answered from the script: accept",
