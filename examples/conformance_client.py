@@ -2,6 +2,8 @@
 
     conformance client --command "python examples/conformance_client.py" \\
         --scenario sep-2322-client-request-state --spec-version 2026-07-28
+    conformance client --command "python examples/conformance_client.py" \\
+        --scenario elicitation-sep1034-client-defaults --spec-version 2025-11-25
 
 The harness starts a mock server, appends its URL as the last argument and names the scenario in
 ``MCP_CONFORMANCE_SCENARIO``. The person is a script: every form is accepted with values made
@@ -9,7 +11,10 @@ from its schema (``{"confirmed": true}`` for the harness's confirmation form), a
 checks them against the schema before they are sent, like any other answer. Exit status 0 means
 the scenario's client steps all completed. ``SCENARIOS`` lists the scenarios it plays: state
 (SEP-2322), request metadata (SEP-2575), tool calls, the standard and ``Mcp-Param-*`` headers
-(SEP-2243) and the JSON Schema of tools kept as the server wrote it.
+(SEP-2243) and the JSON Schema of tools kept as the server wrote it -- and, at 2025-11-25, the
+``initialize`` handshake, schema defaults applied to an ``elicitation/create`` request, and a
+reply stream resumed after the server's ``retry``. The client finds out the era itself
+(``server/discover`` first, then ``initialize``), as it does against any server.
 """
 
 from __future__ import annotations
@@ -121,6 +126,26 @@ async def schema_listing(client: Client) -> None:
     print(f"{len(await client.list_tools())} tools listed")
 
 
+async def initialize(client: Client) -> None:
+    """The 2025-11-25 handshake (done when connecting), then a request in the session."""
+    tools = await client.list_tools()
+    print(f"protocol version {client.protocol_version} ({client.era}); {len(tools)} tools")
+
+
+async def elicitation_defaults(client: Client) -> None:
+    """SEP-1034 on a 2025-11-25 session: the server's elicitation/create has five optional fields
+    with defaults; the acceptor leaves them out and the engine fills them in before sending."""
+    await client.list_tools()
+    print((await client.call_tool("test_client_elicitation_defaults", {})).text)
+
+
+async def sse_retry(client: Client) -> None:
+    """SEP-1699: the server closes the tool call's event stream after a priming event; the
+    engine waits its ``retry`` and resumes with GET and Last-Event-ID."""
+    await client.list_tools()
+    print((await client.call_tool("test_reconnection", {})).text)
+
+
 def _context() -> dict[str, Any]:
     """What the harness passes about the scenario (``MCP_CONFORMANCE_CONTEXT``, JSON)."""
     raw = os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"
@@ -137,6 +162,9 @@ SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-2020-12-preservation": schema_preservation,
     "json-schema-ref-no-deref": schema_listing,
+    "initialize": initialize,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
 }
 
 

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # conformance.sh: run the official MCP conformance harness (@modelcontextprotocol/conformance,
 # pinned in scripts/node.sh) against OUR implementation, one `--scenario` run per scenario at
-# `--spec-version 2026-07-28`, and report PASS/FAIL per scenario. The scenarios are listed below.
+# `--spec-version 2026-07-28` (and, for the client, a second list at `--spec-version 2025-11-25`),
+# and report PASS/FAIL per scenario. The scenarios are listed below.
 #
 # Usage:
 #   scripts/conformance.sh server   start `python examples/conformance_server.py --port PORT`, wait
 #                                   until it accepts connections, run SERVER_SCENARIOS against
 #                                   http://127.0.0.1:PORT/mcp, stop the server
-#   scripts/conformance.sh client   run CLIENT_SCENARIOS with
+#   scripts/conformance.sh client   run CLIENT_SCENARIOS (at 2026-07-28), then
+#                                   CLIENT_SCENARIOS_2025 (at 2025-11-25), with
 #                                   --command "python examples/conformance_client.py"
 #                                   (the harness starts its mock server and appends its URL as the
 #                                   client's last argument; the client's exit code counts)
-#   scripts/conformance.sh MODE SCENARIO...   run only the named scenarios (for debugging)
+#   scripts/conformance.sh MODE SCENARIO...   run only the named scenarios (for debugging), at
+#                                   2026-07-28, or at CONFORMANCE_SPEC_VERSION when set
 #
 # Everything (our server or client, and the harness with its mock servers, which listen on all
 # interfaces) runs inside a private loopback-only network namespace (`unshare -n`). If the machine
@@ -41,8 +44,13 @@ set -euo pipefail
 # What we run. Server side: all 14 input-required-result-* scenarios of the harness,
 # server-stateless, and the 2026-07-28 scenarios on tools, prompts, resources, caching and HTTP
 # headers whose fixtures examples/conformance_server.py serves. Client side: retries that echo requestState, and the per-request _meta and
-# MCP-Protocol-Version header. All at the 2026-07-28 wire.
-SPEC_VERSION="2026-07-28"
+# MCP-Protocol-Version header, at the 2026-07-28 wire; then the 2025-11-25 handshake, tool calls,
+# schema defaults applied to the server's elicitation/create, SSE retry and resumption, and
+# JSON Schema preservation, at the 2025-11-25 wire (CLIENT_SCENARIOS_2025). The 14 auth/* client
+# scenarios test OAuth to the MCP server, which this client does not implement (it takes a
+# token with --header): they are not run.
+SPEC_VERSION="${CONFORMANCE_SPEC_VERSION:-2026-07-28}"
+LEGACY_SPEC_VERSION="2025-11-25"
 
 SERVER_SCENARIOS=(
     input-required-result-basic-elicitation
@@ -93,6 +101,14 @@ CLIENT_SCENARIOS=(
     http-custom-headers
     http-invalid-tool-headers
     json-schema-ref-no-deref
+    json-schema-2020-12-preservation
+)
+
+CLIENT_SCENARIOS_2025=(
+    initialize
+    tools_call
+    elicitation-sep1034-client-defaults
+    sse-retry
     json-schema-2020-12-preservation
 )
 
@@ -297,9 +313,11 @@ PY
 
 # run_scenario MODE SCENARIO EXTRA_ARGS...: run the harness once; append the verdict to results
 run_scenario() {
-    local mode="$1" s="$2" rc=0
+    local mode="$1" s="$2" rc=0 tag="$2"
     shift 2
-    local logfile="$RUN_DIR/$s.log" outdir="$RUN_DIR/$s"
+    # a scenario run at another version than 2026-07-28 is named with it (tools_call@2025-11-25)
+    [[ "$SPEC_VERSION" == "2026-07-28" ]] || tag="$s@$SPEC_VERSION"
+    local logfile="$RUN_DIR/$tag.log" outdir="$RUN_DIR/$tag"
     timeout --kill-after=10 "$SCENARIO_WALL_S" \
         "$CONFORMANCE_BIN" "$mode" "$@" --scenario "$s" --spec-version "$SPEC_VERSION" \
         --timeout "$HARNESS_TIMEOUT_MS" -o "$outdir" </dev/null >"$logfile" 2>&1 &
@@ -307,7 +325,7 @@ run_scenario() {
     wait "$HARNESS_PID" || rc=$?
     HARNESS_PID=""
     sed -i 's/\x1b\[[0-9;]*m//g' "$logfile" # the harness colours its output even into a file
-    if judge "$s" "$rc" "$logfile" "$outdir" | tee -a "$RUN_DIR/summary.txt"; then
+    if judge "$tag" "$rc" "$logfile" "$outdir" | tee -a "$RUN_DIR/summary.txt"; then
         PASSED=$((PASSED + 1))
     else
         FAILED=$((FAILED + 1))
@@ -368,7 +386,7 @@ run_client_mode() {
     if [[ -z "${CONFORMANCE_CLIENT_CMD:-}" && ! -f examples/conformance_client.py ]]; then
         echo "conformance: ERROR: examples/conformance_client.py does not exist (set" \
             "CONFORMANCE_CLIENT_CMD to test another client)" >&2
-        all_failed "no client" "${CLIENT_SCENARIOS[@]}"
+        all_failed "no client" "${CLIENT_SCENARIOS[@]}" "${CLIENT_SCENARIOS_2025[@]}"
         finish client || true
         return 1
     fi
@@ -377,6 +395,13 @@ run_client_mode() {
     for s in "${CLIENT_SCENARIOS[@]}"; do
         run_scenario client "$s" --command "$cmd"
     done
+    if ((${#CLIENT_SCENARIOS_2025[@]})); then
+        SPEC_VERSION="$LEGACY_SPEC_VERSION"
+        log "running ${#CLIENT_SCENARIOS_2025[@]} client scenarios at --spec-version $SPEC_VERSION"
+        for s in "${CLIENT_SCENARIOS_2025[@]}"; do
+            run_scenario client "$s" --command "$cmd"
+        done
+    fi
     finish client
 }
 
@@ -386,6 +411,7 @@ main() {
     if (($# > 1)); then # explicit scenario list
         SERVER_SCENARIOS=("${@:2}")
         CLIENT_SCENARIOS=("${@:2}")
+        CLIENT_SCENARIOS_2025=()
     fi
     if [[ -z "${_CONFORMANCE_NETNS:-}" ]]; then
         prepare "$mode"

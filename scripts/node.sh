@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# node.sh: install (once) the pinned Node.js 24, the official MCP conformance harness and
-# oidc-provider into the repo's .cache/ folder, taking all three from the npm registry with
+# node.sh: install (once) the pinned Node.js 24, the official MCP conformance harness,
+# oidc-provider and the TypeScript MCP SDK v1 into the repo's .cache/ folder, taking all four
+# from the npm registry with
 # `npm install` (nothing else is downloaded). The harness needs Node >= 22; the machine's own
 # Node 20 cannot load it.
 #
@@ -8,13 +9,17 @@
 #   .cache/conformance  npm package @modelcontextprotocol/conformance@0.2.0-alpha.12
 #   .cache/oidc-provider npm package oidc-provider@9.13.3 (with its deps jose, koa, ...): the
 #                       real OpenID provider the browser tests sign in at (tests/oidc/provider.mjs)
+#   .cache/ts-sdk-v1    npm package @modelcontextprotocol/sdk@1.32.2 (with its deps): the official
+#                       TypeScript SDK v1, which speaks 2025-11-25 only; the legacy interop
+#                       tests run a server of it (tests/interop/legacy_ts_server.mjs)
 #
 # Usage:
 #   bash scripts/node.sh          install if needed; print the conformance binary's path on stdout
 #                                 (progress lines go to stderr)
 #   source scripts/node.sh        same, then export PATH (node 24 first), NODE24_BIN_DIR and
-#                                 CONFORMANCE_BIN (and OIDC_PROVIDER_MODULES, the node_modules
-#                                 folder holding oidc-provider) into the calling shell; returns
+#                                 CONFORMANCE_BIN (and OIDC_PROVIDER_MODULES and TS_SDK_V1_MODULES,
+#                                 the node_modules folders holding oidc-provider and the SDK)
+#                                 into the calling shell; returns
 #                                 non-zero on failure
 #
 # Idempotent: when the installed versions already match the pins it does nothing and asks no
@@ -25,6 +30,8 @@ CONFORMANCE_PKG="@modelcontextprotocol/conformance"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 OIDC_PROVIDER_PKG="oidc-provider"
 OIDC_PROVIDER_VERSION="9.13.3"
+TS_SDK_V1_PKG="@modelcontextprotocol/sdk"
+TS_SDK_V1_VERSION="1.32.2"
 
 _node_log() { echo "node.sh: $*" >&2; }
 
@@ -60,7 +67,7 @@ _node_installed_version() { # DIR/PACKAGE.JSON -> version string, or nothing
 }
 
 node_setup() {
-    local root pkg node_dir conf_dir node_bin_dir conf_bin op_dir have
+    local root pkg node_dir conf_dir node_bin_dir conf_bin op_dir ts_dir have
     root="$(_node_repo_root)" || return 1
     pkg="$(_node_pkg_name)" || return 1
     command -v npm >/dev/null || { _node_log "ERROR: npm not found (the system npm installs the pins)"; return 1; }
@@ -69,6 +76,7 @@ node_setup() {
     node_bin_dir="$node_dir/node_modules/$pkg/bin"
     conf_bin="$conf_dir/node_modules/.bin/conformance"
     op_dir="$root/.cache/oidc-provider"
+    ts_dir="$root/.cache/ts-sdk-v1"
 
     # 1. Node 24
     have="$("$node_bin_dir/node" --version 2>/dev/null || true)"
@@ -102,6 +110,17 @@ node_setup() {
         [[ "$have" == "$OIDC_PROVIDER_VERSION" ]] || { _node_log "ERROR: .cache/oidc-provider has '$have'"; return 1; }
     fi
 
+    # 4. the TypeScript SDK v1 for the legacy interop tests (pure JS)
+    have="$(_node_installed_version "$ts_dir/node_modules/$TS_SDK_V1_PKG/package.json")"
+    if [[ "$have" == "$TS_SDK_V1_VERSION" ]]; then
+        _node_log "$TS_SDK_V1_PKG $have already in .cache/ts-sdk-v1 (skip)"
+    else
+        _node_log "installing $TS_SDK_V1_PKG@$TS_SDK_V1_VERSION into .cache/ts-sdk-v1 (npm)"
+        PATH="$node_bin_dir:$PATH" _node_npm_install "$ts_dir" "$TS_SDK_V1_PKG@$TS_SDK_V1_VERSION" || return 1
+        have="$(_node_installed_version "$ts_dir/node_modules/$TS_SDK_V1_PKG/package.json")"
+        [[ "$have" == "$TS_SDK_V1_VERSION" ]] || { _node_log "ERROR: .cache/ts-sdk-v1 has '$have'"; return 1; }
+    fi
+
     case ":$PATH:" in
         ":$node_bin_dir:"*) ;;
         *) export PATH="$node_bin_dir:$PATH" ;;
@@ -109,9 +128,11 @@ node_setup() {
     export NODE24_BIN_DIR="$node_bin_dir"
     export CONFORMANCE_BIN="$conf_bin"
     export OIDC_PROVIDER_MODULES="$op_dir/node_modules"
+    export TS_SDK_V1_MODULES="$ts_dir/node_modules"
     have="$("$conf_bin" --version 2>/dev/null || true)"
     [[ "$have" == "$CONFORMANCE_VERSION" ]] || { _node_log "ERROR: conformance --version says '$have'"; return 1; }
-    _node_log "ready: node $(node --version), conformance $have, oidc-provider $OIDC_PROVIDER_VERSION"
+    _node_log "ready: node $(node --version), conformance $have, oidc-provider $OIDC_PROVIDER_VERSION," \
+        "$TS_SDK_V1_PKG $TS_SDK_V1_VERSION"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

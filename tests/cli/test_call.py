@@ -36,7 +36,8 @@ def test_declining_exits_3_with_a_reason(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert done.stdout == "No greeting (decline).\n"
     assert done.stderr.splitlines() == [
-        f"cli-tests (reached via {STDIO_TARGET}) asks: What is your name?",  # shown, though scripted
+        # shown, though scripted
+        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks: What is your name?",
         "  answered from the script: decline",
         "mcp-elicit: declined: the question 'What is your name?' was declined",
     ]
@@ -49,7 +50,7 @@ def test_a_scripted_form_answer_is_shown_with_its_question(tmp_path: Path) -> No
     done = cli("call", STDIO_TARGET, "greet", "--answers", script)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        f"cli-tests (reached via {STDIO_TARGET}) asks: What is your name?",
+        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks: What is your name?",
         "  answered from the script: accept (name)",
     ]
 
@@ -60,7 +61,8 @@ def test_a_scripted_url_answer_still_shows_the_address_first(tmp_path: Path) -> 
     done = cli("call", STDIO_TARGET, "open_page", "--args", args, "--answers", script)
     assert (done.returncode, done.stdout) == (0, "page accept\n")
     assert done.stderr.splitlines() == [
-        f"cli-tests (reached via {STDIO_TARGET}) asks you to open a page: Connect your account",
+        f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks you to open a page: "
+        "Connect your account",
         "  address: https://mcp.example.com/connect/Zq3xYb9",
         "  domain:  example.com",
         "  answered from the script: accept",
@@ -132,6 +134,7 @@ def test_tools_lists_name_and_description(http_target: str) -> None:
     done = cli("tools", http_target)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
+        "# cli-tests 2.0.0, speaking MCP 2026-07-28",  # a comment: who, and which era
         "greet\tAsks for a name.",
         "open_page\tSends the person to ``url``.",
         "fails\tAlways reports an error.",

@@ -58,7 +58,7 @@ def greet_answers(tmp_path: Path) -> str:
 
 
 QUESTION_SHOWN = [
-    f"cli-tests (reached via {STDIO_TARGET}) asks: What is your name?",
+    f"cli-tests (reached via {STDIO_TARGET}, MCP 2026-07-28) asks: What is your name?",
     "  answered from the script: accept (name)",
 ]
 

@@ -2,8 +2,8 @@
 
     mcp-elicit demo [--script]                      the whole thing end to end, on this machine
     mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE] [--header "NAME: VALUE"]
-                    [--allow-loopback-http]
-    mcp-elicit tools TARGET [--header "NAME: VALUE"]
+                    [--allow-loopback-http] [--legacy | --modern]
+    mcp-elicit tools TARGET [--header "NAME: VALUE"] [--legacy | --modern]
     mcp-elicit schema lint FILE
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
 
@@ -118,6 +118,23 @@ def _parser() -> argparse.ArgumentParser:
             metavar="'NAME: VALUE'",
             help="an HTTP header for every request, e.g. 'Authorization: Bearer ...' (repeatable)",
         )
+        era = command.add_mutually_exclusive_group()
+        era.add_argument(
+            "--legacy",
+            dest="protocol",
+            action="store_const",
+            const="2025-11-25",
+            default="auto",
+            help="speak MCP 2025-11-25 (the initialize handshake) without asking the server first; "
+            "for servers that speak both eras and keep their questions for the old one",
+        )
+        era.add_argument(
+            "--modern",
+            dest="protocol",
+            action="store_const",
+            const="2026-07-28",
+            help="speak MCP 2026-07-28 only (no fallback to the initialize handshake)",
+        )
 
     schema = commands.add_parser("schema", help="requestedSchema utilities")
     schema_commands = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
@@ -184,11 +201,12 @@ def _run_command(args: argparse.Namespace) -> int:
             args.timeout,
             headers=args.header,
             allow_loopback_http=args.allow_loopback_http,
+            protocol=args.protocol,
         )
     if args.command == "tools":
         from mcp_elicit.cli.call import run_tools
 
-        return run_tools(args.target, headers=args.header)
+        return run_tools(args.target, headers=args.header, protocol=args.protocol)
     from mcp_elicit.cli.demo import run_demo
 
     return run_demo(script=args.script or not sys.stdin.isatty())

@@ -1,8 +1,11 @@
-"""``mcp-elicit call`` and ``mcp-elicit tools``: talk to any MCP 2026-07-28 server.
+"""``mcp-elicit call`` and ``mcp-elicit tools``: talk to any MCP server, 2026-07-28 or 2025-11-25.
 
 The tool's text goes to stdout; everything else (the questions, errors) to stderr, so the
 output can be piped. Without ``--answers`` the questions are asked in the terminal; with no
 terminal and no answers file the command refuses to start rather than hang.
+
+Which era the server speaks is found out when connecting (``--legacy`` / ``--modern`` force
+one); it is named with every question and in the first line of ``tools``, a ``#`` comment.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from mcp_elicit.client.text import clean
 
 if TYPE_CHECKING:
     from mcp_elicit.client import MissingCapabilityError
+    from mcp_elicit.client.era import ProtocolChoice
 
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> int:
@@ -30,16 +34,30 @@ class _BadTarget(Exception):
     """TARGET is neither a usable URL nor a command line (a usage error, exit 2)."""
 
 
-def _connect(target: str, answerer: Any, headers: dict[str, str]) -> Any:
+def _connect(target: str, answerer: Any, headers: dict[str, str], protocol: ProtocolChoice = "auto") -> Any:
     """``Client.connect`` for TARGET; a URL or command line it cannot use is a
     :class:`_BadTarget` with the reason, not a ValueError traceback."""
     from mcp_elicit.client import Client
 
     options: dict[str, Any] = {"headers": headers} if headers else {}
     try:
-        return Client.connect(target, answerer=answerer, stderr="capture", **options)
+        return Client.connect(
+            target,
+            answerer=answerer,
+            stderr="capture",
+            protocol=protocol,
+            on_url_complete=_say_url_complete,
+            **options,
+        )
     except ValueError as exc:  # the URL's parts, shell quoting, or an empty command line
         raise _BadTarget(f"TARGET {target!r} is not a server URL or command line: {exc}") from None
+
+
+def _say_url_complete(done: Any) -> None:
+    """A 2025-11-25 server says the browser step of a URL the person accepted is done."""
+    server = clean(done.server.name, single_line=True, max_length=200)
+    message = clean(done.message, single_line=True, max_length=300)
+    print(f"{server} says the page you opened is done: {message}", file=sys.stderr, flush=True)
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -127,6 +145,7 @@ def run_call(
     *,
     headers: list[str] | None = None,
     allow_loopback_http: bool = False,
+    protocol: ProtocolChoice = "auto",
 ) -> int:
     try:
         # NaN, Infinity and 1e400 are refused: they would go out as null, not what was typed.
@@ -151,7 +170,8 @@ def run_call(
         return _fail(str(exc))
     recording = Recording(answerer) if answerer is not None else None
     modes = recording.modes if recording is not None else frozenset()
-    return _run(_call(target, tool, arguments, recording, timeout, extra), modes, answers is not None)
+    work = _call(target, tool, arguments, recording, timeout, extra, protocol)
+    return _run(work, modes, answers is not None)
 
 
 async def _call(
@@ -161,9 +181,10 @@ async def _call(
     recording: Recording | None,
     limit: float,
     headers: dict[str, str],
+    protocol: ProtocolChoice = "auto",
 ) -> int:
     async with asyncio.timeout(limit):
-        async with _connect(target, recording, headers) as client:
+        async with _connect(target, recording, headers, protocol) as client:
             result = await client.call_tool(tool, arguments)
     text = result.text
     if result.is_error:
@@ -179,18 +200,22 @@ async def _call(
     return EXIT_OK
 
 
-def run_tools(target: str, *, headers: list[str] | None = None) -> int:
+def run_tools(target: str, *, headers: list[str] | None = None, protocol: ProtocolChoice = "auto") -> int:
     try:
         extra = parse_headers(headers or [])
         target = check_target(target, extra)
     except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
-    return _run(_tools(target, extra))
+    return _run(_tools(target, extra, protocol))
 
 
-async def _tools(target: str, headers: dict[str, str]) -> int:
-    async with asyncio.timeout(60), _connect(target, None, headers) as client:
+async def _tools(target: str, headers: dict[str, str], protocol: ProtocolChoice = "auto") -> int:
+    async with asyncio.timeout(60), _connect(target, None, headers, protocol) as client:
         tools = await client.list_tools()
+        server = client.server_identity
+    name = clean(server.name, single_line=True, max_length=200)
+    version = f" {clean(server.version, single_line=True, max_length=40)}" if server.version else ""
+    write_output(f"# {name}{version}, speaking {server.era}")
     for tool in tools:
         name = clean(str(tool.get("name", "?")), single_line=True, max_length=200)
         description = clean(str(tool.get("description") or ""), single_line=True, max_length=300)

@@ -71,7 +71,8 @@ class ShowScriptedAnswers:
 
 
 def _asker(server: ServerIdentity) -> str:
+    era = f", {server.era}" if server.era else ""
     return (
         f"{clean(server.name, single_line=True, max_length=_SHOWN)} (reached via "
-        f"{clean(server.reached_via, single_line=True, max_length=_SHOWN)})"
+        f"{clean(server.reached_via, single_line=True, max_length=_SHOWN)}{era})"
     )

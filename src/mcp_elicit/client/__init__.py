@@ -1,4 +1,5 @@
-"""The MCP 2026-07-28 client engine: connect, call, and answer the server's questions.
+"""The MCP client engine: connect, call, and answer the server's questions, in both eras
+(2026-07-28 and the ``initialize``-era 2025-11-25, detected when connecting).
 
 ::
 
@@ -63,7 +64,9 @@ _EXPORTS: dict[str, str] = {
     "ServerExitedError": "mcp_elicit.client.errors",
     "AuthorizationRequiredError": "mcp_elicit.client.errors",
     "HttpStatusError": "mcp_elicit.client.errors",
-    "LegacyServerError": "mcp_elicit.client.errors",
+    "SessionExpiredError": "mcp_elicit.client.errors",
+    "UnspokenVersionError": "mcp_elicit.client.errors",
+    "UrlElicitationRequiredError": "mcp_elicit.client.errors",
 }
 
 if TYPE_CHECKING:
@@ -78,7 +81,6 @@ if TYPE_CHECKING:
         HttpStatusError,
         InvalidAnswerError,
         InvalidSchemaError,
-        LegacyServerError,
         LocalError,
         MalformedMessageError,
         McpClientError,
@@ -87,10 +89,13 @@ if TYPE_CHECKING:
         RequestTimeoutError,
         RoundLimitError,
         ServerExitedError,
+        SessionExpiredError,
         TimeLimitError,
         TransportError,
         UndeclaredRequestError,
+        UnspokenVersionError,
         UnsupportedVersionError,
+        UrlElicitationRequiredError,
     )
     from mcp_elicit.client.progress import Progress
     from mcp_elicit.client.providers import RootsProvider, Sampler
@@ -129,7 +134,6 @@ __all__ = [
     "HttpStatusError",
     "InvalidAnswerError",
     "InvalidSchemaError",
-    "LegacyServerError",
     "LocalError",
     "MalformedMessageError",
     "McpClientError",
@@ -145,14 +149,17 @@ __all__ = [
     "ScriptedAnswerer",
     "ServerExitedError",
     "ServerIdentity",
+    "SessionExpiredError",
     "TerminalAnswerer",
     "TimeLimitError",
     "ToolResult",
     "Transport",
     "TransportError",
     "UndeclaredRequestError",
+    "UnspokenVersionError",
     "UnsupportedVersionError",
     "UrlAssessment",
+    "UrlElicitationRequiredError",
     "UrlQuestion",
     "assess_url",
     "open_in_browser",

@@ -1,18 +1,29 @@
-"""``Client``: an MCP 2026-07-28 client whose calls run the Multi Round-Trip loop for you.
+"""``Client``: an MCP client whose calls answer the server's questions for you, in both eras.
 
 ::
 
     async with Client.connect("python examples/tickets.py", answerer=MyAnswerer()) as client:
         result = await client.call_tool("create_ticket", {"title": "Printer on fire"})
 
-Connecting spawns the server (a command line) or opens Streamable HTTP (a URL), then asks
-``server/discover`` once and caches the answer (``client.server_identity`` is who the person is
-told is asking). Every request carries its own ``_meta``: protocol version, client info and the
-capabilities the configured answerer, sampler and roots can really serve -- never more.
+Connecting spawns the server (a command line) or opens Streamable HTTP (a URL), then finds out
+which era it speaks (:mod:`~mcp_elicit.client.era`): ``server/discover`` first, and on an answer
+only a 2025-11-25 server gives, the ``initialize`` handshake (:mod:`~mcp_elicit.client.handshake`).
+``protocol="2025-11-25"`` or ``"2026-07-28"`` skips the detection. ``client.server_identity`` is
+who the person is told is asking, with the revision spoken.
 
-``call_tool``, ``get_prompt`` and ``read_resource`` answer ``InputRequiredResult`` rounds until the
-result is complete (:mod:`~mcp_elicit.client.rounds` is the loop, :mod:`~mcp_elicit.client.answering`
-the answers); ``max_rounds`` and ``max_total_seconds`` bound each call. Errors: see
+* **2026-07-28**: every request carries its own ``_meta`` (protocol version, client info and the
+  capabilities the configured answerer, sampler and roots can really serve -- never more);
+  ``call_tool``, ``get_prompt`` and ``read_resource`` answer ``InputRequiredResult`` rounds until
+  the result is complete (:mod:`~mcp_elicit.client.rounds` is the loop,
+  :mod:`~mcp_elicit.client.answering` the answers).
+* **2025-11-25**: the same capabilities are declared once, in ``initialize``; requests carry no
+  ``_meta`` envelope; the server's own ``elicitation/create`` (and sampling, roots, ping) are
+  answered as they come (:mod:`~mcp_elicit.client.server_requests`, the same checks and the same
+  answerer), with ``request_timeout`` paused meanwhile; ``-32042`` is answered by showing the URLs
+  and retrying once (:mod:`~mcp_elicit.client.url_required`); an HTTP session the server ended
+  is opened again and the request sent once more.
+
+``max_rounds`` and ``max_total_seconds`` bound each call. Errors: see
 :mod:`~mcp_elicit.client.errors`.
 """
 
@@ -28,36 +39,40 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_elicit import __version__
+from mcp_elicit.client import era
 from mcp_elicit.client.answering import Answering
 from mcp_elicit.client.capabilities import Declared
+from mcp_elicit.client.era import Era, ProtocolChoice
 from mcp_elicit.client.errors import (
-    AuthorizationRequiredError,
-    HttpStatusError,
-    LegacyServerError,
+    ClientError,
     LocalError,
     MalformedMessageError,
     McpClientError,
     RequestTimeoutError,
+    ServerExitedError,
+    SessionExpiredError,
     TimeLimitError,
+    TransportError,
+    UnspokenVersionError,
     UnsupportedVersionError,
+    UrlElicitationRequiredError,
 )
+from mcp_elicit.client.handshake import InitializeResult, initialize_params
 from mcp_elicit.client.messages import encode_request, server_error
 from mcp_elicit.client.progress import Progress, ProgressCallback
 from mcp_elicit.client.providers import RootsProvider, Sampler, StaticRoots
 from mcp_elicit.client.questions import Answerer, ServerIdentity
 from mcp_elicit.client.results import DiscoverResult, PromptResult, ResourceResult, ToolResult
 from mcp_elicit.client.rounds import AskInputs, Backoff, Complete, Rounds
+from mcp_elicit.client.server_requests import ServerRequestHandler, UrlCompleteCallback
 from mcp_elicit.client.stdio import StderrMode
 from mcp_elicit.client.text import clean
-from mcp_elicit.client.transport import OnNotification, Outgoing, Transport
+from mcp_elicit.client.timers import PausableTimers
+from mcp_elicit.client.transport import LegacyTransport, OnNotification, Outgoing, Transport
+from mcp_elicit.client.url_required import open_urls, url_questions
 from mcp_elicit.wire import codec
-from mcp_elicit.wire.errors import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
-from mcp_elicit.wire.jsonrpc import Notification, Response, Result
+from mcp_elicit.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_elicit.wire.jsonrpc import Notification, Response, Result, encode_notification
 from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
@@ -68,11 +83,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_elicit.client")
 
 DEFAULT_CLIENT_INFO = {"name": "mcp-elicit", "version": __version__}
-# Errors that only a 2026-07-28 server sends: a discover that fails with one of these reached a
-# modern server whose complaint is real (SPEC/http: fix the request, do not fall back).
-_MODERN_CODES = frozenset(
-    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, INVALID_PARAMS}
-)
 # What one listing (all its pages) may hold: a server that keeps paging cannot fill memory.
 MAX_PAGES = 1000
 MAX_LIST_ITEMS = 100_000
@@ -97,7 +107,12 @@ class Client:
         connect_timeout: float = 30.0,
         on_progress: ProgressCallback | None = None,
         backoff: Backoff | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = 5.0,
+        on_url_complete: UrlCompleteCallback | None = None,
     ) -> None:
+        if protocol not in era.PROTOCOL_CHOICES:
+            raise ValueError(f"protocol must be one of {', '.join(era.PROTOCOL_CHOICES)}, not {protocol!r}")
         roots_provider = roots if roots is None or isinstance(roots, RootsProvider) else StaticRoots(roots)
         self._transport = transport
         self._declared = Declared.of(answerer, sampler, roots_provider)
@@ -116,6 +131,15 @@ class Client:
         self._discovered_at = 0.0
         self._identity: ServerIdentity | None = None
         self._header_maps: dict[str, HeaderMap] = {}
+        self._protocol = protocol
+        self.probe_timeout = probe_timeout
+        self._era: Era | None = None
+        self._timers = PausableTimers()
+        self._server_requests = ServerRequestHandler(
+            self._answering, self._declared, lambda: self.server_identity, self._timers, on_url_complete
+        )
+        self._initialized: InitializeResult | None = None
+        self._opening = "server/discover"  # the request that a connect timeout is reported for
 
     # -- connecting ------------------------------------------------------------------------
     @classmethod
@@ -139,6 +163,9 @@ class Client:
         cwd: str | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = 5.0,
+        on_url_complete: UrlCompleteCallback | None = None,
     ) -> Connecting:
         """Connect to ``target``: a URL (``http://``/``https://``: Streamable HTTP), a command line
         (a string, split like a shell would, or a list: spawned, stdio), a server object in this
@@ -152,6 +179,13 @@ class Client:
         current environment) and ``cwd`` apply to a spawned server; ``headers`` (e.g.
         ``Authorization``) to HTTP. HTTP runs on a built-in HTTP/1.1 client; pass ``http_client``
         (an ``httpx.AsyncClient``) for proxies, custom TLS or auth flows -- it stays yours to close.
+
+        ``protocol``: ``"auto"`` (find out; see :mod:`~mcp_elicit.client.era`), ``"2026-07-28"``
+        or ``"2025-11-25"`` (speak that era without asking: a server that speaks both, such as
+        the official Python SDK's, otherwise picks 2026-07-28). ``probe_timeout``: how long a
+        stdio server may take to answer ``server/discover`` before it is taken for a 2025-11-25
+        one. ``on_url_complete`` is called when a 2025-11-25 server reports that the browser
+        step of a URL the person accepted is done.
         """
         transport = _transport_for(
             target, stderr=stderr, env=env, cwd=cwd, headers=headers, http_client=http_client
@@ -169,25 +203,112 @@ class Client:
             connect_timeout=connect_timeout,
             on_progress=on_progress,
             backoff=backoff,
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+            on_url_complete=on_url_complete,
         )
         return Connecting(client)
 
     async def start(self) -> None:
-        """Start the transport and run ``server/discover`` (what :meth:`connect` does)."""
+        """Start the transport and find out the server's era: ``server/discover``, or the
+        ``initialize`` handshake (what :meth:`connect` does)."""
         await self._transport.start()
         try:
             # The timeout context turns its cancellation into TimeoutError only when it exits,
             # so the translation to our typed error must sit outside it.
             try:
                 async with asyncio.timeout(self.connect_timeout) as deadline:
-                    await self.discover(refresh=True)
+                    await self._open()
             except TimeoutError:
                 if deadline.expired():
-                    raise RequestTimeoutError("server/discover", self.connect_timeout) from None
+                    raise RequestTimeoutError(self._opening, self.connect_timeout) from None
                 raise
         except BaseException:
             await self.aclose()
             raise
+
+    async def _open(self) -> None:
+        if self._protocol == "2026-07-28":
+            await self.discover(refresh=True)
+            return
+        if self._protocol == "2025-11-25":
+            await self._initialize()
+            return
+        key = getattr(self._transport, "era_key", None) or self.reached_via
+        if era.remembered(key) == "legacy":
+            try:
+                await self._initialize()
+                return
+            except (McpClientError, MalformedMessageError):
+                era.forget(key)  # the server changed: ask it again
+        try:
+            await self._probe()
+        except ClientError as exc:
+            if not era.probe_says_legacy(exc, stdio=self._is_stdio()):
+                raise
+            logger.debug("server/discover says %s is not a 2026-07-28 server: %s", self.reached_via, exc)
+            if isinstance(exc, ServerExitedError):
+                restart = getattr(self._transport, "restart", None)
+                if restart is None:
+                    raise
+                await restart()  # some servers exit on any request they do not know before initialize
+        else:
+            era.remember(key, "modern")
+            return
+        try:
+            await self._initialize()
+        except McpClientError as exc:
+            if not era.is_modern_refusal(exc):
+                raise
+            # A modern server after all, whose discover answer came too late for the probe.
+            await self.discover(refresh=True)
+            era.remember(key, "modern")
+            return
+        era.remember(key, "legacy")
+
+    async def _probe(self) -> None:
+        """``server/discover`` as the era probe: on stdio a server that says nothing in
+        ``probe_timeout`` seconds counts as a 2025-11-25 one (HTTP has no such rule)."""
+        if not self._is_stdio():
+            await self.discover(refresh=True)
+            return
+        try:
+            async with asyncio.timeout(self.probe_timeout) as deadline:
+                await self.discover(refresh=True)
+        except TimeoutError:
+            if deadline.expired():
+                raise RequestTimeoutError("server/discover", self.probe_timeout) from None
+            raise
+
+    def _is_stdio(self) -> bool:
+        from mcp_elicit.client.stdio import StdioTransport
+
+        return isinstance(self._transport, StdioTransport)
+
+    async def _initialize(self) -> None:
+        """The 2025-11-25 handshake: ``initialize``, check the result, ``notifications/initialized``
+        (also what starts a new session after the server ended one)."""
+        transport = self._transport
+        if not isinstance(transport, LegacyTransport):
+            raise TransportError(
+                f"{self.reached_via} needs the 2025-11-25 initialize handshake, which "
+                f"{type(transport).__name__} cannot carry (use a URL or a command line)"
+            )
+        self._opening = "initialize"
+        transport.serve(self._server_requests)  # a ping may come before the answer
+        params = initialize_params(self._declared, self._client_info)
+        raw = await self._legacy_send("initialize", params, version=None)
+        try:
+            result = InitializeResult.parse(raw)
+        except UnspokenVersionError:
+            await transport.aclose()  # the spec: disconnect
+            raise
+        self._initialized = result
+        self._era = "legacy"
+        self._identity = result.identity(self.reached_via)
+        version = result.protocol_version
+        await transport.notify(encode_notification("notifications/initialized", {}), version)
+        await transport.session_opened(version)
 
     async def aclose(self) -> None:
         """Close the connection: stop a spawned server (stdin closed, then SIGTERM, then SIGKILL),
@@ -212,15 +333,35 @@ class Client:
 
     @property
     def discovery(self) -> DiscoverResult:
-        """The last ``server/discover`` result; ``RuntimeError`` before the client connected."""
+        """The last ``server/discover`` result; ``RuntimeError`` before the client connected, or
+        on a 2025-11-25 server (see :attr:`initialize_result`)."""
         if self._discovery is None:
+            if self._era == "legacy":
+                raise RuntimeError("a 2025-11-25 server has no server/discover: see initialize_result")
             raise RuntimeError("not connected: use Client.connect(...)")
         return self._discovery
 
     @property
+    def initialize_result(self) -> InitializeResult:
+        """What a 2025-11-25 server answered ``initialize``; ``RuntimeError`` on a 2026-07-28 one."""
+        if self._initialized is None:
+            raise RuntimeError("no initialize handshake: the server speaks 2026-07-28 (see discovery)")
+        return self._initialized
+
+    @property
+    def era(self) -> Era:
+        """``"modern"`` (2026-07-28) or ``"legacy"`` (2025-11-25, the initialize handshake)."""
+        if self._era is None:
+            raise RuntimeError("not connected: use Client.connect(...)")
+        return self._era
+
+    @property
     def protocol_version(self) -> str:
-        """The protocol version every request declares: this client's most preferred one that the
-        server supports."""
+        """The protocol version spoken: on 2026-07-28 the one every request declares (this
+        client's most preferred one that the server supports), else the one ``initialize``
+        negotiated."""
+        if self._initialized is not None:
+            return self._initialized.protocol_version
         return self._version
 
     @property
@@ -236,6 +377,11 @@ class Client:
     # -- the calls -------------------------------------------------------------------------
     async def discover(self, *, refresh: bool = False) -> DiscoverResult:
         """``server/discover``, cached for the server's ``ttlMs`` unless ``refresh``."""
+        if self._era == "legacy":
+            raise LocalError(
+                "server/discover: this server speaks MCP 2025-11-25 (the initialize handshake), "
+                "which has no server/discover; see Client.initialize_result"
+            )
         cached = self._discovery
         if (
             cached is not None
@@ -243,18 +389,9 @@ class Client:
             and time.monotonic() - self._discovered_at < cached.ttl_ms / 1000
         ):
             return cached
-        try:
-            result = await self._call("server/discover", {})
-        except McpClientError as exc:
-            if exc.code in _MODERN_CODES:
-                raise
-            raise LegacyServerError(self.reached_via, exc) from exc
-        except AuthorizationRequiredError:
-            raise  # credentials are missing or refused: say so, not "not MCP 2026-07-28"
-        except HttpStatusError as exc:
-            if 300 <= exc.status < 400:
-                raise  # a redirect says where the server is, not that it speaks another version
-            raise LegacyServerError(self.reached_via, exc) from exc
+        result = await self._call("server/discover", {})
+        if not isinstance(result, dict):
+            raise MalformedMessageError("the result of server/discover must be an object")
         discovery = DiscoverResult.parse(result)
         if self._version not in discovery.supported_versions:
             chosen = _common_version(discovery.supported_versions)
@@ -269,13 +406,18 @@ class Client:
             self._set_version(chosen)
         self._discovery = discovery
         self._discovered_at = time.monotonic()
-        self._identity = discovery.identity(self.reached_via)
+        self._era = "modern"
+        self._identity = discovery.identity(self.reached_via, self._version)
         return discovery
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool (all pages). Tools with an invalid ``x-mcp-header`` are left out."""
+        """Every tool (all pages). On 2026-07-28, tools with an invalid ``x-mcp-header`` are left
+        out (2025-11-25 has no such headers)."""
+        listed = await self._list("tools/list", "tools")
+        if self._era == "legacy":
+            return listed
         tools = []
-        for tool in await self._list("tools/list", "tools"):
+        for tool in listed:
             name = tool.get("name")
             if not isinstance(name, str):
                 continue
@@ -382,7 +524,10 @@ class Client:
         target: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        """One call to its final result: every MRTR round, within ``max_total_seconds``."""
+        """One call to its final result: every MRTR round (2026-07-28) or the server's own
+        requests answered on the way (2025-11-25), within ``max_total_seconds``."""
+        if self._era == "legacy":
+            return await self._legacy_call(method, params)
         rounds = Rounds(method, params, self._declared, max_rounds=self.max_rounds, backoff=self._backoff)
         try:
             async with asyncio.timeout(self.max_total_seconds) as deadline:
@@ -437,15 +582,79 @@ class Client:
         body = encode_request(request_id, method, {"_meta": meta, **params})
         token = request_id if listener is not None else None
         outgoing = Outgoing(request_id, method, body, self._version, target, headers, token)
+        return await self._timed(outgoing, listener)
+
+    async def _timed(self, outgoing: Outgoing, listener: OnNotification | None) -> Response:
+        """The transport's answer within ``request_timeout`` (paused while the server waits on
+        the person)."""
         if self.request_timeout is None:
             return await self._transport.send(outgoing, listener)
         try:
-            async with asyncio.timeout(self.request_timeout) as deadline:
+            async with self._timers.limit(self.request_timeout) as deadline:
                 return await self._transport.send(outgoing, listener)
         except TimeoutError:
             if deadline.expired():
-                raise RequestTimeoutError(method, self.request_timeout) from None
+                raise RequestTimeoutError(outgoing.method, self.request_timeout) from None
             raise
+
+    # -- 2025-11-25 ----------------------------------------------------------------------------
+    async def _legacy_call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One request of a 2025-11-25 session to its result, within ``max_total_seconds``: a
+        -32042 is answered by opening its URLs and retried once; a failure on this side while
+        answering the server's questions is raised as such."""
+        try:
+            async with asyncio.timeout(self.max_total_seconds) as deadline:
+                try:
+                    result = await self._legacy_request(method, params)
+                except UrlElicitationRequiredError as exc:
+                    questions = url_questions(exc, self._declared)
+                    if not await open_urls(
+                        questions, self._answering, self._server_requests, self.server_identity, self._timers
+                    ):
+                        raise
+                    result = await self._legacy_request(method, params)
+        except TimeoutError:
+            if deadline.expired() and self.max_total_seconds is not None:
+                raise TimeLimitError(method, self.max_total_seconds) from None
+            raise
+        except McpClientError as exc:
+            failure = self._server_requests.take_failure()
+            if failure is not None:
+                raise failure from exc  # why the server got no answer: ours, not its error
+            raise
+        failure = self._server_requests.take_failure()
+        if failure is not None:
+            raise failure
+        if not isinstance(result, dict):
+            raise MalformedMessageError(f"the result of {method} must be an object")
+        return result
+
+    async def _legacy_request(self, method: str, params: dict[str, Any]) -> Any:
+        """A request of the session; if the server ended the session (HTTP 404), a new one is
+        opened and the request sent once more (a second 404 is raised)."""
+        try:
+            return await self._legacy_send(method, params)
+        except SessionExpiredError:
+            logger.info("the server ended the session; starting a new one")
+            await self._initialize()
+            return await self._legacy_send(method, params)
+
+    async def _legacy_send(self, method: str, params: dict[str, Any], *, version: Any = ...) -> Any:
+        """One 2025-11-25 request (no ``_meta`` envelope; a progress token when asked for)."""
+        request_id = next(self._ids)
+        listener: OnNotification | None = None
+        if self._on_progress is not None and method != "initialize":
+            params = {**params, "_meta": {"progressToken": request_id}}
+            listener = self._progress_listener(method, params.get("name") or params.get("uri"))
+        body = encode_request(request_id, method, params)
+        if version is ...:
+            version = self.protocol_version
+        token = request_id if listener is not None else None
+        outgoing = Outgoing(request_id, method, body, version, progress_token=token, legacy=True)
+        response = await self._timed(outgoing, listener)
+        if isinstance(response, Result):
+            return response.result
+        raise server_error(response, method, legacy=True)
 
     def _progress_listener(self, method: str, target: str | None) -> OnNotification:
         callback = self._on_progress

@@ -89,6 +89,20 @@ class UnsupportedVersionError(McpClientError):
         )
 
 
+class UrlElicitationRequiredError(McpClientError):
+    """-32042 (2025-11-25): the request needs the person to open each URL in ``elicitations``
+    first. The client shows them, asks consent and retries once; this is raised when the person
+    did not agree to all of them, or the retry failed the same way. ``elicitations`` holds the
+    server's entries (``{"mode": "url", "elicitationId", "url", "message"}``) as received."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, method: str | None = None) -> None:
+        super().__init__(code, message, data, method=method)
+        entries = data.get("elicitations") if isinstance(data, dict) else None
+        self.elicitations: list[dict[str, Any]] = (
+            [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        )
+
+
 # -- the server broke the protocol -------------------------------------------------------------
 class ProtocolViolation(ClientError):
     """The server sent something the protocol does not allow; the client refused it."""
@@ -123,6 +137,20 @@ class InvalidSchemaError(ProtocolViolation):
 
 class MalformedMessageError(ProtocolViolation):
     """A message, result or input request that does not have the shape the spec gives it."""
+
+
+class UnspokenVersionError(ProtocolViolation):
+    """The server answered ``initialize`` with a protocol version this client does not speak in
+    the handshake (only 2025-11-25 and 2025-06-18 may come back there, never 2026-07-28): the
+    client disconnects, as the spec has it."""
+
+    def __init__(self, version: object, ours: Sequence[str]) -> None:
+        self.version = version
+        shown = clean(str(version), single_line=True, max_length=80)
+        super().__init__(
+            f"the server answered initialize with protocol version {shown!r}; this client speaks "
+            f"{', '.join(ours)} there; disconnected"
+        )
 
 
 # -- this side ---------------------------------------------------------------------------------
@@ -198,6 +226,11 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
+class SessionExpiredError(TransportError):
+    """HTTP 404 to a request that carried a 2025-11-25 session's ``Mcp-Session-Id``: the server
+    ended the session. The client starts a new one and sends the request again once."""
+
+
 class HttpStatusError(TransportError):
     """An HTTP reply that carries no JSON-RPC message (a proxy's 502, a 404 page, ...)."""
 
@@ -222,15 +255,3 @@ class AuthorizationRequiredError(HttpStatusError):
         # Without the advice on how to pass a token, which differs for the command line.
         self.reason = clean(f"{detail}{hint}", single_line=True)
         super().__init__(status, f"{detail}{hint} (pass headers={{'Authorization': 'Bearer ...'}})")
-
-
-class LegacyServerError(ClientError):
-    """The server did not answer ``server/discover``: it does not speak MCP 2026-07-28 (it may be
-    an ``initialize``-era server, which this client does not support)."""
-
-    def __init__(self, target: str, cause: Exception) -> None:
-        self.cause = cause
-        super().__init__(
-            f"{target} does not speak MCP 2026-07-28: server/discover failed ({cause}); "
-            "initialize-era (2025-11-25 and older) servers are not supported"
-        )

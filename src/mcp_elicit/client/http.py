@@ -1,4 +1,4 @@
-"""The Streamable HTTP transport, client side (MCP 2026-07-28).
+"""The Streamable HTTP transport, client side (MCP 2026-07-28, and 2025-11-25 sessions).
 
 Every request is its own POST carrying ``Accept: application/json, text/event-stream``,
 ``MCP-Protocol-Version`` (equal to the ``_meta`` version), ``Mcp-Method`` and, for
@@ -6,6 +6,15 @@ Every request is its own POST carrying ``Accept: application/json, text/event-st
 name is not plain header-safe ASCII). The reply is one JSON body, or an SSE stream of
 notifications about the request followed by its response. Closing the stream is the
 cancellation: a cancelled caller drops the connection, which the server sees.
+
+A 2025-11-25 session (requests marked ``legacy``) differs: no ``Mcp-Method`` / ``Mcp-Name``;
+``MCP-Protocol-Version`` (the negotiated version) and ``Mcp-Session-Id`` (minted by the server
+on the reply to ``initialize``) on every request after ``initialize``; a 404 to a request that
+carried the session id raises :class:`~mcp_elicit.client.errors.SessionExpiredError` (the engine
+starts a new session); the server's own requests on a reply's event stream or on the GET stream
+are answered by POSTing the JSON-RPC response (202 expected), with the same headers; a reply's
+stream that ends before its response is resumed with ``GET`` and ``Last-Event-ID`` after the
+server's ``retry``; closing sends ``DELETE`` for the session.
 
 :class:`HttpTransport` runs on :mod:`~mcp_elicit.client.http11` (asyncio streams, keep-alive);
 :class:`~mcp_elicit.client.httpx_transport.HttpxTransport` does the same over an
@@ -15,6 +24,7 @@ cancellation: a cancelled caller drops the connection, which the server sees.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -24,24 +34,53 @@ from mcp_elicit.client.errors import (
     AuthorizationRequiredError,
     HttpStatusError,
     MalformedMessageError,
+    SessionExpiredError,
     TransportError,
 )
-from mcp_elicit.client.http11 import Connection, Origin, Pool
+from mcp_elicit.client.http11 import Connection, Origin, Pool, Reply
 from mcp_elicit.client.messages import decode
+from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
-from mcp_elicit.client.transport import OnNotification, Outgoing
+from mcp_elicit.client.transport import OnNotification, Outgoing, ServerMessages
 from mcp_elicit.wire.http import encode_header_value, is_token
-from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Response, Result
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, Result
 
 logger = logging.getLogger("mcp_elicit.client.http")
 
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 ACCEPT = "application/json, text/event-stream"
+# Resuming a reply's stream: this many reconnections in a row that bring no new event end it.
+MAX_IDLE_RESUMES = 3
+DEFAULT_RETRY_MS = 1000  # when the server named no retry interval
+MAX_RETRY_MS = 60_000  # a server's retry field cannot park a call for hours
+CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
+STREAM_OPEN_TIMEOUT = 5.0  # how long opening the session waits for the GET stream's head
+
+
+def legacy_headers(version: str | None, session_id: str | None) -> dict[str, str]:
+    """The MCP headers of one POST of a 2025-11-25 session (``initialize`` has neither value)."""
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version
+    if session_id is not None:
+        headers["Mcp-Session-Id"] = session_id
+    return headers
+
+
+def checked_session_id(value: str) -> str:
+    """The server's ``Mcp-Session-Id``, which goes back in every request head: visible ASCII only
+    (the spec), so it cannot add a header line of its own."""
+    if not value or len(value) > 1024 or any(not 0x21 <= ord(c) <= 0x7E for c in value):
+        raise MalformedMessageError("the server's Mcp-Session-Id is not 1 to 1024 visible ASCII characters")
+    return value
 
 
 def request_headers(request: Outgoing) -> dict[str, str]:
     """The MCP headers of one POST (without the connection-level ones)."""
+    if request.legacy:
+        return legacy_headers(request.version, None)
+    assert request.version is not None  # every 2026-07-28 request declares its version
     headers = {
         "Content-Type": "application/json",
         "Accept": ACCEPT,
@@ -154,23 +193,39 @@ async def sse_reply(
     chunks: AsyncIterator[bytes], request: Outgoing, on_notification: OnNotification | None, limit: int
 ) -> Response:
     """Read an SSE reply up to the response to ``request``; notifications go to the callback."""
-    decoder = SseDecoder(limit)
-    async for chunk in chunks:
-        response = _first_answer(decoder.feed(chunk), request, on_notification)
-        if response is not None:
-            return response
-    response = _first_answer(decoder.end(), request, on_notification)
+    response = await read_events(chunks, request, on_notification, SseDecoder(limit))
     if response is not None:
         return response
     raise TransportError(f"the server ended the event stream of {request.method} without answering it")
 
 
+async def read_events(
+    chunks: AsyncIterator[bytes],
+    request: Outgoing,
+    on_notification: OnNotification | None,
+    decoder: SseDecoder,
+    serving: Serving | None = None,
+) -> Response | None:
+    """Read events up to the response to ``request`` (None if the stream ended first); the
+    server's requests and its other notifications go to ``serving`` when there is one."""
+    async for chunk in chunks:
+        response = _first_answer(decoder.feed(chunk), request, on_notification, serving)
+        if response is not None:
+            return response
+    return _first_answer(decoder.end(), request, on_notification, serving)
+
+
 def _first_answer(
-    events: list[bytes], request: Outgoing, on_notification: OnNotification | None
+    events: list[bytes],
+    request: Outgoing,
+    on_notification: OnNotification | None,
+    serving: Serving | None = None,
 ) -> Response | None:
     """The response to ``request`` among these events' data, if there; notifications before it
     go to the callback."""
     for data in events:
+        if not data.strip():
+            continue  # a priming event (an id to resume from, no message)
         try:
             message = decode(data)
         except MalformedMessageError:
@@ -183,9 +238,14 @@ def _first_answer(
         if isinstance(message, Result | ErrorResponse):
             if message.id == request.id or (message.id is None and isinstance(message, ErrorResponse)):
                 return message
+            logger.info("ignoring a response for request %r in the reply to %s", message.id, request.method)
         elif isinstance(message, Notification):
             if on_notification is not None:
                 on_notification(message)
+            if serving is not None and "progressToken" not in message.params:
+                serving.notification(message)
+        elif serving is not None:
+            serving.request(message)  # in the server's id space: never the answer to ours
         else:
             # Servers send no requests in 2026-07-28 (an elicitation/create request is the
             # 2025-11-25 way): never answered, and said in the log as stdio does.
@@ -221,26 +281,76 @@ class HttpTransport:
         extra = check_header_values(headers or {})
         if not any(name.lower() == "user-agent" for name in extra):  # the caller's replaces ours
             extra["User-Agent"] = "mcp-elicit"
-        self._head_start = (
-            f"POST {self._origin.target} HTTP/1.1\r\nHost: {self._origin.host_header}\r\n"
-            "Accept-Encoding: identity\r\n" + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        # Host, encoding and the caller's headers (Authorization): on every request, of every kind.
+        self._head_common = (
+            f"Host: {self._origin.host_header}\r\nAccept-Encoding: identity\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
         ).encode("latin-1")
         self._pool = Pool(self._origin, connect_timeout=connect_timeout)
         self._limit = max_message_bytes
+        # A 2025-11-25 session: its id and version, the answers to the server's requests, and
+        # the GET stream of its own messages.
+        self._session_id: str | None = None
+        self._version: str | None = None
+        self._serving: Serving | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._closed = False
+        # Legacy requests in flight, for a response the server puts on the GET stream instead.
+        self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
     @property
     def reached_via(self) -> str:
         return self._url
 
+    @property
+    def era_key(self) -> str:
+        """What an era verdict is cached under: the origin."""
+        origin = self._origin
+        return f"{'https' if origin.tls else 'http'}://{origin.host_header}"
+
+    @property
+    def session_id(self) -> str | None:
+        """The 2025-11-25 session's ``Mcp-Session-Id``, once the server minted one."""
+        return self._session_id
+
     async def start(self) -> None:
         pass  # connections open on first use
 
+    def serve(self, messages: ServerMessages) -> None:
+        self._serving = Serving(messages, self._post_message)
+
+    async def notify(self, body: bytes, version: str) -> None:
+        self._version = version
+        await self._post_message(body)
+
+    async def session_opened(self, version: str) -> None:
+        self._version = version
+        if self._listener is None or self._listener.done():
+            # Opened before anything else is sent, so that nothing the server says about the
+            # requests that follow can miss it (it may put a response there when it replays).
+            opened = asyncio.Event()
+            self._listener = asyncio.create_task(self._listen(opened))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(opened.wait(), STREAM_OPEN_TIMEOUT)
+
+    def _head(self, method: str, headers: Mapping[str, str], body_length: int | None) -> bytes:
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        length = f"Content-Length: {body_length}\r\n" if body_length is not None else ""
+        return (
+            f"{method} {self._origin.target} HTTP/1.1\r\n".encode("latin-1")
+            + self._head_common
+            + f"{lines}{length}\r\n".encode("latin-1")
+        )
+
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
-        lines = "".join(f"{k}: {v}\r\n" for k, v in request_headers(request).items())
-        head = self._head_start + f"{lines}Content-Length: {len(request.body)}\r\n\r\n".encode("latin-1")
+        session = self._session_id if request.legacy else None
+        headers = legacy_headers(request.version, session) if request.legacy else request_headers(request)
+        head = self._head("POST", headers, len(request.body))
         conn = await self._pool.acquire()  # a kept-alive one only if the server has not closed it
+        if request.legacy:
+            self._waiting[request.id] = asyncio.get_running_loop().create_future()
         try:
-            response = await self._exchange(conn, head, request, on_notification)
+            response = await self._exchange(conn, head, request, on_notification, session)
         except (asyncio.IncompleteReadError, OSError) as exc:
             # Never sent again: the server may have received the request and run it before the
             # connection dropped, and nothing tells that apart from a connection it had closed.
@@ -256,11 +366,20 @@ class HttpTransport:
         except BaseException:
             conn.abort()  # cancelled or failed mid-reply: closing the stream tells the server
             raise
+        finally:
+            waiting = self._waiting.pop(request.id, None)
+            if waiting is not None and not waiting.done():
+                waiting.cancel()
         self._pool.release(conn)
         return response
 
     async def _exchange(
-        self, conn: Connection, head: bytes, request: Outgoing, on_notification: OnNotification | None
+        self,
+        conn: Connection,
+        head: bytes,
+        request: Outgoing,
+        on_notification: OnNotification | None,
+        session: str | None,
     ) -> Response:
         reply = await conn.request(head, request.body)
         coding = _compression(reply.headers)
@@ -270,14 +389,27 @@ class HttpTransport:
             raise MalformedMessageError(
                 f"the reply to {request.method} is compressed ({shown}), which the request did not accept"
             )
+        if request.legacy:
+            self._note_session(request, reply, session)
         if reply.status == 200 and reply.content_type == "text/event-stream":
             chunks = reply.chunks()
+            decoder = SseDecoder(self._limit)
+            serving = self._serving if request.legacy else None
             try:
-                response = await sse_reply(chunks, request, on_notification, self._limit)
+                response = await read_events(chunks, request, on_notification, decoder, serving)
             finally:
                 await chunks.aclose()
             if not reply.done:
                 conn.reusable = False  # the rest of the stream is not ours to read
+            if response is None and request.legacy:
+                waiting = self._waiting.get(request.id)
+                if waiting is not None and waiting.done() and not waiting.cancelled():
+                    return waiting.result()  # it came on the GET stream
+                response = await self._resume(request, on_notification, decoder)
+            if response is None:
+                raise TransportError(
+                    f"the server ended the event stream of {request.method} without answering it"
+                )
             return response
         body = await reply.read(self._limit)
         headers = reply.headers
@@ -285,5 +417,176 @@ class HttpTransport:
             reply.status, body, request, self._url, headers.get("www-authenticate"), headers.get("location")
         )
 
+    def _note_session(self, request: Outgoing, reply: Reply, session: str | None) -> None:
+        """Learn the session id from the reply to ``initialize``; a 404 to a request that carried
+        one means the server ended the session."""
+        if request.method == "initialize" and 200 <= reply.status < 300:
+            minted = reply.headers.get("mcp-session-id")
+            self._session_id = checked_session_id(minted) if minted is not None else None
+        elif reply.status == 404 and session is not None:
+            if self._session_id == session:
+                self._session_id = None
+            raise SessionExpiredError(f"{request.method} to {self._url}: the server ended session")
+
+    async def _resume(
+        self, request: Outgoing, on_notification: OnNotification | None, decoder: SseDecoder
+    ) -> Response | None:
+        """The reply's stream ended before its response: wait the server's ``retry``, then GET
+        with ``Last-Event-ID`` and read on, until the response comes or reconnections stop
+        bringing anything new. Without an event id there is nothing to resume from."""
+        waiting = self._waiting.get(request.id)
+        idle = 0
+        while idle < MAX_IDLE_RESUMES:
+            last = decoder.last_event_id
+            if last is None or header_value_problem(last) is not None or last != last.strip():
+                return None
+            delay = min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000
+            if waiting is not None:
+                # The response may come on the GET stream meanwhile.
+                with contextlib.suppress(TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(waiting), delay)
+            else:
+                await asyncio.sleep(delay)
+            headers = self._stream_headers(last)
+            conn = await self._pool.acquire()
+            try:
+                reply = await conn.request(self._head("GET", headers, None), b"")
+                if reply.status != 200 or reply.content_type != "text/event-stream":
+                    body = await reply.read(64 * 1024)
+                    raise HttpStatusError(
+                        reply.status,
+                        f"resuming the reply to {request.method} (Last-Event-ID {last!r}): "
+                        f"{body[:200].decode('utf-8', 'replace') or '(empty body)'}",
+                    )
+                chunks = reply.chunks()
+                try:
+                    response = await read_events(chunks, request, on_notification, decoder, self._serving)
+                finally:
+                    await chunks.aclose()
+            finally:
+                conn.abort()  # a stream's connection is never reused
+            if response is not None:
+                return response
+            idle = 0 if decoder.last_event_id != last else idle + 1
+        return None
+
+    def _stream_headers(self, last_event_id: str | None) -> dict[str, str]:
+        """The headers of a GET that opens (or resumes) an event stream of the session."""
+        headers = {"Accept": "text/event-stream"}
+        if self._version is not None:
+            headers["MCP-Protocol-Version"] = self._version
+        if self._session_id is not None:
+            headers["Mcp-Session-Id"] = self._session_id
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
+
+    async def _post_message(self, body: bytes) -> None:
+        """POST a message that is not a request (a notification, the answer to one of the
+        server's requests) in the session; the server says 202."""
+        headers = legacy_headers(self._version, self._session_id)
+        conn = await self._pool.acquire()
+        try:
+            reply = await conn.request(self._head("POST", headers, len(body)), body)
+            reply_body = await reply.read(64 * 1024)
+        except BaseException:
+            conn.abort()
+            raise
+        self._pool.release(conn)
+        if not 200 <= reply.status < 300:
+            logger.warning(
+                "the server refused a message of this client's (HTTP %d): %s",
+                reply.status,
+                clean(reply_body[:200].decode("utf-8", "replace"), single_line=True),
+            )
+
+    async def _listen(self, opened: asyncio.Event) -> None:
+        """The GET stream: the server's messages about no request of ours (its own requests,
+        ``notifications/elicitation/complete``, ...). A server that offers none says 405.
+        ``opened`` is set once the first GET's reply head is in (or it failed)."""
+        try:
+            await self._listen_on(opened)
+        finally:
+            opened.set()
+
+    async def _listen_on(self, opened: asyncio.Event) -> None:
+        serving = self._serving
+        last: str | None = None
+        quiet = 0
+        while not self._closed and quiet < MAX_IDLE_RESUMES:
+            headers = self._stream_headers(last)
+            decoder = SseDecoder(self._limit)
+            decoder.last_event_id = last
+            try:
+                conn = await self._pool.acquire()
+            except TransportError as exc:
+                logger.info("the GET stream could not connect: %s", exc)
+                return
+            events = 0
+            try:
+                reply = await conn.request(self._head("GET", headers, None), b"")
+                opened.set()
+                if reply.status != 200 or reply.content_type != "text/event-stream":
+                    logger.debug("the server offers no GET stream (HTTP %d)", reply.status)
+                    return
+                async for chunk in reply.chunks():
+                    for data in decoder.feed(chunk):
+                        events += 1
+                        self._dispatch(data, serving)
+            except (OSError, asyncio.IncompleteReadError, MalformedMessageError) as exc:
+                logger.info("the GET stream ended: %r", exc)
+            finally:
+                conn.abort()
+            last = decoder.last_event_id
+            if last is not None and (header_value_problem(last) is not None or last != last.strip()):
+                last = None
+            quiet = 0 if events else quiet + 1
+            await asyncio.sleep(min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
+
+    def _dispatch(self, data: bytes, serving: Serving | None) -> None:
+        if not data.strip():
+            return  # a priming event
+        try:
+            message = decode(data)
+        except MalformedMessageError:
+            logger.warning("ignoring an unreadable event on the GET stream")
+            return
+        if serving is None:
+            return
+        if isinstance(message, Request):
+            serving.request(message)
+        elif isinstance(message, Notification):
+            serving.notification(message)
+        else:
+            # Only when the server replays a stream; a response to a request of ours in flight
+            # still answers it.
+            waiting = self._waiting.get(message.id) if message.id is not None else None
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
+            else:
+                logger.info("ignoring a response on the GET stream (id %r)", message.id)
+
     async def aclose(self) -> None:
+        self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+        if self._serving is not None:
+            await self._serving.aclose()
+        session, self._session_id = self._session_id, None
+        if session is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._end_session(session), CLOSE_TIMEOUT)
         await self._pool.aclose()
+
+    async def _end_session(self, session: str) -> None:
+        """DELETE: the server may free the session now (405 means it does not let clients)."""
+        headers = legacy_headers(self._version, session)
+        del headers["Content-Type"]
+        conn = await self._pool.acquire()
+        try:
+            reply = await conn.request(self._head("DELETE", headers, 0), b"")
+            await reply.read(64 * 1024)
+        finally:
+            conn.abort()

@@ -5,6 +5,11 @@ objects, each method is one of the three the spec allows, each needs only what t
 declared (a URL question to a form-only client is refused, not ignored), and every form's
 ``requestedSchema`` is inside the subset. One bad entry refuses the whole round, so a person
 never answers half a round that cannot be sent.
+
+A 2025-11-25 server sends the same questions as requests of its own (``elicitation/create``,
+``sampling/createMessage``): :func:`parse_elicitation` and :func:`parse_sampling` check their
+params the same way, keyed by the request's id. There a URL question must also carry its
+``elicitationId`` (that revision requires it).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class UrlInput:
     key: str
     message: str
     url: str
+    elicitation_id: str | None = None  # 2025-11-25 only: completion notices name it
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +81,9 @@ def _entry(key: str, entry: object, declared: Declared) -> InputRequest:
     if not isinstance(params, dict):
         raise MalformedMessageError(f"inputRequests[{key!r}].params must be an object")
     if method == ELICIT:
-        return _elicit(key, params, declared)
+        return parse_elicitation(key, params, declared)
     if method == SAMPLE:
-        return _sample(key, params, declared)
+        return parse_sampling(key, params, declared)
     if method == LIST_ROOTS:
         if not declared.roots:
             raise UndeclaredRequestError(key, LIST_ROOTS, "the roots capability")
@@ -88,7 +94,11 @@ def _entry(key: str, entry: object, declared: Declared) -> InputRequest:
     )
 
 
-def _elicit(key: str, params: Mapping[str, Any], declared: Declared) -> FormInput | UrlInput:
+def parse_elicitation(
+    key: str, params: Mapping[str, Any], declared: Declared, *, legacy: bool = False
+) -> FormInput | UrlInput:
+    """One ``elicitation/create``'s params, checked; ``legacy``: a 2025-11-25 request (a URL
+    question needs its ``elicitationId``)."""
     mode = params.get("mode", "form")  # an absent mode is form mode
     if mode not in ("form", "url"):
         raise MalformedMessageError(f"inputRequests[{key!r}]: unknown elicitation mode {mode!r}")
@@ -101,7 +111,10 @@ def _elicit(key: str, params: Mapping[str, Any], declared: Declared) -> FormInpu
         url = params.get("url")
         if not isinstance(url, str) or not url:
             raise MalformedMessageError(f"inputRequests[{key!r}].params.url must be a non-empty string")
-        return UrlInput(key, message, url)
+        elicitation_id = params.get("elicitationId")
+        if legacy and (not isinstance(elicitation_id, str) or not elicitation_id):
+            raise MalformedMessageError(f"{key!r}: a URL elicitation must carry an elicitationId string")
+        return UrlInput(key, message, url, elicitation_id if isinstance(elicitation_id, str) else None)
     schema = params.get("requestedSchema")
     form, problems = compile_schema(schema, tolerant=True)  # forms from any server: see compile_schema
     if form is None or not isinstance(schema, dict):
@@ -109,7 +122,8 @@ def _elicit(key: str, params: Mapping[str, Any], declared: Declared) -> FormInpu
     return FormInput(key, message, schema, form)
 
 
-def _sample(key: str, params: Mapping[str, Any], declared: Declared) -> SamplingInput:
+def parse_sampling(key: str, params: Mapping[str, Any], declared: Declared) -> SamplingInput:
+    """One ``sampling/createMessage``'s params, checked against what this client declared."""
     if not declared.sampling:
         raise UndeclaredRequestError(key, SAMPLE, "the sampling capability")
     # This client declares plain sampling only: tool use and context inclusion are sub-capabilities.

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_elicit.client.errors import LocalError, MalformedMessageError, McpClientError, MissingCapabilityError
+from mcp_elicit.client.errors import (
+    LocalError,
+    MalformedMessageError,
+    McpClientError,
+    MissingCapabilityError,
+    UrlElicitationRequiredError,
+)
 from mcp_elicit.wire import codec, jsonrpc
 from mcp_elicit.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, RequestId
@@ -39,7 +45,16 @@ def decode(raw: bytes | bytearray | memoryview | str) -> Message:
         raise MalformedMessageError(f"the server sent an invalid JSON-RPC message: {reason}") from None
 
 
-def server_error(error: ErrorResponse, method: str) -> McpClientError:
-    """The typed exception for a JSON-RPC error response."""
-    kind = MissingCapabilityError if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY else McpClientError
+# 2025-11-25's URLElicitationRequiredError (wire/errors.py defines only what this project emits).
+URL_ELICITATION_REQUIRED = -32042
+
+
+def server_error(error: ErrorResponse, method: str, *, legacy: bool = False) -> McpClientError:
+    """The typed exception for a JSON-RPC error response (``legacy``: from a 2025-11-25 server,
+    where -32042 exists)."""
+    kind: type[McpClientError] = McpClientError
+    if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+        kind = MissingCapabilityError
+    elif legacy and error.code == URL_ELICITATION_REQUIRED:
+        kind = UrlElicitationRequiredError
     return kind(error.code, error.message, error.data, method=method)

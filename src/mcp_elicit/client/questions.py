@@ -20,13 +20,27 @@ class ServerIdentity:
 
     ``name``/``title``/``version`` come from the server (``serverInfo``, self-reported);
     ``reached_via`` is how this client reached it (the command line or the URL), which the
-    server cannot fake.
+    server cannot fake; ``protocol_version`` is the MCP revision the connection speaks
+    (``"2026-07-28"``, or ``"2025-11-25"`` for an ``initialize``-era server), to show with it.
     """
 
     name: str
     reached_via: str
     title: str | None = None
     version: str | None = None
+    protocol_version: str | None = None
+
+    @property
+    def era(self) -> str | None:
+        """``protocol_version`` in words: ``"MCP 2025-11-25 (initialize handshake)"`` or
+        ``"MCP 2026-07-28"``; None when unknown."""
+        if self.protocol_version is None:
+            return None
+        from mcp_elicit.client.handshake import HANDSHAKE_VERSIONS
+
+        if self.protocol_version in HANDSHAKE_VERSIONS:
+            return f"MCP {self.protocol_version} (initialize handshake)"
+        return f"MCP {self.protocol_version}"
 
 
 @dataclass(frozen=True, slots=True)

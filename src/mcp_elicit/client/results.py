@@ -125,9 +125,10 @@ class DiscoverResult:
             raw=result,
         )
 
-    def identity(self, reached_via: str) -> ServerIdentity:
+    def identity(self, reached_via: str, protocol_version: str | None = None) -> ServerIdentity:
         """The :class:`ServerIdentity` shown with each question: ``serverInfo``'s name, title and
-        version, and ``reached_via`` (how this client reached the server)."""
+        version, ``reached_via`` (how this client reached the server) and the protocol version
+        the client speaks with it."""
         info = self.server_info
 
         def text(key: str) -> str | None:
@@ -139,4 +140,5 @@ class DiscoverResult:
             reached_via=reached_via,
             title=text("title"),
             version=text("version"),
+            protocol_version=protocol_version,
         )

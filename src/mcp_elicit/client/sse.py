@@ -2,9 +2,11 @@
 
 Only what MCP uses: ``data:`` lines (joined with newlines), events ended by a blank line, any
 of CRLF / LF / CR as line ends, comments (``:``, keep-alives) ignored, one UTF-8 byte order mark
-at the start of the stream skipped. ``event``, ``id`` and ``retry`` are read and dropped:
-2026-07-28 has no resumability. Call :meth:`SseDecoder.end` when the stream ends: a CR that
-was its last byte ends a line too.
+at the start of the stream skipped. ``event`` is read and dropped. ``id`` and ``retry`` are kept
+in :attr:`SseDecoder.last_event_id` and :attr:`SseDecoder.retry_ms`, for the 2025-11-25 wire
+(a client resumes a stream the server closed with ``GET`` and ``Last-Event-ID`` after ``retry``
+milliseconds); 2026-07-28 has no resumability and ignores them. Call :meth:`SseDecoder.end`
+when the stream ends: a CR that was its last byte ends a line too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from mcp_elicit.client.errors import MalformedMessageError
 
 
 class SseDecoder:
-    __slots__ = ("_buffer", "_data", "_data_size", "_max_event_bytes", "_scanned", "_started")
+    __slots__ = (
+        "_buffer",
+        "_data",
+        "_data_size",
+        "_id_buffer",
+        "_max_event_bytes",
+        "_scanned",
+        "_started",
+        "last_event_id",
+        "retry_ms",
+    )
 
     def __init__(self, max_event_bytes: int) -> None:
         self._buffer = bytearray()
@@ -26,6 +38,9 @@ class SseDecoder:
         self._data_size = 0
         self._max_event_bytes = max_event_bytes
         self._started = False  # past the place of a byte order mark
+        self._id_buffer: str | None = None  # the id field of the event being read
+        self.last_event_id: str | None = None  # of the last event dispatched (even one without data)
+        self.retry_ms: int | None = None  # the last valid retry field
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event completed by ``chunk``."""
@@ -76,6 +91,10 @@ class SseDecoder:
 
     def _line(self, line: bytes) -> bytes | None:
         if not line:
+            # The SSE spec sets the last event id at every dispatch, also of an event with no data
+            # (a "priming" event: an id and an empty data line, sent only to be resumed from).
+            if self._id_buffer is not None:
+                self.last_event_id = self._id_buffer
             if not self._data:
                 return None
             data = b"\n".join(self._data)
@@ -96,10 +115,19 @@ class SseDecoder:
                 raise MalformedMessageError(
                     f"an SSE event is over the limit of {self._max_event_bytes} bytes"
                 )
+        elif name == b"id":
+            value = value[1:] if value.startswith(b" ") else value
+            if b"\0" not in value:  # the spec ignores an id holding NUL
+                self._id_buffer = value.decode("utf-8", "replace")[:_MAX_ID_CHARS]
+        elif name == b"retry":
+            value = value[1:] if value.startswith(b" ") else value
+            if value.isdigit() and len(value) <= 9:  # ASCII digits only; at most 11.5 days
+                self.retry_ms = int(value)
         return None
 
 
 _BOM = b"\xef\xbb\xbf"
+_MAX_ID_CHARS = 1024  # an event id is sent back in a header: a server cannot make it huge
 _CR = 0x0D
 _LF = 0x0A
 # Either line end, found in one pass: two find() calls would rescan the rest of the buffer for

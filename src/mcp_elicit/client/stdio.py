@@ -7,6 +7,12 @@ captured, the end of its stderr) instead of hanging, even when a child process i
 its stdout open. Cancelling a request writes
 ``notifications/cancelled`` for its id. Closing closes stdin, waits, then escalates to SIGTERM
 and SIGKILL, each wait bounded.
+
+On a 2025-11-25 session (after :meth:`StdioTransport.serve`) the server's own requests are
+answered through :class:`~mcp_elicit.client.serving.Serving`, in the server's id space: only a
+*response* is ever matched against this client's pending requests, so a server request whose id
+equals one of ours completes nothing. Before that (2026-07-28, where servers send no requests)
+they are logged and ignored.
 """
 
 from __future__ import annotations
@@ -22,11 +28,13 @@ from typing import Literal
 from mcp_elicit.client.answered_id import answered_id
 from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
 from mcp_elicit.client.messages import decode
+from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.text import clean
-from mcp_elicit.client.transport import OnNotification, Outgoing
+from mcp_elicit.client.transport import OnNotification, Outgoing, ServerMessages
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
     Notification,
+    Request,
     RequestId,
     Response,
     Result,
@@ -75,10 +83,48 @@ class StdioTransport:
         self._stderr_reader: asyncio.Task[None] | None = None
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._serving: Serving | None = None
+        self._write_lock = asyncio.Lock()
 
     @property
     def reached_via(self) -> str:
         return self._display
+
+    @property
+    def era_key(self) -> str:
+        """What an era verdict is cached under: the command line."""
+        return f"stdio:{self._display}"
+
+    def serve(self, messages: ServerMessages) -> None:
+        self._serving = Serving(messages, self._write_line)
+
+    async def notify(self, body: bytes, version: str) -> None:
+        await self._write_line(body)
+
+    async def session_opened(self, version: str) -> None:
+        pass  # stdio carries everything on the one pipe
+
+    async def restart(self) -> None:
+        """Stop this server process and start a new one (a server that exits when it gets a
+        request it does not know before ``initialize``, as some do with ``server/discover``)."""
+        await self.aclose()
+        self._proc = self._transport = self._exited = None
+        self._pending.clear()
+        self._listeners.clear()
+        self._dead = None
+        self._reader = self._exit_watcher = self._stderr_reader = None
+        self._stderr.clear()
+        self._stderr_size = 0
+        await self.start()
+
+    async def _write_line(self, line: bytes) -> None:
+        """One message of ours that is not a request (the answer to a server request)."""
+        proc = self._proc
+        if self._dead is not None or proc is None or proc.stdin is None or proc.stdin.is_closing():
+            raise self._dead or TransportError("the stdio transport is not started")
+        async with self._write_lock:
+            proc.stdin.write(line + b"\n")
+            await proc.stdin.drain()
 
     @property
     def pid(self) -> int | None:
@@ -225,7 +271,7 @@ class StdioTransport:
                 return
             future = self._pending.get(message.id)
             if future is None:
-                logger.debug("a response for unknown or finished request %r", message.id)
+                logger.info("ignoring a response for unknown or finished request %r", message.id)
             elif not future.done():
                 future.set_result(message)
         elif isinstance(message, Notification):
@@ -233,6 +279,10 @@ class StdioTransport:
             listener = self._listeners.get(token) if isinstance(token, (str, int)) else None
             if listener is not None:
                 listener(message)
+            elif self._serving is not None:
+                self._serving.notification(message)
+        elif isinstance(message, Request) and self._serving is not None:
+            self._serving.request(message)
         else:
             logger.warning(
                 "the server sent a %s request; servers send no requests in MCP 2026-07-28, ignored",
@@ -315,6 +365,8 @@ class StdioTransport:
             return
         if self._dead is None:
             self._dead = TransportError("the client is closed")
+        if self._serving is not None:
+            await self._serving.aclose()
         try:
             if proc.returncode is None:
                 await self._stop(proc)

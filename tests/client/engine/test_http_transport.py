@@ -21,7 +21,6 @@ from mcp_elicit.client import (
     AuthorizationRequiredError,
     Client,
     HttpStatusError,
-    LegacyServerError,
     MalformedMessageError,
     McpClientError,
     Progress,
@@ -293,14 +292,18 @@ async def test_http_errors_without_a_json_rpc_body(raw_server: Any) -> None:
     assert "no such thing" in str(caught.value)
 
 
-async def test_a_server_that_does_not_answer_discover_is_not_2026(raw_server: Any) -> None:
+async def test_a_404_to_discover_falls_back_to_initialize(raw_server: Any) -> None:
+    """A 404 without a modern error body is no 2026-07-28 server: the client tries the 2025-11-25
+    handshake, and the 404 it gets there is the error reported."""
+
     def handle(message: dict[str, Any], headers: dict[str, str], conn: int, count: int) -> tuple[bytes, bool]:
         return with_length(b"Not Found", "404 Not Found"), False
 
     server = await raw_server(handle)
-    with pytest.raises(LegacyServerError, match=r"does not speak MCP 2026-07-28"):
+    with pytest.raises(HttpStatusError, match=r"HTTP 404: initialize to "):
         async with Client.connect(server.url):
             pass
+    assert [m["method"] for m, _ in server.requests] == ["server/discover", "initialize"]
 
 
 async def test_garbage_instead_of_http(raw_server: Any) -> None:

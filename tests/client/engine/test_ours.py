@@ -46,7 +46,11 @@ async def test_discover_gives_the_server_identity_and_is_cached(ours: Target) ->
     async with connect(ours) as client:
         reached = ours.target if isinstance(ours.target, str) else " ".join(ours.target)
         assert client.server_identity == ServerIdentity(
-            name="engine-tests", reached_via=reached, title="Engine test server", version="2.1.0"
+            name="engine-tests",
+            reached_via=reached,
+            title="Engine test server",
+            version="2.1.0",
+            protocol_version="2026-07-28",
         )
         assert client.discovery.supported_versions == ("2026-07-28",)
         expected = {"logging": {}, "tools": {}, "prompts": {}, "resources": {}}

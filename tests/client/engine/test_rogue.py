@@ -198,7 +198,17 @@ async def test_no_common_version_is_a_clear_error(rogue: Target) -> None:
 
 
 async def test_supported_versions_that_are_not_an_array_list_none(rogue: Target) -> None:
+    """-32022 without a usable ``data.supported`` is no modern evidence: the client tries the
+    2025-11-25 handshake, which this server does not know either."""
     connecting, _ = connect(rogue, prefix="supported-as-string")
+    with pytest.raises(McpClientError, match=r"-32601 to initialize") as caught:
+        async with connecting:
+            pass
+    assert not isinstance(caught.value, UnsupportedVersionError)
+
+
+async def test_supported_versions_that_are_not_an_array_are_none_when_forced(rogue: Target) -> None:
+    connecting, _ = connect(rogue, prefix="supported-as-string", protocol="2026-07-28")
     with pytest.raises(UnsupportedVersionError, match=r"supports \(none listed\)") as caught:
         async with connecting:
             pass

@@ -1,0 +1,250 @@
+"""A 2025-11-25 session over Streamable HTTP against a scripted server on 127.0.0.1 that records
+every request: the session's headers, the server's request on a reply's event stream answered
+by a POST, the GET stream, DELETE at close, and a session the server ends (404)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client import Client, HttpStatusError, SessionExpiredError
+
+from .support import Script, accept
+
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "raw-legacy", "version": "1"},
+}
+FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@dataclass
+class Seen:
+    method: str  # the HTTP method
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+
+
+@dataclass
+class LegacyServer:
+    url: str = ""
+    seen: list[Seen] = field(default_factory=list)
+    sessions: int = 0
+    expire_after: int | None = None  # 404 every request of a session past this many tools/calls
+    answers: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+
+    def posts(self) -> list[Seen]:
+        return [s for s in self.seen if s.method == "POST"]
+
+
+def reply(status: str, body: bytes = b"", content_type: str = "application/json", extra: str = "") -> bytes:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    return head.encode() + body
+
+
+def rpc(message: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **message}).encode()
+
+
+Handler = Callable[[LegacyServer, Seen, asyncio.StreamWriter], Any]
+
+
+@pytest.fixture
+async def legacy_server() -> AsyncIterator[Callable[..., Any]]:
+    servers: list[asyncio.Server] = []
+
+    async def start(**options: Any) -> LegacyServer:
+        state = LegacyServer(**options)
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    lines = head.decode("latin-1").split("\r\n")
+                    method = lines[0].split(" ")[0]
+                    headers = {
+                        k.lower(): v.strip()
+                        for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                    }
+                    raw = await reader.readexactly(int(headers.get("content-length", "0")))
+                    seen = Seen(method, headers, json.loads(raw) if raw else None)
+                    state.seen.append(seen)
+                    await handle(state, seen, writer)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        servers.append(server)
+        state.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/mcp"
+        return state
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) -> None:
+    if seen.method == "GET":
+        writer.write(reply("405 Method Not Allowed"))
+        return
+    if seen.method == "DELETE":
+        writer.write(reply("200 OK"))
+        return
+    message = seen.body or {}
+    method, request_id = message.get("method"), message.get("id")
+    session = seen.headers.get("mcp-session-id")
+    if method is None:  # the answer to our elicitation/create
+        await state.answers.put(message)
+        writer.write(reply("202 Accepted"))
+        return
+    if method == "server/discover":
+        writer.write(
+            reply("400 Bad Request", rpc({"id": None, "error": {"code": -32000, "message": "No session"}}))
+        )
+        return
+    if method == "initialize":
+        state.sessions += 1
+        body = rpc({"id": request_id, "result": INIT})
+        writer.write(reply("200 OK", body, extra=f"Mcp-Session-Id: s-{state.sessions}\r\n"))
+        return
+    if request_id is None:
+        writer.write(reply("202 Accepted"))
+        return
+    if session != f"s-{state.sessions}" or (
+        state.expire_after is not None and method == "tools/call" and state.expire_after <= 0
+    ):
+        writer.write(
+            reply(
+                "404 Not Found", rpc({"id": None, "error": {"code": -32001, "message": "Session not found"}})
+            )
+        )
+        return
+    if method == "tools/call":
+        if state.expire_after is not None:
+            state.expire_after -= 1
+        name = message["params"]["name"]
+        if name == "ask":
+            # The question on the call's own event stream; the answer comes on another POST.
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            writer.write(head)
+            ask = rpc(
+                {
+                    "id": 0,
+                    "method": "elicitation/create",
+                    "params": {"message": "OK?", "requestedSchema": FORM},
+                }
+            )
+            event = b"id: e1\ndata: " + ask + b"\n\n"
+            writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            await writer.drain()
+            answer = await asyncio.wait_for(state.answers.get(), 10)
+            done = rpc(
+                {"id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(answer)}]}}
+            )
+            event = b"id: e2\ndata: " + done + b"\n\n"
+            writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n0\r\n\r\n")
+            return
+        writer.write(
+            reply("200 OK", rpc({"id": request_id, "result": {"content": [{"type": "text", "text": name}]}}))
+        )
+        return
+    writer.write(reply("200 OK", rpc({"id": request_id, "result": {"tools": []}})))
+
+
+async def test_the_session_headers_on_every_request_and_delete_at_close(legacy_server: Any) -> None:
+    server = await legacy_server()
+    async with Client.connect(server.url, headers={"Authorization": "Bearer t0k"}) as client:
+        assert client.era == "legacy"
+        assert (await client.call_tool("plain")).text == "plain"
+    methods = [(s.method, (s.body or {}).get("method")) for s in server.seen]
+    assert methods == [
+        ("POST", "server/discover"),
+        ("POST", "initialize"),
+        ("POST", "notifications/initialized"),
+        ("GET", None),
+        ("POST", "tools/call"),
+        ("DELETE", None),
+    ]
+    initialize, *later = server.seen[1:]
+    assert "mcp-session-id" not in initialize.headers
+    assert "mcp-protocol-version" not in initialize.headers
+    for seen in later:
+        assert seen.headers["mcp-session-id"] == "s-1"
+        assert seen.headers["mcp-protocol-version"] == "2025-11-25"
+        assert seen.headers["authorization"] == "Bearer t0k"
+        assert "mcp-method" not in seen.headers
+    assert "_meta" not in server.seen[4].body["params"]
+    assert server.seen[3].headers["accept"] == "text/event-stream"
+
+
+async def test_a_server_request_on_the_reply_stream_is_answered_by_a_post(legacy_server: Any) -> None:
+    server = await legacy_server()
+    person = Script(form=accept(ok=True), mode_names=("form",))
+    async with Client.connect(server.url, answerer=person, headers={"Authorization": "Bearer t0k"}) as client:
+        result = await client.call_tool("ask")
+    assert json.loads(result.text) == {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {"action": "accept", "content": {"ok": True}},
+    }
+    (answer,) = [s for s in server.posts() if s.body and "method" not in s.body]
+    assert answer.headers["mcp-session-id"] == "s-1"
+    assert answer.headers["mcp-protocol-version"] == "2025-11-25"
+    assert answer.headers["authorization"] == "Bearer t0k"
+
+
+async def test_a_session_404_starts_a_new_session_and_sends_the_request_again(legacy_server: Any) -> None:
+    server = await legacy_server(expire_after=1)
+    async with Client.connect(server.url) as client:
+        assert (await client.call_tool("one")).text == "one"
+        server.expire_after = None
+        server.sessions += 1  # the server forgot s-1: its requests get 404 now
+        assert (await client.call_tool("two")).text == "two"
+    initializes = [s for s in server.posts() if (s.body or {}).get("method") == "initialize"]
+    assert len(initializes) == 2
+    assert "mcp-session-id" not in initializes[1].headers  # a new session starts without the old id
+    calls = [
+        s.headers["mcp-session-id"] for s in server.posts() if (s.body or {}).get("method") == "tools/call"
+    ]
+    assert calls == ["s-1", "s-1", "s-3"]  # "two" got 404 on s-1, then went again on the new session
+
+
+async def test_a_session_404_twice_in_a_row_is_raised(legacy_server: Any) -> None:
+    server = await legacy_server(expire_after=0)
+    async with Client.connect(server.url) as client:
+        with pytest.raises(SessionExpiredError, match="ended session"):
+            await client.call_tool("x")
+    initializes = [s for s in server.posts() if (s.body or {}).get("method") == "initialize"]
+    assert len(initializes) == 2  # the first, and one new session: no endless re-initialize
+
+
+@pytest.mark.parametrize("status", ["401 Unauthorized", "500 Internal Server Error"])
+async def test_auth_and_server_errors_on_discover_are_errors_not_a_fallback(status: str) -> None:
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.decode().lower().split("content-length:")[1].split("\r\n")[0])
+        await reader.readexactly(length)
+        writer.write(reply(status, b"no"))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/mcp"
+        with pytest.raises(HttpStatusError) as caught:
+            async with Client.connect(url):
+                pass
+        assert caught.value.status == int(status[:3])
+        assert "server/discover" in str(caught.value)
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -1,0 +1,114 @@
+"""What the legacy interop tests share: the official SDKs' 2025-11-25 servers as real processes
+(stdio, spawned by the client under test; Streamable HTTP on 127.0.0.1, one per module), and an
+answerer driven by functions that records what it was asked."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
+from tests.helpers import free_port, wait_for_port
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PY_SERVER = HERE / "legacy_sdk_server.py"
+TS_SERVER = HERE / "legacy_ts_server.mjs"
+TS_MODULES = REPO / ".cache" / "ts-sdk-v1" / "node_modules"
+NODE_SETUP_HINT = "run bash scripts/node.sh"
+FLOW_TIMEOUT = 30.0
+
+
+def node24() -> Path:
+    """The Node 24 binary scripts/node.sh installs (with the TypeScript SDK v1), or a failure
+    saying how to get them."""
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine()
+    )
+    node = REPO / ".cache" / "node24" / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
+    if not node.is_file():
+        raise RuntimeError(f"Node 24 is missing ({node}): {NODE_SETUP_HINT}")
+    if not (TS_MODULES / "@modelcontextprotocol" / "sdk" / "package.json").is_file():
+        raise RuntimeError(f"the TypeScript SDK v1 is missing ({TS_MODULES}): {NODE_SETUP_HINT}")
+    return node
+
+
+def ts_env() -> dict[str, str]:
+    return {"TS_SDK_V1_MODULES": str(TS_MODULES)}
+
+
+def py_stdio() -> list[str]:
+    return [sys.executable, str(PY_SERVER), "stdio"]
+
+
+def ts_stdio() -> list[str]:
+    return [str(node24()), str(TS_SERVER), "stdio"]
+
+
+@contextmanager
+def http_server(argv: list[str], env: dict[str, str] | None = None) -> Iterator[str]:
+    """``argv`` plus a free port, serving on 127.0.0.1: its URL; stopped (by its pid) after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*argv, str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+FormFn = Callable[[FormQuestion], Answer | Awaitable[Answer]]
+UrlFn = Callable[[UrlQuestion], Answer | Awaitable[Answer]]
+
+
+def _never(question: Any) -> Answer:
+    raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
+
+
+@dataclass
+class Person:
+    """An answerer driven by functions; records every question it was shown."""
+
+    form: FormFn = _never
+    url: UrlFn = _never
+    mode_names: tuple[str, ...] = ("form",)
+    asked: list[FormQuestion | UrlQuestion] = field(default_factory=list)
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset(self.mode_names)
+
+    async def answer_form(self, question: FormQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.form(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    async def answer_url(self, question: UrlQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.url(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+def answers(*content: dict[str, Any]) -> FormFn:
+    """Accept each question in turn with the next content."""
+    queue = list(content)
+    return lambda _question: Answer("accept", queue.pop(0))
