@@ -141,3 +141,19 @@ async def test_eof_ends_a_call_waiting_for_an_answer_at_once(tmp_path: Path) -> 
         for line in rest.splitlines():
             message = json.loads(line)
             assert message.get("id") == 1  # at most the call's own error, nothing else
+
+
+async def test_logging_set_level_takes_only_the_levels_of_the_spec(tmp_path: Path) -> None:
+    levels = "debug, info, notice, warning, error, critical, alert, emergency"
+    async with running_peer(tmp_path) as peer:
+        await opened(peer)
+        for number, level in enumerate(("loud", 3, None, "notice")):
+            await peer.send(
+                {"jsonrpc": "2.0", "id": number, "method": "logging/setLevel", "params": {"level": level}}
+            )
+            answer = await peer.receive()
+            if level == "notice":
+                assert answer["result"] == {}
+            else:
+                assert answer["error"]["code"] == -32602
+                assert levels in answer["error"]["message"]

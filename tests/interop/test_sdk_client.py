@@ -125,6 +125,7 @@ async def test_tools_list_shows_tools_with_input_schemas(make_transport: MakeTra
             "properties": {"count": {"type": "integer"}},
             "required": ["count"],
         },
+        "audit_ticket": title_only,
         "client_capabilities": {"type": "object", "properties": {}},
     }
     assert tools["create_ticket"].description == "Creates a ticket after asking for its priority (one round)."

@@ -246,6 +246,32 @@ async def test_progress_reaches_the_client_while_the_user_answers(make_transport
     assert 0.0 in seen
 
 
+async def test_logs_follow_the_level_the_session_set(make_transport: MakeTransport) -> None:
+    """``logging/setLevel`` is a session's in 2025-11-25: after it, the tool's ``ctx.log`` below the
+    level is dropped, and the rest are notifications sent before the call's result (on HTTP, on
+    the call's own stream)."""
+    person = Person(lambda asked: accept(ok=True))
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async with (
+        asyncio.timeout(FLOW_TIMEOUT),
+        connect(make_transport, elicitation_callback=person, logging_callback=on_log) as (client, log),
+    ):
+        await client.set_logging_level("info")
+        result = await client.call_tool("audit_ticket", {"title": "Logs"})
+    assert text_of(result) == "audited 'Logs' (round 1)"
+    assert [(m.level, m.logger, m.data) for m in logged] == [
+        ("info", "audit", {"title": "Logs", "confirmed": True}),
+        ("warning", "audit", "'Logs' audited"),
+    ]
+    (call,) = [m for m in log.sent if m.get("method") == "tools/call"]
+    order = [m.get("method") or ("result" if m.get("id") == call["id"] else "other") for m in log.received]
+    assert order.index("result") > max(i for i, m in enumerate(order) if m == "notifications/message")
+
+
 async def test_a_cancelled_call_stops_the_handler(
     make_transport: MakeTransport, request: pytest.FixtureRequest
 ) -> None:

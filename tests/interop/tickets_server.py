@@ -178,6 +178,17 @@ async def export_log(label: str) -> str:
 
 
 @app.tool()
+async def audit_ticket(title: str, ctx: Context) -> str:
+    """Logs at debug, info and warning around one question (the client's log level decides which
+    reach it)."""
+    await ctx.log("debug", f"auditing {title!r}", logger_name="audit")
+    confirm = await ctx.elicit(f"Audit {title!r}?", Confirm, key="audit")
+    await ctx.log("info", {"title": title, "confirmed": confirm.accepted}, logger_name="audit")
+    await ctx.log("warning", f"{title!r} audited", logger_name="audit")
+    return f"audited {title!r} (round {ctx.round})"
+
+
+@app.tool()
 async def client_capabilities(ctx: Context) -> str:
     """Returns the clientCapabilities the request declared, as JSON (never elicits)."""
     return json.dumps(ctx.meta.capabilities.raw, sort_keys=True)
