@@ -61,6 +61,9 @@ class _StreamChannel:
     async def send(self, message: bytes, *, control: bool = False) -> None:
         self._stream.send(message)
 
+    async def close(self) -> None:
+        self._stream.close_connection()
+
 
 class _NoChannel:
     """A request answered with JSON: nothing can go to the client before its response."""
@@ -71,6 +74,9 @@ class _NoChannel:
             "Invalid request: this call must ask the client, and its POST does not accept "
             "text/event-stream, the only way a question can reach the client over HTTP",
         )
+
+    async def close(self) -> None:
+        pass  # a JSON answer has no stream to resume
 
 
 async def post(

@@ -64,6 +64,9 @@ class _RequestChannel:
         if control or not (self.answered or self._cancelled()):
             self._write(message)
 
+    async def close(self) -> None:
+        pass  # stdout is the whole connection: there is no stream to resume
+
 
 EOF_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -60,6 +61,11 @@ class Channel(Protocol):
     messages (the ``notifications/cancelled`` that withdraw this session's own requests)."""
 
     async def send(self, message: bytes, *, control: bool = False) -> None: ...
+
+    async def close(self) -> None:
+        """End the connection under a resumable stream now (the client resumes it and gets
+        what follows); nothing where there is no such stream (``ctx.close_stream()``)."""
+        ...
 
 
 class SessionClosed(Exception):
@@ -165,6 +171,7 @@ class LegacySession:
         found = self.server.call_for(request, self._meta(request), self.caller, self._notifier(channel))
         if found is not None:
             entry, call = found
+            call = dataclasses.replace(call, close_stream=channel.close)
             return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
         raise method_not_found(method)  # server/discover and other 2026 methods too
 
