@@ -17,7 +17,8 @@ expired or another user's). Then:
 * ``notifications/cancelled`` cancels the named call (its stream ends without a response, and
   the questions it was waiting for are withdrawn); other notifications: 202;
 * ``GET`` opens the session's stream for messages that belong to no request (one at a time,
-  409 for a second), or, with ``Last-Event-ID``, resumes a call's stream;
+  409 for a second; ``notifications/resources/updated`` for the resources the session
+  subscribed to), or, with ``Last-Event-ID``, resumes a call's stream;
 * ``DELETE`` ends the session.
 """
 
@@ -229,9 +230,11 @@ async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, recei
     session.listening = True
     stream = EventStream(session.new_stream_id(), resume_grace=0.0, on_abandoned=lambda: None)
     stream.prime()
+    session.legacy.standalone = _StreamChannel(stream)
     try:
         await serve_events(stream, None, send, receive, headers)
     finally:
+        session.legacy.standalone = None
         session.listening = False
         stream.finish(None)
 

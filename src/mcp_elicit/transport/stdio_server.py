@@ -461,6 +461,8 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             era = "modern" if modern else "legacy"
             if era == "legacy":
                 session = LegacySession.of(server)
+                # stdout carries what belongs to no request too (a subscribed resource changed)
+                session.standalone = _RequestChannel(write, lambda: False)
         if session is not None:
             if modern:
                 write(encode_error(message.id, _LEGACY_ONLY))
