@@ -3,10 +3,14 @@
     python examples/conformance_server.py --port 3001     # HTTP at http://127.0.0.1:3001/mcp
     python examples/conformance_server.py --stdio
 
-Names and keys follow the suite's contract (its input-required-result-* scenarios,
-server-stateless, and the tools, prompts, resources and header scenarios of 2026-07-28). Most
-fixtures use the straight-line style (``await ctx.elicit``); the request-state fixture uses the
-low-level style to show that both work side by side.
+Names and keys follow the suite's contract: its input-required-result-* scenarios,
+server-stateless, and the tools, prompts, resources and header scenarios of 2026-07-28; and, for
+2025-11-25 clients (initialize, a session, questions as real ``elicitation/create`` requests),
+the elicitation, sampling, logging and SSE polling scenarios of that revision. One handler serves
+both eras: on 2026-07-28 its questions travel as ``InputRequiredResult`` rounds, on 2025-11-25 as
+requests on the call's stream. Most fixtures use the straight-line style (``await
+ctx.elicit``); the request-state fixture uses the low-level style to show that both work side by
+side.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import json
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_elicit import Context, InputRequired, McpError, ParamHeader, Server, ToolError
+from mcp_elicit.schema import Choices, Description
 
 app = Server("mcp-elicit-conformance", version="0.1.0", instructions="Conformance fixtures for mcp-elicit.")
 
@@ -137,6 +143,87 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
         reply = await ctx.sample("Suggest a name.", max_tokens=20, key="sample_input")
         return f"Model suggests: {reply.text}"
     return "This client can neither show forms nor sample."
+
+
+@dataclass
+class UserInfo:
+    username: Annotated[str, Description("User's response")]
+    email: Annotated[str, Description("User's email address")]
+
+
+@dataclass
+class Defaults:
+    """SEP-1034: a default for every primitive type."""
+
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Literal["active", "inactive", "pending"] = "active"
+    verified: bool = True
+
+
+@dataclass
+class Enums:
+    """SEP-1330: the five ways to offer choices."""
+
+    untitledSingle: Literal["option1", "option2", "option3"]
+    titledSingle: Annotated[
+        str, Choices({"value1": "First Option", "value2": "Second Option", "value3": "Third Option"})
+    ]
+    legacyEnum: Annotated[
+        str, Choices({"opt1": "Option One", "opt2": "Option Two", "opt3": "Option Three"}, legacy=True)
+    ]
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: Annotated[
+        list[str], Choices({"value1": "First Choice", "value2": "Second Choice", "value3": "Third Choice"})
+    ]
+
+
+@app.tool()
+async def test_elicitation(ctx: Context, message: str) -> str:
+    """Asks the user for a username and an email address, with the message given."""
+    answer = await ctx.elicit(message, UserInfo)
+    return f"User response: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@app.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Asks with a form whose every field has a default."""
+    answer = await ctx.elicit("Please review your profile (the defaults are filled in).", Defaults)
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@app.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Asks with a form that offers choices in each of the five shapes."""
+    answer = await ctx.elicit("Please pick your options.", Enums)
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@app.tool()
+async def test_sampling(ctx: Context, prompt: str) -> str:
+    """Asks the client's model the prompt given."""
+    reply = await ctx.sample(prompt, max_tokens=100)
+    return f"LLM response: {reply.text}"
+
+
+@app.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Logs three info messages, 50 ms apart, while it works."""
+    await ctx.log("info", "Tool execution started")
+    await asyncio.sleep(0.05)
+    await ctx.log("info", "Tool processing data")
+    await asyncio.sleep(0.05)
+    await ctx.log("info", "Tool execution completed")
+    return "Tool with logging executed successfully"
+
+
+@app.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Closes its stream mid-call (SEP-1699): the client reconnects and gets the result."""
+    await ctx.close_stream()
+    await asyncio.sleep(0.1)  # the work goes on while the client is away
+    return "Reconnection test completed successfully"
 
 
 @app.tool()
@@ -314,6 +401,12 @@ async def static_text() -> str:
 async def static_binary() -> bytes:
     """A binary resource (a PNG)."""
     return PNG
+
+
+@app.resource("test://watched-resource", mime_type="text/plain")
+async def watched_resource() -> str:
+    """A resource 2025-11-25 clients may subscribe to (resources/subscribe)."""
+    return "Watched resource content."
 
 
 @app.resource("test://template/{id}/data", mime_type="application/json")

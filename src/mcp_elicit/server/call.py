@@ -18,6 +18,10 @@ from mcp_elicit.wire.meta import RequestMeta
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 """``await notify(method, params)``: send a notification about this request (progress, logs)."""
 
+CloseStream = Callable[[], Awaitable[None]]
+"""``await close_stream()``: end the connection that carries this call's resumable stream now;
+the call goes on, and the client picks the stream up again (``GET`` with ``Last-Event-ID``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -31,6 +35,7 @@ class Call:
     notify: Notify | None = None
     input_responses: dict[str, Any] = field(default_factory=dict)  # this round's answers
     request_state: object = None  # as the client sent it (None on the first round)
+    close_stream: CloseStream | None = None  # only where the call has a resumable stream
 
     @property
     def first_round(self) -> bool:

@@ -424,6 +424,23 @@ class Context:
             params["message"] = message
         await notify("notifications/progress", params)
 
+    async def close_stream(self) -> None:
+        """End the connection that carries this call's messages now, without ending the call.
+
+        On a 2025-11-25 session over Streamable HTTP a call is answered on a resumable SSE
+        stream; closing its connection frees it while the handler works on (SEP-1699 polling):
+        the client reconnects after the stream's ``retry`` time (``GET`` with ``Last-Event-ID``)
+        and gets everything sent since, the result too. Nothing sent after this goes out on the
+        old connection. Elsewhere (2026-07-28 requests, stdio, a call answered as plain JSON)
+        there is no such stream and this does nothing.
+
+        Like any side effect it runs again when the handler is replayed after a question: the
+        client then reconnects once more, which costs a round trip and nothing else.
+        """
+        close = self._call.close_stream
+        if close is not None:
+            await close()
+
     async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
         """Send ``notifications/message`` if this request asked for logs at ``level`` or above."""
         wanted = self._call.meta.log_level

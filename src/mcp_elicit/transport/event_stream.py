@@ -42,6 +42,8 @@ class EventStream:
         self._seq = 0
         self._kept: deque[tuple[int, bytes]] = deque()
         self._kept_bytes = 0
+        # The connection's events; None ends it (the stream is done, or the connection is to
+        # close: ``close_connection``).
         self._listener: asyncio.Queue[bytes | None] | None = None
         self._closing: asyncio.Event | None = None
         self.done = False
@@ -70,9 +72,10 @@ class EventStream:
         self._cancel_abandon()
 
     def close_connection(self) -> None:
-        """End the current connection without ending the stream (the client reconnects)."""
-        if self._closing is not None:
-            self._closing.set()
+        """End the current connection without ending the stream (the client reconnects): what
+        was sent before still goes out on it, what follows is kept for the next one."""
+        if self._listener is not None:
+            self._listener.put_nowait(None)  # the connection's end, in line after what it has
 
     def _push(self, event: bytes, seq: int = 0) -> None:
         if self.done:

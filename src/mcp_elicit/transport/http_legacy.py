@@ -17,7 +17,8 @@ expired or another user's). Then:
 * ``notifications/cancelled`` cancels the named call (its stream ends without a response, and
   the questions it was waiting for are withdrawn); other notifications: 202;
 * ``GET`` opens the session's stream for messages that belong to no request (one at a time,
-  409 for a second), or, with ``Last-Event-ID``, resumes a call's stream;
+  409 for a second; ``notifications/resources/updated`` for the resources the session
+  subscribed to), or, with ``Last-Event-ID``, resumes a call's stream;
 * ``DELETE`` ends the session.
 """
 
@@ -61,6 +62,9 @@ class _StreamChannel:
     async def send(self, message: bytes, *, control: bool = False) -> None:
         self._stream.send(message)
 
+    async def close(self) -> None:
+        self._stream.close_connection()
+
 
 class _NoChannel:
     """A request answered with JSON: nothing can go to the client before its response."""
@@ -71,6 +75,9 @@ class _NoChannel:
             "Invalid request: this call must ask the client, and its POST does not accept "
             "text/event-stream, the only way a question can reach the client over HTTP",
         )
+
+    async def close(self) -> None:
+        pass  # a JSON answer has no stream to resume
 
 
 async def post(
@@ -223,9 +230,11 @@ async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, recei
     session.listening = True
     stream = EventStream(session.new_stream_id(), resume_grace=0.0, on_abandoned=lambda: None)
     stream.prime()
+    session.legacy.standalone = _StreamChannel(stream)
     try:
         await serve_events(stream, None, send, receive, headers)
     finally:
+        session.legacy.standalone = None
         session.listening = False
         stream.finish(None)
 

@@ -64,6 +64,9 @@ class _RequestChannel:
         if control or not (self.answered or self._cancelled()):
             self._write(message)
 
+    async def close(self) -> None:
+        pass  # stdout is the whole connection: there is no stream to resume
+
 
 EOF_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 2.0  # after serving ends, before the process exits whatever still runs
@@ -458,6 +461,8 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             era = "modern" if modern else "legacy"
             if era == "legacy":
                 session = LegacySession.of(server)
+                # stdout carries what belongs to no request too (a subscribed resource changed)
+                session.standalone = _RequestChannel(write, lambda: False)
         if session is not None:
             if modern:
                 write(encode_error(message.id, _LEGACY_ONLY))

@@ -7,20 +7,24 @@ messages: requests (:meth:`LegacySession.handle`, which answers with the encoded
 notifications (:meth:`LegacySession.notification`) and responses to the requests this session
 sent (:meth:`LegacySession.receive`: matched only against this session's own pending ids, in an
 id space of their own). Everything about one client request goes out through its
-:class:`Channel` (on HTTP that request's SSE stream).
+:class:`Channel` (on HTTP that request's SSE stream); what belongs to no request (a resource the
+client subscribed to has changed: :mod:`~mcp_elicit.server.legacy.subscriptions`) through the
+session's :attr:`~LegacySession.standalone` channel, while there is one.
 
 What the session keeps is what 2025-11-25 fixes at ``initialize``: the version (negotiated:
 2025-11-25 or 2025-06-18, never a 2026 one), the client's capabilities (``{}`` for elicitation is
 form only; at 2025-06-18 form only whatever is declared) and its self-reported info, and the log
-level ``logging/setLevel`` sets. Calls (``tools/call``, ``prompts/get``, ``resources/read``) run
-through the :class:`~mcp_elicit.server.legacy.bridge.Bridge`, on the same engine and handlers as
-2026-07-28 requests.
+level ``logging/setLevel`` sets, and the resources it subscribed to. Calls (``tools/call``,
+``prompts/get``, ``resources/read``) run through the
+:class:`~mcp_elicit.server.legacy.bridge.Bridge`, on the same engine and handlers as 2026-07-28
+requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mcp_elicit.server.app import encoded
 from mcp_elicit.server.auth import Caller
 from mcp_elicit.server.legacy.bridge import Bridge
+from mcp_elicit.server.legacy.subscriptions import subscriptions_of
 from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
@@ -60,6 +65,11 @@ class Channel(Protocol):
     messages (the ``notifications/cancelled`` that withdraw this session's own requests)."""
 
     async def send(self, message: bytes, *, control: bool = False) -> None: ...
+
+    async def close(self) -> None:
+        """End the connection under a resumable stream now (the client resumes it and gets
+        what follows); nothing where there is no such stream (``ctx.close_stream()``)."""
+        ...
 
 
 class SessionClosed(Exception):
@@ -95,6 +105,9 @@ class LegacySession:
         self.client_info: dict[str, Any] | None = None
         self.log_level: str | None = None
         self.initialized = False  # notifications/initialized arrived
+        # Where messages that belong to no request go: stdout on stdio, the GET stream on HTTP
+        # (None while no GET stream is open); the transport sets it.
+        self.standalone: Channel | None = None
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[Response]] = {}
         self._closed = False
@@ -128,7 +141,15 @@ class LegacySession:
         info: dict[str, Any] = {"name": server.name, "version": server.version}
         if server.title:
             info["title"] = server.title
-        return legacy.initialize_result(version, server.capabilities(), info, server.instructions)
+        return legacy.initialize_result(version, self._server_capabilities(), info, server.instructions)
+
+    def _server_capabilities(self) -> dict[str, Any]:
+        """The server's capabilities, as a session of this era has them: resources can be
+        subscribed to (``resources/subscribe``, 2025-11-25 only)."""
+        capabilities = self.server.capabilities()
+        if "resources" in capabilities:
+            capabilities["resources"] = {**capabilities["resources"], "subscribe": True}
+        return capabilities
 
     def handle_initialize(self, request: Request) -> bytes:
         """The encoded answer to ``initialize``, made at once (a transport answers it before it
@@ -159,12 +180,23 @@ class LegacySession:
                 raise invalid_params(f"logging/setLevel: level must be one of {', '.join(legacy.LOG_LEVELS)}")
             self.log_level = level
             return {}
+        if (
+            method in ("resources/subscribe", "resources/unsubscribe")
+            and "resources" in self.server.capabilities()
+        ):
+            subscriptions = subscriptions_of(self.server)
+            if method == "resources/subscribe":
+                subscriptions.subscribe(self, request.params.get("uri"))
+            else:
+                subscriptions.unsubscribe(self, request.params.get("uri"))
+            return {}
         listed = self.server.listing(request)
         if listed is not None:
             return legacy.legacy_result(listed)
         found = self.server.call_for(request, self._meta(request), self.caller, self._notifier(channel))
         if found is not None:
             entry, call = found
+            call = dataclasses.replace(call, close_stream=channel.close)
             return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
         raise method_not_found(method)  # server/discover and other 2026 methods too
 
@@ -242,10 +274,20 @@ class LegacySession:
         if not self._closed:
             await channel.send(encode_notification(method, params))
 
+    async def notify_standalone(self, method: str, params: dict[str, Any]) -> bool:
+        """Send a notification that belongs to no request; False when it could not go out (no
+        standalone channel open, or the session is over)."""
+        channel = self.standalone
+        if self._closed or channel is None:
+            return False
+        await channel.send(encode_notification(method, params))
+        return True
+
     def close(self) -> None:
         """The session is over (the client went away, or ended it): requests still waiting for
         the client fail at once."""
         self._closed = True
+        subscriptions_of(self.server).forget(self)
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SessionClosed())

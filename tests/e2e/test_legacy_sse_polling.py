@@ -1,0 +1,69 @@
+"""SEP-1699 polling end to end, on both event loops: the conformance example as a real process
+(uvicorn on 127.0.0.1); its ``test_reconnection`` tool closes the call's stream mid-call with
+``ctx.close_stream()``, and a 2025-11-25 client picks the stream up again with
+``Last-Event-ID`` and gets the result there."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.helpers import free_port, wait_for_port
+from tests.server.legacy_http import LegacyClient, result_text
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conformance_server.py"
+
+
+@pytest.fixture(scope="module")
+def url(server_loop: str) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+async def client(url: str) -> AsyncIterator[LegacyClient]:
+    async with httpx.AsyncClient(timeout=10) as http:
+        legacy = LegacyClient(http, url)
+        await legacy.initialize()
+        yield legacy
+
+
+async def test_the_client_resumes_a_closed_stream_and_gets_the_result(client: LegacyClient) -> None:
+    async with client.call("tools/call", {"name": "test_reconnection", "arguments": {}}) as stream:
+        events = await stream.rest()
+    assert len(events) == 1  # the priming event only: the connection ended mid-call
+    assert events[0].data == ""
+    assert events[0].id is not None
+    async with client.get(last_event_id=events[0].id) as resumed:
+        rest = await resumed.rest()
+    assert result_text(rest[-1]) == "Reconnection test completed successfully"
+
+
+async def test_a_resume_after_the_end_replays_what_was_missed(client: LegacyClient) -> None:
+    """The client comes back only once the call is over: the stream was kept for it."""
+    async with client.call("tools/call", {"name": "test_reconnection", "arguments": {}}) as stream:
+        priming = await stream.next()
+        assert priming is not None
+        assert await stream.next() is None
+    await asyncio.sleep(0.3)  # test_reconnection answers 0.1 s after the close
+    async with client.get(last_event_id=priming.id) as resumed:
+        assert result_text(await resumed.next()) == "Reconnection test completed successfully"
+        assert await resumed.next() is None
