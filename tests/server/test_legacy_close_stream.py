@@ -120,3 +120,13 @@ async def test_close_stream_does_nothing_on_a_2026_request() -> None:
     result = await Flow(app, "polls").send()
     assert result["resultType"] == "complete"
     assert text(result) == "done"
+
+
+async def test_a_call_answered_with_json_drops_its_logs_and_cannot_ask(client: LegacyClient) -> None:
+    """A POST that accepts only JSON has no way to the client before the response: the logs
+    are dropped (as on the 2026-07-28 side), a question fails the call with the reason."""
+    reply = await client.request("tools/call", {"name": "polls", "arguments": {}})
+    assert reply["result"]["content"][0]["text"] == "done"
+    refused = await client.request("tools/call", {"name": "asks_then_polls", "arguments": {}})
+    assert refused["error"]["code"] == -32600
+    assert "does not accept text/event-stream" in refused["error"]["message"]

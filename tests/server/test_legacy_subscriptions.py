@@ -1,5 +1,5 @@
 """``resources/subscribe`` and ``resources/unsubscribe`` on 2025-11-25 sessions, and
-``resource_updated``: the sessions that subscribed hear ``notifications/resources/updated`` on
+``Server.resource_updated``: the sessions that subscribed hear ``notifications/resources/updated`` on
 their GET stream (on stdout over stdio). Real HTTP (uvicorn on 127.0.0.1) and real pipes."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, Server
-from mcp_elicit.server.legacy.subscriptions import MAX_PER_SESSION, resource_updated
+from mcp_elicit.server.legacy.subscriptions import MAX_PER_SESSION
 from mcp_elicit.transport.stdio_server import serve_stdio
 from tests.helpers import ThreadedServer
 from tests.helpers import request as modern_request
@@ -32,7 +32,7 @@ async def note() -> str:
 @app.tool()
 async def touch(ctx: Context, uri: str) -> str:
     """Says that ``uri`` changed; answers how many sessions were told."""
-    told = await resource_updated(app, uri)
+    told = await app.resource_updated(uri)
     return f"told {told}"
 
 

@@ -18,6 +18,7 @@ from mcp_elicit.server.call import Call, Notify
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.engine import Complete, Engine, Outcome
 from mcp_elicit.server.extension import Extension
+from mcp_elicit.server.legacy.subscriptions import Subscriptions
 from mcp_elicit.server.registry import Entry, Handler, Prompt, Resource, Tool, first_paragraph
 from mcp_elicit.server.signature import analyse
 from mcp_elicit.state import KeyRing, SingleUseStore, StateSealer
@@ -147,6 +148,8 @@ class Server:
         self._resources: list[Resource] = []
         self._result_meta = server_info_meta(name, version, title)
         self.connect = connect
+        # What the 2025-11-25 sessions of this server (every transport's) watch.
+        self.subscriptions = Subscriptions()
 
     @property
     def sealer(self) -> StateSealer:
@@ -357,6 +360,20 @@ class Server:
         """One round of a call, whatever brought it (the 2026-07-28 transports through
         :meth:`dispatch`, the 2025-11-25 bridge directly)."""
         return await self.engine.run(entry, call)
+
+    async def resource_updated(self, uri: str) -> int:
+        """Tell the 2025-11-25 clients that watch ``uri`` that the resource changed
+        (``notifications/resources/updated``; 2026-07-28 has no such notification); the number
+        of sessions told. Call it after the change is made (a client that hears of it reads the
+        resource at once)::
+
+            @app.tool()
+            async def rename(ctx: Context, title: str) -> str:
+                notes.title = title
+                await app.resource_updated("notes://current")
+                return "renamed"
+        """
+        return await self.subscriptions.updated(uri)
 
     def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
         """Discovery and list results are the same for every caller until the server restarts."""

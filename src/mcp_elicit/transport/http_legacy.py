@@ -59,7 +59,7 @@ class _StreamChannel:
     def __init__(self, stream: EventStream) -> None:
         self._stream = stream
 
-    async def send(self, message: bytes, *, control: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
         self._stream.send(message)
 
     async def close(self) -> None:
@@ -67,9 +67,13 @@ class _StreamChannel:
 
 
 class _NoChannel:
-    """A request answered with JSON: nothing can go to the client before its response."""
+    """A request answered with JSON: nothing can go to the client before its response, so its
+    notifications are dropped (as on the 2026-07-28 side) and a question to the client fails the
+    call with a reason."""
 
-    async def send(self, message: bytes, *, control: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
+        if notification or control:
+            return
         raise McpError(
             INVALID_REQUEST,
             "Invalid request: this call must ask the client, and its POST does not accept "

@@ -60,7 +60,7 @@ class _RequestChannel:
         self._cancelled = cancelled
         self.answered = False
 
-    async def send(self, message: bytes, *, control: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
         if control or not (self.answered or self._cancelled()):
             self._write(message)
 

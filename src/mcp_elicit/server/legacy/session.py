@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mcp_elicit.server.app import encoded
 from mcp_elicit.server.auth import Caller
 from mcp_elicit.server.legacy.bridge import Bridge
-from mcp_elicit.server.legacy.subscriptions import subscriptions_of
 from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
@@ -62,9 +61,12 @@ DEFAULT_MAX_ROUNDS = 50
 class Channel(Protocol):
     """Where the messages about one client request go: its SSE stream on HTTP, stdout on stdio.
     Once the request is answered or cancelled a channel drops what is sent, except ``control``
-    messages (the ``notifications/cancelled`` that withdraw this session's own requests)."""
+    messages (the ``notifications/cancelled`` that withdraw this session's own requests).
+    ``notification`` marks a message the client can do without (a log line, a progress report):
+    a channel with no way to the client before the response (an HTTP POST answered with JSON)
+    drops it, where it refuses a request to the client."""
 
-    async def send(self, message: bytes, *, control: bool = False) -> None: ...
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None: ...
 
     async def close(self) -> None:
         """End the connection under a resumable stream now (the client resumes it and gets
@@ -184,7 +186,7 @@ class LegacySession:
             method in ("resources/subscribe", "resources/unsubscribe")
             and "resources" in self.server.capabilities()
         ):
-            subscriptions = subscriptions_of(self.server)
+            subscriptions = self.server.subscriptions
             if method == "resources/subscribe":
                 subscriptions.subscribe(self, request.params.get("uri"))
             else:
@@ -272,7 +274,7 @@ class LegacySession:
 
     async def notify(self, method: str, params: dict[str, Any], channel: Channel) -> None:
         if not self._closed:
-            await channel.send(encode_notification(method, params))
+            await channel.send(encode_notification(method, params), notification=True)
 
     async def notify_standalone(self, method: str, params: dict[str, Any]) -> bool:
         """Send a notification that belongs to no request; False when it could not go out (no
@@ -280,14 +282,14 @@ class LegacySession:
         channel = self.standalone
         if self._closed or channel is None:
             return False
-        await channel.send(encode_notification(method, params))
+        await channel.send(encode_notification(method, params), notification=True)
         return True
 
     def close(self) -> None:
         """The session is over (the client went away, or ended it): requests still waiting for
         the client fail at once."""
         self._closed = True
-        subscriptions_of(self.server).forget(self)
+        self.server.subscriptions.forget(self)
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SessionClosed())

@@ -13,7 +13,7 @@ stdout on stdio, the session's GET stream on Streamable HTTP -- and nowhere whil
 no GET stream open (delivery is best effort, as the spec has it; the client reads the resource
 when it comes back).
 
-A server says that a resource changed with :func:`resource_updated`, from anywhere: a tool that
+A server says that a resource changed with ``Server.resource_updated(uri)``, from anywhere: a tool that
 wrote the resource (whichever era its caller speaks), or a task that watches a file. It reaches
 the sessions of this process; 2026-07-28 has no such methods (``subscriptions/listen`` took
 their place).
@@ -22,13 +22,11 @@ their place).
 from __future__ import annotations
 
 import logging
-import weakref
 from typing import TYPE_CHECKING, Final
 
 from mcp_elicit.wire.errors import invalid_params
 
 if TYPE_CHECKING:
-    from mcp_elicit.server.app import Server
     from mcp_elicit.server.legacy.session import LegacySession
 
 logger = logging.getLogger("mcp_elicit.server.legacy")
@@ -86,31 +84,3 @@ class Subscriptions:
             else:
                 logger.debug("%s for a session with no stream open: not delivered", UPDATED)
         return told
-
-
-# One registry per Server, found from the server (the sessions of every transport serving it
-# share it); weak, so that a server that is dropped takes its registry along.
-_registries: weakref.WeakKeyDictionary[Server, Subscriptions] = weakref.WeakKeyDictionary()
-
-
-def subscriptions_of(server: Server) -> Subscriptions:
-    """The subscriptions of ``server``'s 2025-11-25 sessions in this process."""
-    found = _registries.get(server)
-    if found is None:
-        found = _registries[server] = Subscriptions()
-    return found
-
-
-async def resource_updated(server: Server, uri: str) -> int:
-    """Tell the 2025-11-25 clients of ``server`` that watch ``uri`` that the resource changed
-    (``notifications/resources/updated``); the number of sessions told.
-
-    Call it after the change is made (a client that hears of it reads the resource at once)::
-
-        @app.tool()
-        async def rename(ctx: Context, title: str) -> str:
-            notes.title = title
-            await resource_updated(app, "notes://current")
-            return "renamed"
-    """
-    return await subscriptions_of(server).updated(uri)
