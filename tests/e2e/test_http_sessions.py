@@ -181,9 +181,9 @@ async def test_responses_that_answer_no_question_are_refused(
 @pytest.mark.parametrize(
     ("result", "needle"),
     [
-        ({"action": "maybe"}, "must be accept, decline or cancel"),
+        ({"action": "maybe"}, "action must be one of accept, decline, cancel"),
         ({"action": "decline", "content": {"name": "x"}}, "is decline but carries content"),
-        ({"action": "accept", "content": ["x"]}, "not an object"),
+        ({"action": "accept", "content": ["x"]}, "content must be an object"),
     ],
 )
 async def test_a_malformed_answer_ends_the_call_with_invalid_params(

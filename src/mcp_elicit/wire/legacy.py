@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from mcp_elicit.wire.errors import McpError, invalid_params
 from mcp_elicit.wire.meta import SERVER_INFO_KEY
+from mcp_elicit.wire.mrtr import ELICIT, check_elicit_result
 
 LATEST_LEGACY: Final = "2025-11-25"
 LEGACY_VERSIONS: Final = (LATEST_LEGACY, "2025-06-18")
@@ -127,28 +128,22 @@ def elicitation_request(params: Mapping[str, Any], elicitation_id: str | None) -
     return out
 
 
-def read_elicit_result(method: str, result: object) -> dict[str, Any]:
+def read_elicit_result(result: object) -> dict[str, Any]:
     """The client's ``ElicitResult`` as the ``inputResponses`` entry the engine reads:
     ``{"action": ..., "content": ...}``. A result that is not one is the client's fault: -32602
     naming what is wrong (an action outside accept/decline/cancel, content with a decline or
     cancel, content that is not an object). ``_meta`` is dropped."""
+    where = "the client's ElicitResult"
     if not isinstance(result, dict):
-        raise invalid_params(f"the client's answer to {method} is not an object")
-    action = result.get("action")
-    if action not in ("accept", "decline", "cancel"):
-        raise invalid_params(
-            f"the client's answer to {method} has action {action!r}; it must be accept, decline or cancel"
-        )
-    content = result.get("content")
+        raise invalid_params(f"{where} is not an object")
+    action, content = check_elicit_result(ELICIT, result, where=where)
     if action != "accept":
-        if content is not None:
-            raise invalid_params(f"the client's answer to {method} is {action} but carries content")
+        # The 2026 side ignores content here; a 2025 answer gets it refused, so that a client
+        # whose decline still carries the form's data learns that it sent it.
+        if result.get("content") is not None:
+            raise invalid_params(f"{where} is {action} but carries content")
         return {"action": action}
-    if content is None:
-        return {"action": "accept"}
-    if not isinstance(content, dict):
-        raise invalid_params(f"the client's answer to {method} has content that is not an object")
-    return {"action": "accept", "content": content}
+    return {"action": "accept"} if content is None else {"action": "accept", "content": content}
 
 
 def url_elicitation_required(elicitations: list[dict[str, Any]], message: str) -> McpError:

@@ -89,17 +89,21 @@ def check_input_response(key: str, value: object) -> dict[str, Any]:
     return value
 
 
-def check_elicit_result(key: str, value: dict[str, Any]) -> tuple[ElicitAction, dict[str, Any] | None]:
+def check_elicit_result(
+    key: str, value: dict[str, Any], *, where: str | None = None
+) -> tuple[ElicitAction, dict[str, Any] | None]:
     """Read an ``ElicitResult``: its action, and its content when the action is accept.
 
-    Content on decline or cancel is ignored, not validated.
+    Content on decline or cancel is ignored, not validated. ``where`` names the answer in the
+    -32602 message (default ``inputResponses[key]``; the 2025-11-25 wire names the request).
     """
+    where = f"inputResponses[{key!r}]" if where is None else where
     action = value.get("action")
     if action not in ELICIT_ACTIONS:
-        raise invalid_params(f"inputResponses[{key!r}].action must be one of accept, decline, cancel")
+        raise invalid_params(f"{where}.action must be one of accept, decline, cancel")
     if action != "accept":
         return action, None
     content = value.get("content")
     if content is not None and not isinstance(content, dict):
-        raise invalid_params(f"inputResponses[{key!r}].content must be an object")
+        raise invalid_params(f"{where}.content must be an object")
     return action, content

@@ -160,7 +160,7 @@ class Bridge:
                 {"clientError": {"code": response.code, "message": response.message}},
             )
         if method == mrtr.ELICIT:
-            return legacy.read_elicit_result(method, response.result)
+            return legacy.read_elicit_result(response.result)
         if not isinstance(response.result, dict):
             raise McpError(
                 INTERNAL_ERROR, f"Internal error: the client's answer to {method} is not an object"
