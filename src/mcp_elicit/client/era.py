@@ -30,8 +30,8 @@ from mcp_elicit.client.errors import (
     RequestTimeoutError,
     ServerExitedError,
 )
-from mcp_elicit.client.handshake import HANDSHAKE_VERSIONS
 from mcp_elicit.wire.errors import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_elicit.wire.legacy import LEGACY_VERSIONS
 
 Era = Literal["modern", "legacy"]
 ProtocolChoice = Literal["auto", "2025-11-25", "2026-07-28"]
@@ -67,7 +67,7 @@ def modern_versions(supported: object) -> list[str]:
     """The versions in a ``-32022``'s ``data.supported`` that are not handshake-era ones."""
     if not isinstance(supported, list):
         return []
-    return [v for v in supported if isinstance(v, str) and v not in HANDSHAKE_VERSIONS]
+    return [v for v in supported if isinstance(v, str) and v not in LEGACY_VERSIONS]
 
 
 def is_modern_refusal(error: McpClientError) -> bool:

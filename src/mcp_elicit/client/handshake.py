@@ -9,7 +9,7 @@
     → {"method": "notifications/initialized"}
 
 The client asks for its latest handshake version; a server that does not speak it answers with
-another one. Only the versions in :data:`HANDSHAKE_VERSIONS` are accepted back -- never
+another one. Only the versions in :data:`~mcp_elicit.wire.legacy.LEGACY_VERSIONS` are accepted back -- never
 2026-07-28, which no ``initialize`` may negotiate -- and anything else ends the connection
 (:class:`~mcp_elicit.client.errors.UnspokenVersionError`). ``serverInfo`` is required: without it
 the person could not be told who asks.
@@ -26,16 +26,13 @@ from typing import Any
 from mcp_elicit.client.capabilities import Declared
 from mcp_elicit.client.errors import MalformedMessageError, UnspokenVersionError
 from mcp_elicit.client.questions import ServerIdentity
-
-# The handshake-era versions this client speaks, most preferred first.
-HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18")
-LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[0]
+from mcp_elicit.wire.legacy import LATEST_LEGACY, LEGACY_VERSIONS
 
 
 def initialize_params(declared: Declared, client_info: dict[str, Any]) -> dict[str, Any]:
     """The params of ``initialize``."""
     return {
-        "protocolVersion": LATEST_HANDSHAKE,
+        "protocolVersion": LATEST_LEGACY,
         "capabilities": declared.to_wire(),
         "clientInfo": client_info,
     }
@@ -60,8 +57,8 @@ class InitializeResult:
         if not isinstance(result, dict):
             raise MalformedMessageError("the result of initialize must be an object")
         version = result.get("protocolVersion")
-        if version not in HANDSHAKE_VERSIONS:
-            raise UnspokenVersionError(version, HANDSHAKE_VERSIONS)
+        if version not in LEGACY_VERSIONS:
+            raise UnspokenVersionError(version, LEGACY_VERSIONS)
         info = result.get("serverInfo")
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             raise MalformedMessageError("the result of initialize has no serverInfo with a name")
@@ -79,16 +76,4 @@ class InitializeResult:
 
     def identity(self, reached_via: str) -> ServerIdentity:
         """Who is asking, as shown with each question (``serverInfo``, and how it was reached)."""
-        info = self.server_info
-
-        def text(key: str) -> str | None:
-            value = info.get(key)
-            return value if isinstance(value, str) and value else None
-
-        return ServerIdentity(
-            name=text("name") or "(unnamed server)",
-            reached_via=reached_via,
-            title=text("title"),
-            version=text("version"),
-            protocol_version=self.protocol_version,
-        )
+        return ServerIdentity.of(self.server_info, reached_via, self.protocol_version)

@@ -8,8 +8,11 @@ they are sent; an invalid one comes back to the answerer as the same question wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from mcp_elicit.wire.legacy import is_legacy_version
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -30,15 +33,32 @@ class ServerIdentity:
     version: str | None = None
     protocol_version: str | None = None
 
+    @classmethod
+    def of(
+        cls, server_info: Mapping[str, Any], reached_via: str, protocol_version: str | None
+    ) -> ServerIdentity:
+        """The identity a ``serverInfo`` object claims (its strings only: a missing or non-string
+        ``name`` reads as "(unnamed server)")."""
+
+        def text(key: str) -> str | None:
+            value = server_info.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return cls(
+            name=text("name") or "(unnamed server)",
+            reached_via=reached_via,
+            title=text("title"),
+            version=text("version"),
+            protocol_version=protocol_version,
+        )
+
     @property
     def era(self) -> str | None:
         """``protocol_version`` in words: ``"MCP 2025-11-25 (initialize handshake)"`` or
         ``"MCP 2026-07-28"``; None when unknown."""
         if self.protocol_version is None:
             return None
-        from mcp_elicit.client.handshake import HANDSHAKE_VERSIONS
-
-        if self.protocol_version in HANDSHAKE_VERSIONS:
+        if is_legacy_version(self.protocol_version):
             return f"MCP {self.protocol_version} (initialize handshake)"
         return f"MCP {self.protocol_version}"
 

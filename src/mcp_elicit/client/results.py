@@ -129,16 +129,4 @@ class DiscoverResult:
         """The :class:`ServerIdentity` shown with each question: ``serverInfo``'s name, title and
         version, ``reached_via`` (how this client reached the server) and the protocol version
         the client speaks with it."""
-        info = self.server_info
-
-        def text(key: str) -> str | None:
-            value = info.get(key)
-            return value if isinstance(value, str) and value else None
-
-        return ServerIdentity(
-            name=text("name") or "(unnamed server)",
-            reached_via=reached_via,
-            title=text("title"),
-            version=text("version"),
-            protocol_version=protocol_version,
-        )
+        return ServerIdentity.of(self.server_info, reached_via, protocol_version)

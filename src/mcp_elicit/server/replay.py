@@ -163,10 +163,9 @@ _ENGINE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-def _engine_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception to act on when ``asyncio.TaskGroup`` wraps its branches' exceptions in a
-    group, so that a TaskGroup ends a round the way ``asyncio.gather`` does (which raises the
-    first). None when some branch failed otherwise: that group is an unexpected failure as is."""
+def exception_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions in ``group`` and in the groups nested in it (a TaskGroup inside a
+    TaskGroup nests them), themselves not groups."""
     leaves: list[BaseException] = []
     groups = [group]
     while groups:
@@ -175,6 +174,14 @@ def _engine_error(group: BaseExceptionGroup[BaseException]) -> BaseException | N
                 groups.append(inner)
             else:
                 leaves.append(inner)
+    return leaves
+
+
+def _engine_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception to act on when ``asyncio.TaskGroup`` wraps its branches' exceptions in a
+    group, so that a TaskGroup ends a round the way ``asyncio.gather`` does (which raises the
+    first). None when some branch failed otherwise: that group is an unexpected failure as is."""
+    leaves = exception_leaves(group)
     if not all(isinstance(leaf, _ENGINE_ERRORS) for leaf in leaves):
         return None
     for kind in _ENGINE_ERRORS:

@@ -34,6 +34,13 @@ Header = tuple[bytes, bytes]
 
 JSON = b"application/json"
 NO_STORE: Header = (b"cache-control", b"no-store")
+# The head of every SSE response: never cached, and never buffered by a proxy (nginx holds a
+# response back until it ends unless told not to, which would stall every event).
+EVENT_STREAM: tuple[Header, ...] = (
+    (b"content-type", b"text/event-stream"),
+    NO_STORE,
+    (b"x-accel-buffering", b"no"),
+)
 _NO_BODY = (204, 304)
 
 

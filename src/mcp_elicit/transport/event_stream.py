@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
-from mcp_elicit.transport.asgi import Header, Receive, Send
+from mcp_elicit.transport.asgi import EVENT_STREAM, Header, Receive, Send
 
 RETRY_MS: Final = 1000  # how long a client waits before reconnecting (the priming event says)
 MAX_KEPT_EVENTS: Final = 1000  # events kept for a replay, per stream
@@ -160,12 +160,7 @@ async def serve_events(
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-store"),
-                    (b"x-accel-buffering", b"no"),
-                    *headers,
-                ],
+                "headers": [*EVENT_STREAM, *headers],
             }
         )
         while True:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcp_elicit.transport.asgi import Send
+from mcp_elicit.transport.asgi import EVENT_STREAM, Send
 from mcp_elicit.wire.jsonrpc import encode_notification
 
 
@@ -59,11 +59,7 @@ class SseStream:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-store"),
-                    (b"x-accel-buffering", b"no"),
-                ],
+                "headers": list(EVENT_STREAM),
             }
         )
         self.opened = True

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_elicit.server.call import Call
 from mcp_elicit.server.engine import Complete, NeedsInput, Outcome
 from mcp_elicit.server.registry import Entry
+from mcp_elicit.server.replay import exception_leaves
 from mcp_elicit.wire import legacy, mrtr
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
 from mcp_elicit.wire.jsonrpc import ErrorResponse
@@ -202,14 +203,7 @@ class Bridge:
 
 def _first(failed: BaseExceptionGroup[BaseException]) -> BaseException:
     """The exception that ended a round (the others are the legs cancelled because of it)."""
-    leaves: list[BaseException] = []
-    groups = [failed]
-    while groups:
-        for inner in groups.pop().exceptions:
-            if isinstance(inner, BaseExceptionGroup):
-                groups.append(inner)
-            else:
-                leaves.append(inner)
+    leaves = exception_leaves(failed)
     for leaf in leaves:
         if not isinstance(leaf, asyncio.CancelledError):
             return leaf
