@@ -27,17 +27,8 @@ import time
 from pathlib import Path
 
 import loadclient as lc
-from run import (
-    HOST,
-    LABELS,
-    SERVERS,
-    TARGET_HTTP_VS_BARE,
-    byte_compile_ours,
-    free_port,
-    server_names,
-    stop_process,
-    tail,
-)
+from harness import HOST, free_port, stop_process, tail
+from run import LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, server_names
 
 START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
 DUMP_TIMEOUT = 60.0
