@@ -280,6 +280,7 @@ class _User:
         self.host = host
         self.port = port
         self.over = over  # resolved when this user stops or fails
+        self.ready: asyncio.Future[None] = over.get_loop().create_future()  # the session is open
         self.failed = False
         self.state = _CONNECTING
         self.call = _Connection(self)  # the calls and their streams
@@ -313,6 +314,11 @@ class _User:
         self.control.send(self.head, INITIALIZED_BODY)
 
     # -- flows
+    def start(self) -> None:
+        """Flows back to back, from now on (the session is open and both connections are)."""
+        if self.state == _IDLE:
+            self._start_flow()
+
     def _start_flow(self) -> None:
         s = self.s
         if time.perf_counter() >= s.stop_at or (s.max_flows is not None and s.started >= s.max_flows):
@@ -372,7 +378,7 @@ class _User:
                     if status != 202:
                         raise ValueError(f"notifications/initialized: HTTP {status}: {body[:160]!r}")
                     self.state = _IDLE
-                    self._start_flow()
+                    self.ready.set_result(None)
                 elif self.state == _FLOW and self.asked is not None and not self.accepted:
                     if status != 202:
                         raise ValueError(f"answer: HTTP {status}: {body[:160]!r}")
@@ -392,10 +398,8 @@ class _User:
             self.fail(str(e))
 
     def lost(self, conn: _Connection, exc: Exception | None) -> None:
-        if self.state in (_INITIALIZING, _INITIALIZED, _FLOW):
+        if self.state != _OVER:  # the user closes its connections itself only once it is over
             self.fail(f"connection lost mid-flow: {exc!r}")
-        elif self.state == _IDLE:
-            self._end()
 
     # -- the end
     def fail(self, msg: str) -> None:
@@ -409,6 +413,8 @@ class _User:
         self.state = _OVER
         self.call.close()
         self.control.close()
+        if not self.ready.done():
+            self.ready.set_result(None)
         if not self.over.done():
             self.over.set_result(None)
 
@@ -450,24 +456,31 @@ async def run_load(
 
     cpu_task = asyncio.ensure_future(mark_cpu())
 
+    def left() -> float:
+        return shared.stop_at + grace - time.perf_counter()
+
+    async def connect(conn: _Connection) -> None:
+        await asyncio.wait_for(loop.create_connection(lambda: conn, host, port), timeout=5.0)
+
     async def one_user(u: int) -> None:
         nonlocal restarts, timed_out
         while True:
             over: asyncio.Future[None] = loop.create_future()
             user = _User(shared, u, host, port, over)
+            # The session first, then the call connection: an idle connection opened early could be
+            # closed by the server's keep-alive timeout before the first call (a slow initialize).
             try:
-                for conn in (user.call, user.control):
-                    await asyncio.wait_for(loop.create_connection(lambda c=conn: c, host, port), timeout=5.0)
-            except (TimeoutError, OSError) as e:
-                shared.error(f"connect: {e!r}")
-                user.state = _OVER
-                user.call.close()
-                user.control.close()
-            else:
+                await connect(user.control)
                 user.begin()
-                remaining = shared.stop_at + grace - time.perf_counter()
+                await asyncio.wait_for(asyncio.shield(user.ready), timeout=max(0.1, left()))
+                if user.state == _IDLE:
+                    await connect(user.call)
+            except (TimeoutError, OSError) as e:
+                user.fail(f"connect: {e!r}" if isinstance(e, OSError) else "initialize: no answer in time")
+            else:
+                user.start()
                 try:
-                    await asyncio.wait_for(asyncio.shield(over), timeout=max(0.1, remaining))
+                    await asyncio.wait_for(asyncio.shield(over), timeout=max(0.1, left()))
                 except TimeoutError:
                     timed_out += 1
                     user.abort()
