@@ -9,6 +9,11 @@ time follows instructions (it does within ~15% here; memory stalls make up the r
 
     python bench/instructions.py                     # ours and bare, 1500 flows each
     python bench/instructions.py --servers ours,sdk,bare --flows 500
+    python bench/instructions.py --legacy --servers ours,sdk --flows 500   # 2025-11-25 flows
+
+With `--legacy` the flows are whole 2025-11-25 ones (`legacyclient.py`: sessions, the question on
+the call's SSE stream, the answer POSTed back) against `legacy.py`'s servers; each counted run
+opens its users' sessions anew, so the count includes one `initialize` per user.
 
 Needs valgrind (Debian package `valgrind`); a server runs about 50 times slower under it, so
 keep the flow count modest. Not part of the test suite.
@@ -26,18 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import legacy
+import legacyclient as llc
 import loadclient as lc
-from run import (
-    HOST,
-    LABELS,
-    SERVERS,
-    TARGET_HTTP_VS_BARE,
-    byte_compile_ours,
-    free_port,
-    server_names,
-    stop_process,
-    tail,
-)
+from harness import HOST, free_port, stop_process, tail
+from run import LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, server_names
 
 START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
 DUMP_TIMEOUT = 60.0
@@ -65,8 +63,12 @@ def _wait_for_port(proc: subprocess.Popen[bytes], port: int, log: Path, name: st
     raise RuntimeError(f"{name}.py did not listen on {HOST}:{port} within {START_TIMEOUT:.0f} s")
 
 
-def measure(name: str, python: str, workdir: Path, flows: int, users: int) -> tuple[float, int]:
-    """(instructions per flow, flows counted) for one server."""
+def measure(
+    name: str, python: str, workdir: Path, flows: int, users: int, *, old: bool = False
+) -> tuple[float, int]:
+    """(instructions per flow, flows counted) for one server (`old`: on the 2025-11-25 wire)."""
+    load = llc.run_load if old else lc.run_load
+    script = legacy.SERVERS[name] if old else SERVERS[name]
     port = free_port()
     log = workdir / f"{name}.log"
     out = workdir / f"callgrind.{name}"
@@ -76,18 +78,18 @@ def measure(name: str, python: str, workdir: Path, flows: int, users: int) -> tu
         "--instr-atstart=no",  # start-up and warm-up are not counted
         f"--callgrind-out-file={out}",
         python,
-        str(SERVERS[name]),
+        str(script),
         str(port),
     ]
     with log.open("wb") as fh:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh)
     try:
         _wait_for_port(proc, port, log, name)
-        warm = lc.run(lc.run_load(HOST, port, users=users, duration=60.0, warmup=0.0, max_flows=flows // 5))
+        warm = lc.run(load(HOST, port, users=users, duration=60.0, warmup=0.0, max_flows=flows // 5))
         if warm.errors:
             raise RuntimeError(f"{name}: {warm.errors} errors in the warm-up: {dict(warm.error_samples)}")
         _callgrind_control("--instr=on", str(proc.pid))
-        result = lc.run(lc.run_load(HOST, port, users=users, duration=600.0, warmup=0.0, max_flows=flows))
+        result = lc.run(load(HOST, port, users=users, duration=600.0, warmup=0.0, max_flows=flows))
         _callgrind_control("--dump", str(proc.pid))
         if result.errors:
             raise RuntimeError(f"{name}: {result.errors} errors: {dict(result.error_samples)}")
@@ -110,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--flows", type=int, default=1500, help="counted flows per server (default 1500)")
     ap.add_argument("--users", type=int, default=16, help="concurrent users (default 16)")
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the servers")
+    ap.add_argument("--legacy", action="store_true", help="whole 2025-11-25 flows (servers ours, sdk)")
     args = ap.parse_args(argv)
     names = server_names(ap, args.servers)
+    if args.legacy and not set(names) <= set(legacy.SERVERS):
+        ap.error(f"--legacy counts {', '.join(legacy.SERVERS)} only (bare has no 2025-11-25 server)")
     if args.flows < 50:
         ap.error("--flows must be at least 50")
     missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
@@ -123,9 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     per_flow: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="mcp-elicit-instr-") as tmp:
         for name in names:
-            print(f"[callgrind] {name}: {args.flows} flows, {args.users} users", flush=True)
+            wire = "2025-11-25" if args.legacy else "2026-07-28"
+            print(f"[callgrind] {name}: {args.flows} {wire} flows, {args.users} users", flush=True)
             try:
-                per_flow[name], counted = measure(name, args.python, Path(tmp), args.flows, args.users)
+                per_flow[name], counted = measure(
+                    name, args.python, Path(tmp), args.flows, args.users, old=args.legacy
+                )
             except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
                 print(f"[callgrind] {name} failed: {exc}", file=sys.stderr)
                 return 1

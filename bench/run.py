@@ -6,10 +6,12 @@ One run measures, for the same tool (`create_ticket(title)` eliciting one boolea
       (tools/call -> input_required -> retry with inputResponses + requestState -> complete)
       against ours.py, sdk.py and bare.py, all on the same uvicorn settings;
   (b) stdio: the same flow, one at a time, over a spawned server's stdin/stdout;
-  (c) cold start: spawn the server in stdio mode -> answer to `server/discover` read.
+  (c) cold start: spawn the server in stdio mode -> answer to `server/discover` read;
+  (d), (e) the same tool's whole flows on the 2025-11-25 wire, over HTTP and stdio, ours
+      against the SDK (`legacy.py`).
 
 Every flow is verified (final result complete, text "Created <title>"); errors are counted and
-shown. See bench/README.md.
+shown. The machinery the parts share is in `harness.py`. See bench/README.md.
 
     python bench/run.py            # full run (3 rounds of 10 s per HTTP server after 2 s warm-up)
     python bench/run.py --quick    # CI-size run (~2 s per HTTP server)
@@ -18,12 +20,9 @@ shown. See bench/README.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import select
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,9 +39,29 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import legacy  # noqa: E402
 import loadclient as lc  # noqa: E402
+from harness import (  # noqa: E402
+    HOST,
+    HTTP_COLUMNS,
+    STDIO_COLUMNS,
+    HttpSummary,
+    StdioResult,
+    StdioServer,
+    fmt,
+    http_json,
+    mark,
+    paired_ratio,
+    print_errors,
+    print_http_row,
+    print_stdio_row,
+    ratio,
+    run_http,
+    run_stdio,
+    stdio_json,
+    tail,
+)
 
-HOST = "127.0.0.1"  # loopback only, always
 SERVERS = {
     "ours": HERE / "servers" / "ours.py",
     "sdk": HERE / "servers" / "sdk.py",
@@ -50,6 +69,7 @@ SERVERS = {
 }
 LABELS = {"ours": "ours (mcp-elicit)", "sdk": "sdk (mcp 2.3.0)", "bare": "bare (canned ASGI)"}
 STDIO_SERVERS = ("ours", "sdk")  # bare is HTTP only
+PARTS = ("http", "stdio", "cold", *legacy.PARTS)
 
 TARGET_HTTP_VS_SDK = 5.0
 TARGET_HTTP_VS_BARE = 0.5
@@ -70,67 +90,6 @@ def server_names(ap: argparse.ArgumentParser, text: str) -> list[str]:
     if unknown or not names:
         ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
     return names
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, from /proc (Linux)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return float("nan")
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
-    """End a process this script started, by its own handle (never by name)."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
-
-
-def tail(path: Path, n: int = 6) -> str:
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join("      " + line for line in lines[-n:])
-
-
-@dataclass
-class HttpServer:
-    name: str
-    port: int
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-
-def start_http(name: str, python: str, logdir: Path, timeout: float = 30.0) -> HttpServer:
-    port = free_port()
-    log = logdir / f"{name}-http.log"
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(
-            [python, str(SERVERS[name]), str(port)], stdin=subprocess.DEVNULL, stdout=fh, stderr=fh
-        )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name}.py exited with code {proc.returncode} on start:\n{tail(log)}")
-        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
-            return HttpServer(name, port, proc, log)
-        time.sleep(0.05)
-    stop_process(proc)
-    raise RuntimeError(f"{name}.py did not listen on {HOST}:{port} within {timeout:.0f} s:\n{tail(log)}")
 
 
 def probe(name: str, python: str) -> str | None:
@@ -168,72 +127,6 @@ def byte_compile_ours(python: str) -> str:
 # --------------------------------------------------------------------------- stdio
 
 
-class StdioServer:
-    """A spawned stdio server with a bounded line reader (select + os.read)."""
-
-    def __init__(self, name: str, python: str, log: Path) -> None:
-        self.name = name
-        self.log = log
-        with log.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                [python, str(SERVERS[name]), "stdio"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=fh,
-                bufsize=0,
-            )
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self.wfd = self.proc.stdin.fileno()
-        self.rfd = self.proc.stdout.fileno()
-        self.buf = bytearray()
-
-    def send(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            n = os.write(self.wfd, view)
-            view = view[n:]
-
-    def readline(self, timeout: float) -> bytes:
-        deadline = time.monotonic() + timeout
-        while True:
-            i = self.buf.find(b"\n")
-            if i >= 0:
-                line = bytes(self.buf[:i])
-                del self.buf[: i + 1]
-                return line
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no line from {self.name} stdio within {timeout:.0f} s")
-            ready, _, _ = select.select([self.rfd], [], [], left)
-            if ready:
-                chunk = os.read(self.rfd, 65536)
-                if not chunk:
-                    raise EOFError(f"{self.name} stdio closed stdout (exit {self.proc.poll()})")
-                self.buf += chunk
-
-    def response(self, rid: int, timeout: float) -> dict[str, Any]:
-        """The JSON-RPC response for `rid`, skipping notifications."""
-        while True:
-            line = self.readline(timeout)
-            if not line.strip():
-                continue
-            msg = orjson.loads(line)
-            if isinstance(msg, dict) and "id" in msg and "method" not in msg:
-                return msg
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(3.0)
-        except subprocess.TimeoutExpired:
-            stop_process(self.proc)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
 def discover_line(rid: int = 1) -> bytes:
     return (
         orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": "server/discover", "params": {"_meta": lc.META}})
@@ -249,122 +142,12 @@ def check_discover(msg: dict[str, Any], rid: int) -> None:
         raise ValueError(f"unexpected server/discover result: {result!r:.200}")
 
 
-@dataclass
-class StdioResult:
-    flows: int = 0
-    seconds: float = 0.0
-    errors: int = 0
-    error_samples: Counter[str] = field(default_factory=Counter)
-    latencies: list[float] = field(default_factory=list)
-    round_rates: list[float] = field(default_factory=list)  # flows/s of each round
-    note: str = ""
-
-    @property
-    def flows_per_s(self) -> float:
-        """The median of the rounds' flows/s (a slow spell of the machine hits one round)."""
-        if self.round_rates:
-            return statistics.median(self.round_rates)
-        return self.flows / self.seconds if self.seconds > 0 else 0.0
-
-
 def stdio_flow(srv: StdioServer, rid: int, title: str, timeout: float) -> str:
     title_json = orjson.dumps(title)
     srv.send(lc.first_body(rid, title_json) + b"\n")
     key, rs = lc.check_input_required(lc.result_from_message(srv.response(rid, timeout), rid), title)
     srv.send(lc.retry_body(rid + 1, title_json, key, rs) + b"\n")
     return lc.check_complete(lc.result_from_message(srv.response(rid + 1, timeout), rid + 1), title)
-
-
-class _StdioRun:
-    """One server's side of the interleaved stdio measurement."""
-
-    def __init__(self, name: str, python: str, logdir: Path) -> None:
-        self.name = name
-        self.srv = StdioServer(name, python, logdir / f"{name}-stdio.log")
-        self.res = StdioResult()
-        self.rid = 0
-        self.done = False
-
-    def flows(self, count: int, *, measured: bool, max_seconds: float) -> None:
-        """Run `count` sequential flows; measured ones add to the result and make one round."""
-        res = self.res
-        t_start = time.perf_counter()
-        done_here = 0
-        try:
-            for _ in range(count):
-                self.rid += 2
-                t0 = time.perf_counter()
-                try:
-                    stdio_flow(self.srv, self.rid, f"T-0-{self.rid}", timeout=10.0)
-                except (ValueError, orjson.JSONDecodeError) as e:
-                    res.errors += 1
-                    res.error_samples[lc.error_key(str(e))] += 1
-                    if res.errors >= 20 and res.flows == 0 and done_here == 0:
-                        res.note = "gave up after 20 failed flows and none passed"
-                        self.done = True
-                        break
-                    continue
-                if measured:
-                    done_here += 1
-                    res.latencies.append(time.perf_counter() - t0)
-        except (TimeoutError, EOFError, OSError) as e:
-            res.errors += 1
-            res.error_samples[f"{type(e).__name__}: {e}"[:160]] += 1
-            res.note = "aborted: " + str(e)[:80]
-            self.done = True
-        if not measured:
-            return
-        elapsed = time.perf_counter() - t_start
-        res.flows += done_here
-        res.seconds += elapsed
-        # Every measured round gets a rate (0 when none of its flows passed), so that round i of
-        # one server pairs with round i of the other in paired_ratio.
-        res.round_rates.append(done_here / elapsed if elapsed > 0 else 0.0)
-        if res.seconds > max_seconds and not self.done:
-            res.note = f"stopped at the {max_seconds:.0f} s cap"
-            self.done = True
-
-    def close(self) -> None:
-        self.srv.close()
-
-
-def run_stdio(
-    names: list[str],
-    python: str,
-    logdir: Path,
-    flows: int,
-    warmup: int,
-    max_seconds: float,
-    rounds: int,
-    say: Callable[[str], None],
-) -> dict[str, StdioResult]:
-    """Sequential flows over one spawned stdio server per name, in `rounds` interleaved rounds
-    (ours, sdk, ours, sdk...): a slow spell of the machine then hits both servers, not one.
-    Each server stops at `flows` measured flows or `max_seconds` of measured time."""
-    runs: dict[str, _StdioRun] = {}
-    try:
-        for name in names:
-            runs[name] = _StdioRun(name, python, logdir)
-            say(f"[stdio] {name}: {warmup} warm-up flows")
-            runs[name].flows(warmup, measured=False, max_seconds=max_seconds)
-        per_round = max(1, -(-flows // rounds))
-        for rnd in range(rounds):
-            for name, run in runs.items():
-                if run.done:
-                    continue
-                say(f"[stdio] round {rnd + 1}/{rounds}: {name}, {per_round} sequential flows")
-                run.flows(per_round, measured=True, max_seconds=max_seconds)
-    finally:
-        for run in runs.values():
-            run.close()
-    return {name: run.res for name, run in runs.items()}
-
-
-def paired_ratio(ours: list[float], other: list[float]) -> float:
-    """Median over rounds of ours/other flows/s, each pair measured side by side (in the same
-    time window, so a slow spell of the machine hits both)."""
-    pairs = [a / b for a, b in zip(ours, other, strict=False) if b > 0]
-    return statistics.median(pairs) if pairs else float("nan")
 
 
 @dataclass
@@ -385,7 +168,7 @@ def run_cold(name: str, python: str, logdir: Path, runs: int) -> ColdResult:
     line = discover_line(1)
     for i in range(runs + 1):
         t0 = time.perf_counter()
-        srv = StdioServer(name, python, logdir / f"{name}-cold.log")
+        srv = StdioServer(name, SERVERS[name], python, logdir / f"{name}-cold.log")
         try:
             srv.send(line)
             msg = srv.response(1, timeout=30.0)
@@ -401,72 +184,7 @@ def run_cold(name: str, python: str, logdir: Path, runs: int) -> ColdResult:
     return res
 
 
-# --------------------------------------------------------------------------- HTTP
-
-
-@dataclass
-class HttpSummary:
-    rounds: list[lc.LoadResult] = field(default_factory=list)
-    server_cpu: list[float] = field(default_factory=list)  # server CPU s / window s, per round
-    verify_text: str = ""
-    failure: str = ""
-
-    @property
-    def flows_per_s(self) -> float:
-        return statistics.median(r.flows_per_s for r in self.rounds) if self.rounds else float("nan")
-
-    @property
-    def errors(self) -> int:
-        return sum(r.errors for r in self.rounds)
-
-    @property
-    def error_samples(self) -> Counter[str]:
-        c: Counter[str] = Counter()
-        for r in self.rounds:
-            c.update(r.error_samples)
-        return c
-
-    def latency_ms(self, p: float) -> float:
-        lat = [x for r in self.rounds for x in r.latencies]
-        return lc.percentile(lat, p) * 1e3
-
-    @property
-    def client_cpu(self) -> float:
-        return statistics.mean(r.client_cpu for r in self.rounds) if self.rounds else float("nan")
-
-    @property
-    def srv_cpu(self) -> float:
-        return statistics.mean(self.server_cpu) if self.server_cpu else float("nan")
-
-
-def load_once(srv: HttpServer, args: argparse.Namespace) -> tuple[lc.LoadResult, float]:
-    # Server CPU is sampled around the whole load (warm-up included) and divided by its wall.
-    c0, w0 = cpu_seconds(srv.proc.pid), time.perf_counter()
-    res = lc.run(lc.run_load(HOST, srv.port, users=args.users, duration=args.duration, warmup=args.warmup))
-    c1, w1 = cpu_seconds(srv.proc.pid), time.perf_counter()
-    return res, (c1 - c0) / (w1 - w0)
-
-
 # --------------------------------------------------------------------------- report
-
-
-def fmt(x: float, spec: str = ".0f") -> str:
-    return "n/a" if x != x else format(x, spec)  # NaN -> n/a
-
-
-def ratio(a: float, b: float) -> float:
-    return a / b if b and a == a and b == b else float("nan")
-
-
-def mark(ok: bool | None) -> str:
-    return "" if ok is None else ("meets target" if ok else "BELOW target")
-
-
-def print_errors(title: str, n: int, samples: Counter[str]) -> None:
-    if n:
-        print(f"    {title}: {n} errors")
-        for msg, k in samples.most_common(5):
-            print(f"      {k} x {msg}")
 
 
 def report(
@@ -476,6 +194,7 @@ def report(
     cold: dict[str, ColdResult],
     failures: dict[str, str],
     unavailable: dict[str, str],
+    old: legacy.Results,
 ) -> bool:
     ok = not unavailable
 
@@ -499,22 +218,9 @@ def report(
             f"after {fmt(args.warmup, '.1f')} s warm-up,\n      {args.rounds} interleaved round(s): "
             "flows/s is the median of rounds, each ratio the median of side-by-side ratios"
         )
-        print(
-            f"  {'server':<20}{'flows/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'srv CPU':>9}{'cli CPU':>9}"
-            f"{'flows/CPU-s':>12}{'errors':>8}"
-        )
+        print(HTTP_COLUMNS)
         for name, h in http.items():
-            if h.failure:
-                print(f"  {LABELS[name]:<20}  unavailable: {h.failure.splitlines()[0][:50]}")
-                continue
-            per_cpu = ratio(h.flows_per_s, h.srv_cpu)
-            print(
-                f"  {LABELS[name]:<20}{fmt(h.flows_per_s):>9}{fmt(h.latency_ms(50), '.2f'):>9}"
-                f"{fmt(h.latency_ms(99), '.2f'):>9}{fmt(h.srv_cpu * 100):>8}%{fmt(h.client_cpu * 100):>8}%"
-                f"{fmt(per_cpu):>12}{h.errors:>8}"
-            )
-            if args.rounds > 1:
-                print(f"  {'':<20}rounds: " + ", ".join(fmt(r.flows_per_s) for r in h.rounds))
+            print_http_row(LABELS[name], h, args.rounds)
         missing(args.server_list)
         fs = {n: h.flows_per_s for n, h in http.items() if not h.failure and h.rounds}
         rates = {n: [r.flows_per_s for r in h.rounds] for n, h in http.items() if n in fs}
@@ -570,14 +276,9 @@ def report(
             f"stdio  sequential flows over one spawned server each, {args.stdio_rounds} interleaved "
             "round(s), median of rounds"
         )
-        print(f"  {'server':<20}{'flows':>9}{'flows/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+        print(STDIO_COLUMNS)
         for name, s in stdio.items():
-            print(
-                f"  {LABELS[name]:<20}{s.flows:>9}{fmt(s.flows_per_s):>9}"
-                f"{fmt(lc.percentile(s.latencies, 50) * 1e3, '.3f'):>9}"
-                f"{fmt(lc.percentile(s.latencies, 99) * 1e3, '.3f'):>9}{s.errors:>8}"
-                + (f"  ({s.note})" if s.note else "")
-            )
+            print_stdio_row(LABELS[name], s)
         missing([n for n in args.server_list if n in STDIO_SERVERS])
         if all(n in stdio and stdio[n].flows for n in ("ours", "sdk")):
             r = paired_ratio(stdio["ours"].round_rates, stdio["sdk"].round_rates)
@@ -609,6 +310,8 @@ def report(
             )
         print()
 
+    legacy.report(args, old, LABELS, unavailable)
+
     total = 0
     print("errors (every flow is verified; a run with errors is not a valid measurement)")
     for name, h in http.items():
@@ -620,6 +323,7 @@ def report(
     for name, c in cold.items():
         total += c.errors
         print_errors(f"cold start {name}", c.errors, c.error_samples)
+    total += legacy.report_errors(old)
     for name, msg in failures.items():
         total += 1
         print(f"    {name}: FAILED\n" + "\n".join("      " + ln for ln in msg.splitlines()[:14]))
@@ -643,36 +347,12 @@ def to_json(
     cold: dict[str, ColdResult],
     failures: dict[str, str],
     args: argparse.Namespace,
+    old: legacy.Results,
 ) -> dict[str, Any]:
     return {
         "config": {k: v for k, v in vars(args).items() if k != "json"},
-        "http": {
-            n: {
-                "flows_per_s": h.flows_per_s,
-                "rounds_flows_per_s": [r.flows_per_s for r in h.rounds],
-                "p50_ms": h.latency_ms(50),
-                "p99_ms": h.latency_ms(99),
-                "server_cpu": h.srv_cpu,
-                "client_cpu": h.client_cpu,
-                "errors": h.errors,
-                "error_samples": dict(h.error_samples),
-                "failure": h.failure,
-            }
-            for n, h in http.items()
-        },
-        "stdio": {
-            n: {
-                "flows": s.flows,
-                "flows_per_s": s.flows_per_s,
-                "rounds_flows_per_s": s.round_rates,
-                "errors": s.errors,
-                "p50_ms": lc.percentile(s.latencies, 50) * 1e3,
-                "p99_ms": lc.percentile(s.latencies, 99) * 1e3,
-                "error_samples": dict(s.error_samples),
-                "note": s.note,
-            }
-            for n, s in stdio.items()
-        },
+        "http": {n: http_json(h) for n, h in http.items()},
+        "stdio": {n: stdio_json(s) for n, s in stdio.items()},
         "cold_start": {
             n: {
                 "median_ms": c.median_ms,
@@ -682,11 +362,25 @@ def to_json(
             }
             for n, c in cold.items()
         },
+        **legacy.to_json(old),
         "failures": failures,
     }
 
 
 # --------------------------------------------------------------------------- main
+
+
+def part_names(ap: argparse.ArgumentParser, text: str) -> set[str]:
+    """The parts named in a ``--skip`` or ``--only`` value; ``ap.error`` on unknown ones."""
+    names: set[str] = set()
+    for part in (p.strip() for p in text.split(",")):
+        if part == "legacy":
+            names.update(legacy.PARTS)
+        elif part in PARTS:
+            names.add(part)
+        elif part:
+            ap.error(f"unknown part {part!r}; choose from {', '.join(PARTS)} or legacy")
+    return names
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -699,7 +393,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--servers", default="ours,sdk,bare", help="comma-separated subset of ours,sdk,bare (default: all)"
     )
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: http,stdio,cold")
+    ap.add_argument(
+        "--skip",
+        default="",
+        help=f"comma-separated parts to skip: {','.join(PARTS)} (legacy: both legacy parts)",
+    )
+    ap.add_argument("--only", default="", help="comma-separated parts to run, nothing else (as --skip)")
     ap.add_argument("--users", type=int, default=16, help="concurrent HTTP users (default 16)")
     ap.add_argument("--duration", type=float, help="measured seconds per HTTP server (default 10; quick 2)")
     ap.add_argument("--warmup", type=float, help="warm-up seconds per HTTP load (default 2; quick 1)")
@@ -741,7 +440,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.rounds = args.rounds if args.rounds is not None else (1 if quick else 3)
     args.stdio_rounds = args.stdio_rounds if args.stdio_rounds is not None else (3 if quick else 5)
     args.server_list = server_names(ap, args.servers)
-    args.skip_parts = {s.strip() for s in args.skip.split(",") if s.strip()}
+    args.parts = (part_names(ap, args.only) if args.only else set(PARTS)) - part_names(ap, args.skip)
     if args.users < 1 or args.duration <= 0 or args.warmup < 0 or args.rounds < 1 or args.cold_runs < 1:
         ap.error("users, duration, rounds and cold-runs must be positive")
     if args.stdio_rounds < 1 or args.stdio_flows < 1:
@@ -768,57 +467,35 @@ def main(argv: list[str] | None = None) -> int:
     if "ours" in runnable:
         say(f"[setup] byte-compiled mcp_elicit as an install does: {byte_compile_ours(args.python)}")
 
-    if "http" not in args.skip_parts:
-        servers: dict[str, HttpServer] = {}
-        try:
-            for name in runnable:
-                h = http[name] = HttpSummary()
-                try:
-                    srv = start_http(name, args.python, logdir)
-                except RuntimeError as e:
-                    h.failure = str(e)
-                    failures[f"HTTP {name} start"] = str(e)
-                    say(f"[http] {name}: failed to start")
-                    continue
-                servers[name] = srv
-                try:  # one flow, fully checked, before any load
-                    h.verify_text = lc.run(lc.one_flow(HOST, srv.port, title="T-verify"))["text"]
-                    say(f"[http] {name} on {HOST}:{srv.port}: verified flow -> {h.verify_text!r}")
-                except Exception as e:
-                    h.failure = f"verification flow failed: {type(e).__name__}: {e}"
-                    failures[f"HTTP {name} verify"] = h.failure + (
-                        "\n" + tail(srv.log) if tail(srv.log) else ""
-                    )
-                    say(f"[http] {name}: verification failed: {e}")
-            for rnd in range(args.rounds):
-                for name, srv in servers.items():
-                    if http[name].failure:
-                        continue
-                    say(
-                        f"[http] round {rnd + 1}/{args.rounds}: {name} "
-                        f"({args.warmup:g}+{args.duration:g} s, {args.users} users)"
-                    )
-                    res, scpu = load_once(srv, args)
-                    http[name].rounds.append(res)
-                    http[name].server_cpu.append(scpu)
-                    if srv.proc.poll() is not None:
-                        http[name].failure = f"server exited with code {srv.proc.returncode}"
-                        failures[f"HTTP {name}"] = http[name].failure + "\n" + tail(srv.log)
-        finally:
-            for srv in servers.values():
-                stop_process(srv.proc)
+    if "http" in args.parts and runnable:
+        http = run_http(
+            {n: SERVERS[n] for n in runnable},
+            python=args.python,
+            logdir=logdir,
+            verify=lambda port: lc.run(lc.one_flow(HOST, port, title="T-verify"))["text"],
+            load=lambda port: lc.run_load(
+                HOST, port, users=args.users, duration=args.duration, warmup=args.warmup
+            ),
+            rounds=args.rounds,
+            describe=f"{args.warmup:g}+{args.duration:g} s, {args.users} users",
+            say=say,
+            failures=failures,
+        )
 
     stdio_names = [n for n in runnable if n in STDIO_SERVERS]
-    if "stdio" not in args.skip_parts and stdio_names:
+    if "stdio" in args.parts and stdio_names:
+
+        def spawn(name: str) -> Callable[[], StdioServer]:
+            return lambda: StdioServer(name, SERVERS[name], args.python, logdir / f"{name}-stdio.log")
+
         stdio = run_stdio(
-            stdio_names,
-            args.python,
-            logdir,
-            args.stdio_flows,
-            args.stdio_warmup,
-            args.stdio_max_seconds,
-            args.stdio_rounds,
-            say,
+            {n: spawn(n) for n in stdio_names},
+            stdio_flow,
+            flows=args.stdio_flows,
+            warmup=args.stdio_warmup,
+            max_seconds=args.stdio_max_seconds,
+            rounds=args.stdio_rounds,
+            say=say,
         )
         for name, result in stdio.items():
             if result.flows == 0 and result.errors:
@@ -826,16 +503,18 @@ def main(argv: list[str] | None = None) -> int:
                     (result.note or "no flow completed") + "\n" + tail(logdir / f"{name}-stdio.log")
                 )
 
-    if "cold" not in args.skip_parts:
+    if "cold" in args.parts:
         for name in stdio_names:
             say(f"[cold] {name}: 1 + {args.cold_runs} spawns")
             cold[name] = run_cold(name, args.python, logdir, args.cold_runs)
             if not cold[name].samples_ms:
                 failures[f"cold start {name}"] = "no successful start\n" + tail(logdir / f"{name}-cold.log")
 
-    ok = report(args, http, stdio, cold, failures, unavailable)
+    old = legacy.run(runnable, args.parts, args, logdir, say, failures)
+
+    ok = report(args, http, stdio, cold, failures, unavailable, old)
     if args.json:
-        data = to_json(http, stdio, cold, failures, args)
+        data = to_json(http, stdio, cold, failures, args, old)
         data["unavailable"] = unavailable
         Path(args.json).write_text(json.dumps(data, indent=2, default=str))
     return 0 if ok else 1

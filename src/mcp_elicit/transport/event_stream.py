@@ -42,10 +42,9 @@ class EventStream:
         self._seq = 0
         self._kept: deque[tuple[int, bytes]] = deque()
         self._kept_bytes = 0
-        # The connection's events; None ends it (the stream is done, or the connection is to
-        # close: ``close_connection``).
+        # The attached connection's events; None in it ends that connection (the stream is done,
+        # another connection took over, or the client went away).
         self._listener: asyncio.Queue[bytes | None] | None = None
-        self._closing: asyncio.Event | None = None
         self.done = False
         self._resume_grace = resume_grace
         self._on_abandoned = on_abandoned
@@ -89,11 +88,11 @@ class EventStream:
             self._listener.put_nowait(event)
 
     # -- connections ---------------------------------------------------------------------------
-    def attach(self, after: int | None) -> tuple[asyncio.Queue[bytes | None], asyncio.Event]:
+    def attach(self, after: int | None) -> asyncio.Queue[bytes | None]:
         """A new connection for the stream: the events after ``after`` (None: all), then what
         comes. A connection still attached is ended (one connection per stream)."""
-        if self._closing is not None:
-            self._closing.set()
+        if self._listener is not None:
+            self._listener.put_nowait(None)
         self._cancel_abandon()
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         for seq, event in self._kept:
@@ -102,14 +101,12 @@ class EventStream:
         if self.done:
             queue.put_nowait(None)
         self._listener = queue
-        self._closing = asyncio.Event()
-        return queue, self._closing
+        return queue
 
     def detach(self, queue: asyncio.Queue[bytes | None]) -> None:
         if self._listener is not queue:
             return  # a newer connection took over
         self._listener = None
-        self._closing = None
         if not self.done:
             loop = asyncio.get_running_loop()
             self._abandon_timer = loop.call_later(self._resume_grace, self._abandoned)
@@ -144,14 +141,16 @@ async def serve_events(
 ) -> None:
     """Write ``stream`` to this connection (a 200 ``text/event-stream`` response with
     ``headers``) until it is done, the connection is to close, or the client goes away."""
-    queue, closing = stream.attach(after)
-    gone = asyncio.Event()
+    queue = stream.attach(after)
+    gone = False
 
     async def watch() -> None:
+        nonlocal gone
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                gone.set()
+                gone = True
+                queue.put_nowait(None)
                 return
 
     watcher = asyncio.ensure_future(watch())
@@ -163,12 +162,21 @@ async def serve_events(
                 "headers": [*EVENT_STREAM, *headers],
             }
         )
-        while True:
-            event = await _next(queue, closing, gone)
-            if event is None:
+        ended = False  # the response's end went out with its last events
+        while not ended:
+            event = await queue.get()
+            if event is None or gone:
                 break
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-        if not gone.is_set():
+            # What else is queued goes out with it, in one write: most often the call's response
+            # and the end of the stream.
+            while not queue.empty():
+                more = queue.get_nowait()
+                if more is None:
+                    ended = True
+                    break
+                event += more
+            await send({"type": "http.response.body", "body": event, "more_body": not ended})
+        if not (ended or gone):
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
     except OSError:
@@ -176,23 +184,3 @@ async def serve_events(
     finally:
         watcher.cancel()
         stream.detach(queue)
-
-
-async def _next(
-    queue: asyncio.Queue[bytes | None], closing: asyncio.Event, gone: asyncio.Event
-) -> bytes | None:
-    """The next event; None when the stream is done or this connection is over."""
-    if not queue.empty():
-        return queue.get_nowait()
-    getting = asyncio.ensure_future(queue.get())
-    stopping = asyncio.ensure_future(closing.wait())
-    leaving = asyncio.ensure_future(gone.wait())
-    try:
-        await asyncio.wait({getting, stopping, leaving}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in (stopping, leaving):
-            waiter.cancel()
-    if getting.done():
-        return getting.result()
-    getting.cancel()
-    return None

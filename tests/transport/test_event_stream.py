@@ -1,0 +1,122 @@
+"""A call's SSE stream on a 2025-11-25 session, as the ASGI server sees it: what goes out in
+which write, when a connection ends, and what a reconnection gets (``serve_events`` driven
+through its ASGI interface, the one uvicorn calls)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp_elicit.transport.event_stream import EventStream, serve_events
+
+
+class Connection:
+    """One HTTP connection's ASGI side: what the app sent, and the client going away."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.disconnect = asyncio.Event()
+
+    async def receive(self) -> dict[str, Any]:
+        await self.disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+    def bodies(self) -> list[tuple[bytes, bool]]:
+        return [(m["body"], m["more_body"]) for m in self.sent if m["type"] == "http.response.body"]
+
+
+def serving(stream: EventStream, conn: Connection, after: int | None = None) -> asyncio.Task[None]:
+    return asyncio.ensure_future(serve_events(stream, after, conn.send, conn.receive, []))
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def new_stream(abandoned: list[str] | None = None, grace: float = 30.0) -> EventStream:
+    calls = [] if abandoned is None else abandoned
+    return EventStream("s1", resume_grace=grace, on_abandoned=lambda: calls.append("abandoned"))
+
+
+async def test_the_response_and_the_end_of_the_stream_go_out_in_one_write() -> None:
+    stream = new_stream()
+    stream.prime()
+    conn = Connection()
+    task = serving(stream, conn)
+    await settle()
+    stream.send(b'{"question":1}')
+    await settle()
+    stream.finish(b'{"answer":2}')
+    await asyncio.wait_for(task, 1)
+    assert conn.sent[0]["type"] == "http.response.start"
+    assert conn.bodies() == [
+        (b"retry: 1000\nid: s1.0\ndata: \n\n", True),
+        (b'id: s1.1\ndata: {"question":1}\n\n', True),
+        # the last event ends the response: no empty write of its own after it
+        (b'id: s1.2\ndata: {"answer":2}\n\n', False),
+    ]
+
+
+async def test_events_queued_together_go_out_together() -> None:
+    stream = new_stream()
+    stream.send(b"a")
+    stream.send(b"b")
+    conn = Connection()
+    task = serving(stream, conn)
+    await settle()
+    stream.finish(None)  # ended without a response (a cancelled call)
+    await asyncio.wait_for(task, 1)
+    assert conn.bodies() == [(b"id: s1.1\ndata: a\n\nid: s1.2\ndata: b\n\n", True), (b"", False)]
+
+
+async def test_closing_the_connection_keeps_the_stream_for_a_reconnection() -> None:
+    stream = new_stream()
+    first = Connection()
+    task = serving(stream, first)
+    stream.send(b"a")
+    await settle()
+    stream.close_connection()
+    await asyncio.wait_for(task, 1)
+    assert first.bodies() == [(b"id: s1.1\ndata: a\n\n", True), (b"", False)]
+    assert not stream.done
+    stream.send(b"b")  # while nobody listens: kept
+    again = Connection()
+    task = serving(stream, again, after=1)
+    await settle()
+    stream.finish(b"c")
+    await asyncio.wait_for(task, 1)
+    assert again.bodies() == [(b"id: s1.2\ndata: b\n\n", True), (b"id: s1.3\ndata: c\n\n", False)]
+
+
+async def test_a_second_connection_ends_the_first() -> None:
+    stream = new_stream()
+    first, second = Connection(), Connection()
+    one = serving(stream, first)
+    stream.send(b"a")
+    await settle()
+    two = serving(stream, second, after=0)
+    await asyncio.wait_for(one, 1)
+    assert first.bodies() == [(b"id: s1.1\ndata: a\n\n", True), (b"", False)]
+    stream.finish(b"b")
+    await asyncio.wait_for(two, 1)
+    assert second.bodies() == [(b"id: s1.1\ndata: a\n\n", True), (b"id: s1.2\ndata: b\n\n", False)]
+
+
+async def test_a_client_that_goes_away_gets_nothing_more_and_an_unclaimed_stream_is_abandoned() -> None:
+    abandoned: list[str] = []
+    stream = new_stream(abandoned, grace=0.05)
+    conn = Connection()
+    task = serving(stream, conn)
+    stream.send(b"a")
+    await settle()
+    conn.disconnect.set()
+    await asyncio.wait_for(task, 1)
+    stream.send(b"b")
+    await asyncio.sleep(0.2)
+    assert conn.bodies() == [(b"id: s1.1\ndata: a\n\n", True)]  # no end: the client is gone
+    assert abandoned == ["abandoned"]
+    assert not stream.done  # the call decides what to do (the transport cancels it)
