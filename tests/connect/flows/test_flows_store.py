@@ -16,7 +16,8 @@ import pytest
 from flows_support import ALICE, BOB, NOW, FakeClock, StoreSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers import file_modes, until_server_hung_up
+from tests.helpers import file_modes
+from tests.store_support import until_server_hung_up
 
 from mcp_elicit.connect.flows import (
     FLOW_NOT_FOUND_MESSAGE,
@@ -487,7 +488,7 @@ async def test_postgres_reconnects_after_the_backend_is_terminated(
             (f"%{stores.table}%",),
         ).fetchall()
     assert killed == [(True,)]
-    await until_server_hung_up(store._pg)  # type: ignore[attr-defined]
+    await until_server_hung_up(store._db._pg)  # type: ignore[attr-defined]
     assert (await store.get(flow.id)).status == "pending"  # the dead connection was replaced
 
 
