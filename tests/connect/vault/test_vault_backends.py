@@ -10,11 +10,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.helpers import until_server_hung_up
+from tests.store_support import until_server_hung_up
 from vault_support import OWNER, VaultSpec, drop_pg_tables, new_ring, unique_prefix
 
 from mcp_elicit.connect.vault import Vault, VaultUnavailable
-from mcp_elicit.connect.vault._postgres import advisory_key
+from mcp_elicit.connect.vault.vault import advisory_key
 
 
 def _closed_port() -> int:
