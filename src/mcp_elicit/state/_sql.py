@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from mcp_elicit.storage.database import Dialect, Index, in_dialect
-from mcp_elicit.storage.names import index_name, sql_name, table_parts
+from mcp_elicit.storage.names import Table
 
 __all__ = ["Statements"]
 
@@ -45,33 +45,28 @@ class Statements:
 
     @classmethod
     def build(cls, dialect: Dialect, table: str) -> Statements:
-        parts = table_parts(table)
-        name = sql_name(dialect, *parts)
-        index = index_name(parts[-1], _INDEX_SUFFIX[dialect])
-        create_index = f"CREATE INDEX IF NOT EXISTS {sql_name(dialect, index)} ON {name} (expires_at)"
-
-        def q(query: str) -> str:
-            return in_dialect(query, dialect)
-
-        return cls(
+        t = Table.named(dialect, table)
+        name = t.sql
+        statements = cls(
             schema=(
                 f"CREATE TABLE IF NOT EXISTS {name} {_COLUMNS[dialect]}",
-                Index(sql_name(dialect, *parts[:-1], index), create_index),
+                t.index(_INDEX_SUFFIX[dialect], "expires_at"),
             ),
             # First use wins: the primary key makes exactly one insert of an id change a row.
-            consume=q(
+            consume=(
                 f"INSERT INTO {name} (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING"
             ),
-            claim=q(
+            claim=(
                 f"INSERT INTO {name} (token_id, expires_at, request_digest) VALUES (?, ?, ?) "
                 "ON CONFLICT (token_id) DO NOTHING"
             ),
-            claimed=q(f"SELECT request_digest, response FROM {name} WHERE token_id = ?"),
+            claimed=f"SELECT request_digest, response FROM {name} WHERE token_id = ?",
             # First commit wins; the digest never changes once written, so no transaction is needed.
-            commit=q(
+            commit=(
                 f"UPDATE {name} SET response = ? "
                 "WHERE token_id = ? AND request_digest = ? AND response IS NULL"
             ),
-            committed=q(f"SELECT response FROM {name} WHERE token_id = ? AND request_digest = ?"),
-            purge=q(f"DELETE FROM {name} WHERE expires_at < ?"),
+            committed=f"SELECT response FROM {name} WHERE token_id = ? AND request_digest = ?",
+            purge=f"DELETE FROM {name} WHERE expires_at < ?",
         )
+        return in_dialect(statements, dialect)

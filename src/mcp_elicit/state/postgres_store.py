@@ -46,7 +46,6 @@ class PostgresSingleUseStore(DatabaseSingleUseStore):
             statements.schema,
             label="PostgreSQL single-use store",
             unavailable=StateStoreUnavailable,
-            needs="PostgresSingleUseStore",
             timeout=timeout,
             where=f"table {table!r}",
             chain=True,

@@ -10,13 +10,18 @@ made, with a message that starts with the store's label and never contains a DSN
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["Database", "Dialect", "Executor", "Index", "Row", "Schema", "Step", "in_dialect"]
 
+_D = TypeVar("_D", bound="DataclassInstance")
 Row = tuple[Any, ...]
 Dialect = Literal["sqlite", "postgres"]
 Step = tuple[str, Sequence[object]]
@@ -39,10 +44,15 @@ Schema = Sequence[str | Index]
 statements and :class:`Index` es, each in the dialect's final shape (nothing is migrated)."""
 
 
-def in_dialect(query: str, dialect: Dialect) -> str:
-    """``query``, written with ``?`` placeholders, in ``dialect``'s (psycopg's is ``%s``). Call it
+def in_dialect(statements: _D, dialect: Dialect) -> _D:
+    """``statements`` (a dataclass whose ``str`` fields are queries written with ``?``
+    placeholders) with every query in ``dialect``'s placeholders (psycopg's are ``%s``). Called
     once, when a store builds its statements; the queries hold no ``?`` or ``%`` of their own."""
-    return query.replace("?", "%s") if dialect == "postgres" else query
+    if dialect == "sqlite":
+        return statements
+    queries = {field.name: getattr(statements, field.name) for field in dataclasses.fields(statements)}
+    converted = {name: query.replace("?", "%s") for name, query in queries.items() if isinstance(query, str)}
+    return dataclasses.replace(statements, **converted)
 
 
 class Executor(Protocol):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Final
 
-from .database import Dialect
+from .database import Dialect, Index
 
-__all__ = ["index_name", "sql_name", "table_parts"]
+__all__ = ["Table", "index_name", "sql_name", "table_parts"]
 
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -42,3 +43,31 @@ def sql_name(dialect: Dialect, *parts: str) -> str:
     if dialect == "sqlite":
         return ".".join(parts)
     return ".".join(f'"{part}"' for part in parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A store's table in one dialect: its name as SQL text (:attr:`sql`), and the names of what
+    is made next to it, in the same schema."""
+
+    dialect: Dialect
+    parts: tuple[str, ...]
+
+    @classmethod
+    def named(cls, dialect: Dialect, table: str) -> Table:
+        """``table`` (``name`` or ``schema.name``), checked by :func:`table_parts`."""
+        return cls(dialect, table_parts(table))
+
+    @property
+    def sql(self) -> str:
+        return sql_name(self.dialect, *self.parts)
+
+    def sibling(self, suffix: str) -> str:
+        """The companion table ``<table>_<suffix>``, as SQL text."""
+        return sql_name(self.dialect, *self.parts[:-1], index_name(self.parts[-1], suffix))
+
+    def index(self, suffix: str, columns: str) -> Index:
+        """The index ``<table>_<suffix>`` on ``columns``."""
+        name = index_name(self.parts[-1], suffix)
+        create = f"CREATE INDEX IF NOT EXISTS {sql_name(self.dialect, name)} ON {self.sql} ({columns})"
+        return Index(sql_name(self.dialect, *self.parts[:-1], name), create)

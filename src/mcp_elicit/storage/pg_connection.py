@@ -82,7 +82,7 @@ def retrieve(task: asyncio.Task[Any]) -> None:
 class PgConnection:
     """One psycopg 3 ``AsyncConnection`` shared by a store's operations, (re)connected on demand.
 
-    * psycopg is imported here, when a store creates its ``PgConnection`` (``needs`` names the
+    * psycopg is imported here, when a store creates its ``PgConnection`` (``label`` names the
       store in the :class:`ImportError`). ``dsn`` must be a libpq connection string or URI; it is
       never part of a message or a repr, and a password in it is masked should libpq echo it.
     * The shared connection is opened in autocommit mode with our own ``connect_timeout`` (unless
@@ -110,7 +110,6 @@ class PgConnection:
         timeout: float,
         label: str,
         unavailable: Callable[[str], Exception],
-        needs: str,
         chain: bool = False,
     ) -> None:
         try:
@@ -118,7 +117,7 @@ class PgConnection:
             from psycopg import sql
             from psycopg.conninfo import conninfo_to_dict
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(f"{needs} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
+            raise ImportError(f"the {label} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
         if not isinstance(dsn, str):
             raise TypeError("dsn must be a str")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):

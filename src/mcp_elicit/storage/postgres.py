@@ -65,8 +65,8 @@ def _unless_present(index: Index) -> Callable[[AsyncConnection[Any]], Awaitable[
 class PostgresDatabase:
     """A store's tables in PostgreSQL (see the module docstring). ``dsn`` is a libpq connection
     string or URI (never part of a message or a repr); ``label`` starts every message
-    (``"PostgreSQL vault"``); ``needs`` names the store in the :class:`ImportError` without
-    psycopg; ``where`` describes the tables in :meth:`describe`; ``chain`` keeps psycopg's error as
+    (``"PostgreSQL vault"``) and names the store in the :class:`ImportError` without psycopg;
+    ``where`` describes the tables in :meth:`describe`; ``chain`` keeps psycopg's error as
     the cause of the store's own."""
 
     def __init__(
@@ -76,15 +76,12 @@ class PostgresDatabase:
         *,
         label: str,
         unavailable: Callable[[str], Exception],
-        needs: str,
         timeout: float,
         where: str,
         lock_scope: str = "",
         chain: bool = False,
     ) -> None:
-        self._pg = PgConnection(
-            dsn, timeout=timeout, label=label, unavailable=unavailable, needs=needs, chain=chain
-        )
+        self._pg = PgConnection(dsn, timeout=timeout, label=label, unavailable=unavailable, chain=chain)
         self._pg.ddl = [_unless_present(item) if isinstance(item, Index) else item for item in schema]
         self._where = where
         self._lock_scope = lock_scope

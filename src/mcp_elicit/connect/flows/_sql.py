@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from mcp_elicit.storage.database import Dialect, Index, in_dialect
-from mcp_elicit.storage.names import index_name, sql_name, table_parts
+from mcp_elicit.storage.names import Table
 
 from .model import COLUMNS
 
@@ -43,27 +43,19 @@ class Statements:
 
     @classmethod
     def build(cls, dialect: Dialect, table: str) -> Statements:
-        parts = table_parts(table)
-        name = sql_name(dialect, *parts)
-        revoked = sql_name(dialect, *parts[:-1], index_name(parts[-1], "revoked"))
-
-        def index(suffix: str, columns: str) -> Index:
-            each = index_name(parts[-1], suffix)
-            create = f"CREATE INDEX IF NOT EXISTS {sql_name(dialect, each)} ON {name} ({columns})"
-            return Index(sql_name(dialect, *parts[:-1], each), create)
-
-        def q(query: str) -> str:
-            return in_dialect(query, dialect)
+        t = Table.named(dialect, table)
+        name = t.sql
+        revoked = t.sibling("revoked")
 
         # A transition: one compare-and-set statement; exactly one concurrent caller matches.
         # "CAST(? AS TEXT) IS NULL OR owner = ?": the owner check is skipped when it is None.
         def transition(assignments: str, condition: str) -> str:
-            return q(
+            return (
                 f"UPDATE {name} SET {assignments}, updated = ? WHERE flow_key = ? AND {condition} "
                 f"AND expires > ? AND (CAST(? AS TEXT) IS NULL OR owner = ?) RETURNING {COLUMNS}"
             )
 
-        return cls(
+        statements = cls(
             schema=(
                 f"CREATE TABLE IF NOT EXISTS {name} ("
                 "flow_key TEXT PRIMARY KEY NOT NULL, "  # SHA-256 (hex) of the flow id
@@ -71,8 +63,8 @@ class Statements:
                 "created DOUBLE PRECISION NOT NULL, expires DOUBLE PRECISION NOT NULL, "
                 "status TEXT NOT NULL, detail TEXT, updated DOUBLE PRECISION NOT NULL, client TEXT, "
                 "description TEXT)",
-                index("owner_idx", "owner, status"),
-                index("expires_idx", "expires"),
+                t.index("owner_idx", "owner, status"),
+                t.index("expires_idx", "expires"),
                 # One row per signed-out session (key "session:<SHA-256 of its id>": void whatever
                 # its age) or per principal signed out everywhere (key "owner:<principal>":
                 # sessions created up to "since" are void), kept until "until" (when every
@@ -80,10 +72,10 @@ class Statements:
                 f"CREATE TABLE IF NOT EXISTS {revoked} (revoked_key TEXT PRIMARY KEY NOT NULL, "
                 "since DOUBLE PRECISION NOT NULL, until DOUBLE PRECISION NOT NULL)",
             ),
-            select=q(f"SELECT {COLUMNS} FROM {name} WHERE flow_key = ?"),
+            select=f"SELECT {COLUMNS} FROM {name} WHERE flow_key = ?",
             # Inserted only while the owner has fewer open flows than the cap (the last
             # parameter): in create's transaction, which one owner's creates take one at a time.
-            insert=q(
+            insert=(
                 f"INSERT INTO {name} (flow_key, owner, kind, provider, scopes, created, expires, "
                 "status, detail, updated, client, description) "
                 "SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ? "
@@ -91,31 +83,32 @@ class Statements:
                 "AND expires > ?) < ?"
             ),
             # Housekeeping for one owner, in create's transaction.
-            expire_owner=q(
+            expire_owner=(
                 f"UPDATE {name} SET status = 'expired', updated = ? "
                 f"WHERE owner = ? AND status IN {_OPEN} AND expires <= ?"
             ),
-            purge_owner=q(f"DELETE FROM {name} WHERE owner = ? AND expires < ?"),
+            purge_owner=f"DELETE FROM {name} WHERE owner = ? AND expires < ?",
             begin=transition("status = 'in_progress'", "status = 'pending'"),
             # The OAuth callback's claim: one load of it redeems the code, a concurrent one
             # matches nothing.
             claim=transition("status = 'redeeming'", "status = 'in_progress'"),
             complete=transition("status = 'completed'", "status IN ('in_progress', 'redeeming')"),
             fail=transition("status = ?, detail = ?", f"status IN {_OPEN}"),
-            expire_all=q(
+            expire_all=(
                 f"UPDATE {name} SET status = 'expired', updated = ? WHERE status IN {_OPEN} AND expires <= ?"
             ),
-            purge_all=q(f"DELETE FROM {name} WHERE expires < ?"),
+            purge_all=f"DELETE FROM {name} WHERE expires < ?",
             # A second sign-out of the same key keeps the later cut-off and the later end.
-            revoke=q(
+            revoke=(
                 f"INSERT INTO {revoked} AS r (revoked_key, since, until) VALUES (?, ?, ?) "
                 "ON CONFLICT (revoked_key) DO UPDATE SET "
                 "since = CASE WHEN excluded.since > r.since THEN excluded.since ELSE r.since END, "
                 "until = CASE WHEN excluded.until > r.until THEN excluded.until ELSE r.until END"
             ),
-            is_revoked=q(
+            is_revoked=(
                 f"SELECT 1 FROM {revoked} WHERE until >= ? "
                 "AND (revoked_key = ? OR (revoked_key = ? AND since >= ?)) LIMIT 1"
             ),
-            purge_revoked=q(f"DELETE FROM {revoked} WHERE until < ?"),
+            purge_revoked=f"DELETE FROM {revoked} WHERE until < ?",
         )
+        return in_dialect(statements, dialect)

@@ -47,7 +47,6 @@ class PostgresFlowStore(DatabaseFlowStore):
             statements.schema,
             label="PostgreSQL flow store",
             unavailable=FlowStoreUnavailable,
-            needs="PostgresFlowStore",
             timeout=timeout,
             where=f"table {table!r}",
             lock_scope=f"mcp-elicit-flows\x00{table}",  # one owner's creations, in this table

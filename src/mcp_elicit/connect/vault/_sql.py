@@ -100,20 +100,17 @@ class Statements:
             "UNIQUE (owner, name))",
         )
 
-        def q(query: str) -> str:
-            return in_dialect(query, dialect)
-
-        return cls(
+        statements = cls(
             schema=schema,
             tables=(f"{prefix}connections", f"{prefix}secrets"),
-            get_connection=q(f"SELECT {CONNECTION_COLUMNS} FROM {conns} WHERE owner = ? AND provider = ?"),
-            list_connections=q(f"SELECT {CONNECTION_COLUMNS} FROM {conns} ORDER BY owner, provider"),
-            list_owner_connections=q(
+            get_connection=f"SELECT {CONNECTION_COLUMNS} FROM {conns} WHERE owner = ? AND provider = ?",
+            list_connections=f"SELECT {CONNECTION_COLUMNS} FROM {conns} ORDER BY owner, provider",
+            list_owner_connections=(
                 f"SELECT {CONNECTION_COLUMNS} FROM {conns} WHERE owner = ? ORDER BY provider"
             ),
             # A new id on every put: the payload is sealed for that id. The WHERE refuses to
             # overwrite a row whose grant could not be revoked, unless the last parameter is true.
-            upsert_connection=q(
+            upsert_connection=(
                 f"INSERT INTO {conns} ({CONNECTION_COLUMNS}) VALUES (?, ?, ?, 'active', ?, ?, ?, 1, ?, ?, "
                 f"NULL) ON CONFLICT (owner, provider) DO UPDATE SET id = excluded.id, status = 'active', "
                 "expires_at = excluded.expires_at, key_id = excluded.key_id, sealed = excluded.sealed, "
@@ -121,50 +118,49 @@ class Statements:
                 f"last_refresh_at = NULL WHERE {conns}.status <> 'revocation_failed' OR ? "
                 "RETURNING created_at, revision"
             ),
-            update_tokens=q(
+            update_tokens=(
                 f"UPDATE {conns} SET sealed = ?, key_id = ?, expires_at = ?, revision = revision + 1, "
                 "updated_at = ?, last_refresh_at = ? WHERE id = ? RETURNING revision"
             ),
-            mark_reauth=q(
+            mark_reauth=(
                 f"UPDATE {conns} SET status = 'needs_reauthorization', updated_at = ? "
                 "WHERE owner = ? AND provider = ? AND status <> 'revocation_failed'"
             ),
-            mark_reauth_by_id=q(
+            mark_reauth_by_id=(
                 f"UPDATE {conns} SET status = 'needs_reauthorization', updated_at = ? "
                 "WHERE id = ? AND status <> 'revocation_failed'"
             ),
-            flag_revocation=q(
-                f"UPDATE {conns} SET status = 'revocation_failed', updated_at = ? WHERE id = ?"
-            ),
-            delete_connection_by_id=q(f"DELETE FROM {conns} WHERE id = ?"),
-            delete_connection=q(f"DELETE FROM {conns} WHERE owner = ? AND provider = ?"),
-            page_connections=q(
+            flag_revocation=(f"UPDATE {conns} SET status = 'revocation_failed', updated_at = ? WHERE id = ?"),
+            delete_connection_by_id=f"DELETE FROM {conns} WHERE id = ?",
+            delete_connection=f"DELETE FROM {conns} WHERE owner = ? AND provider = ?",
+            page_connections=(
                 f"SELECT id, owner, provider, sealed, revision FROM {conns} WHERE id > ? ORDER BY id LIMIT ?"
             ),
-            get_connection_by_id=q(f"SELECT id, owner, provider, sealed, revision FROM {conns} WHERE id = ?"),
-            rewrap_connection=q(
+            get_connection_by_id=f"SELECT id, owner, provider, sealed, revision FROM {conns} WHERE id = ?",
+            rewrap_connection=(
                 f"UPDATE {conns} SET sealed = ?, key_id = ?, revision = revision + 1 "
                 "WHERE id = ? AND revision = ?"
             ),
-            get_secret=q(f"SELECT {SECRET_COLUMNS} FROM {secrets} WHERE owner = ? AND name = ?"),
-            upsert_secret=q(
+            get_secret=f"SELECT {SECRET_COLUMNS} FROM {secrets} WHERE owner = ? AND name = ?",
+            upsert_secret=(
                 f"INSERT INTO {secrets} ({SECRET_COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
                 "ON CONFLICT (owner, name) DO UPDATE SET id = excluded.id, key_id = excluded.key_id, "
                 f"sealed = excluded.sealed, revision = {secrets}.revision + 1, "
                 "updated_at = excluded.updated_at RETURNING created_at, revision"
             ),
-            delete_secret=q(f"DELETE FROM {secrets} WHERE owner = ? AND name = ?"),
-            list_secret_names=q(f"SELECT name FROM {secrets} WHERE owner = ? ORDER BY name"),
-            page_secrets=q(
+            delete_secret=f"DELETE FROM {secrets} WHERE owner = ? AND name = ?",
+            list_secret_names=f"SELECT name FROM {secrets} WHERE owner = ? ORDER BY name",
+            page_secrets=(
                 f"SELECT id, owner, name, sealed, revision FROM {secrets} WHERE id > ? ORDER BY id LIMIT ?"
             ),
-            get_secret_by_id=q(f"SELECT id, owner, name, sealed, revision FROM {secrets} WHERE id = ?"),
-            rewrap_secret=q(
+            get_secret_by_id=f"SELECT id, owner, name, sealed, revision FROM {secrets} WHERE id = ?",
+            rewrap_secret=(
                 f"UPDATE {secrets} SET sealed = ?, key_id = ?, revision = revision + 1 "
                 "WHERE id = ? AND revision = ?"
             ),
-            key_usage=q(
+            key_usage=(
                 f"SELECT key_id, COUNT(*) FROM (SELECT key_id FROM {conns} UNION ALL "
                 f"SELECT key_id FROM {secrets}) AS k GROUP BY key_id"
             ),
         )
+        return in_dialect(statements, dialect)

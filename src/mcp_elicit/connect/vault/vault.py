@@ -275,7 +275,6 @@ class Vault(ClosesOnExit):
             statements.schema,
             label="PostgreSQL vault",
             unavailable=VaultUnavailable,
-            needs="Vault.postgres",
             timeout=timeout,
             where="tables " + ", ".join(repr(table) for table in statements.tables),
             lock_scope=_lock_scope(prefix),
