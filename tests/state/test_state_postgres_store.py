@@ -110,6 +110,19 @@ async def test_unreachable_server_fails_fast_and_clearly() -> None:
     await store.close()
 
 
+async def test_a_failure_keeps_the_first_line_of_the_error() -> None:
+    """psycopg's text may go on with hints and DETAIL lines (which can quote a row's values): the
+    message keeps its first line, as the vault's always did."""
+    store = PostgresSingleUseStore(
+        f"host=127.0.0.1 port={_closed_port()} dbname=test user=postgres", timeout=3
+    )
+    with pytest.raises(StateStoreUnavailable) as info:
+        await store.consume("x", FAR)
+    assert str(info.value).startswith("PostgreSQL single-use store: consume failed: OperationalError: ")
+    assert "\n" not in str(info.value)
+    await store.close()
+
+
 async def test_silent_server_times_out_instead_of_hanging() -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -202,6 +202,15 @@ async def test_the_sqlite_file_is_readable_by_this_user_only(tmp_path: Path) -> 
     assert all(mode == 0o600 for mode in modes.values()), modes
 
 
+async def test_a_database_that_refuses_wal_mode_is_reported() -> None:
+    """Like the other SQLite stores, the flow store keeps its file in WAL mode (a writer never
+    waits for readers); SQLite's temporary database (path "") cannot be, and that is said."""
+    store = SQLiteFlowStore("")
+    with pytest.raises(FlowStoreUnavailable, match="refused WAL mode"):
+        await store.create(ALICE, "connect", "github")
+    await store.close()
+
+
 # ------------------------------------------------------------------------------ expiry
 
 

@@ -143,6 +143,16 @@ async def test_sqlite_in_an_unwritable_place_is_unavailable(tmp_path: Path) -> N
     await vault.close()
 
 
+async def test_sqlite_failure_names_the_file(tmp_path: Path) -> None:
+    # An operator reading the log must know which file (as for the other SQLite stores).
+    path = tmp_path / "missing-dir" / "vault.db"
+    vault = Vault.sqlite(path, keys=new_ring())
+    with pytest.raises(VaultUnavailable) as info:
+        await vault.put_secret(OWNER, "k", "v")
+    assert str(path) in str(info.value)
+    await vault.close()
+
+
 async def test_sqlite_memory_database() -> None:
     async with Vault.sqlite(":memory:", keys=new_ring()) as vault:
         await vault.put_secret(OWNER, "k", "v")
