@@ -4,12 +4,13 @@ Each store is one class over a :class:`Database` and keeps its SQL in one place;
 where SQLite and PostgreSQL differ:
 
 * :mod:`.database`: the :class:`Database` protocol (``fetchone`` / ``fetchall`` / ``execute``,
-  ``transaction``, ``exclusive``, ``describe``, ``close``) and the schema's :class:`Index`.
+  ``write_or_read`` for first-wins writes, ``transaction``, ``exclusive``, ``describe``,
+  ``close``), the schema's :class:`Index`, and :func:`in_dialect` for the placeholders.
 * :mod:`.sqlite`: :class:`~mcp_elicit.storage.sqlite.SQLiteDatabase` (a private file in WAL
   mode, worker-thread statements, an optional inline fast path, lease rows).
 * :mod:`.postgres`: :class:`~mcp_elicit.storage.postgres.PostgresDatabase` (one shared
   connection, bounded operations, advisory locks), on :mod:`.pg_connection`.
-* :mod:`.names`: table and index names checked and rendered for a dialect.
+* :mod:`.names`: table and index names checked and rendered for a dialect (:class:`~.names.Table`).
 
 Below :mod:`mcp_elicit.state`: nothing here imports the rest of ``mcp_elicit``, and psycopg is
 imported only when a PostgreSQL database is made.

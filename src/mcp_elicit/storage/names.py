@@ -9,7 +9,7 @@ from typing import Final
 
 from .database import Dialect, Index
 
-__all__ = ["Table", "index_name", "sql_name", "table_parts"]
+__all__ = ["Table", "sql_name", "suffixed_name", "table_parts"]
 
 _IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -27,7 +27,7 @@ def table_parts(table: str) -> tuple[str, ...]:
     return parts
 
 
-def index_name(table: str, suffix: str) -> str:
+def suffixed_name(table: str, suffix: str) -> str:
     """``<table>_<suffix>``, kept within PostgreSQL's 63-byte limit and distinct for tables that
     share a long prefix."""
     name = f"{table}_{suffix}"
@@ -39,7 +39,7 @@ def index_name(table: str, suffix: str) -> str:
 def sql_name(dialect: Dialect, *parts: str) -> str:
     """The name as SQL text: ``"schema"."name"`` for PostgreSQL (also what ``to_regclass`` reads);
     as it is for SQLite, whose stores have fixed names (and keep their schema text as it always
-    was). The parts are plain identifiers (:func:`table_parts`, :func:`index_name`)."""
+    was). The parts are plain identifiers (:func:`table_parts`, :func:`suffixed_name`)."""
     if dialect == "sqlite":
         return ".".join(parts)
     return ".".join(f'"{part}"' for part in parts)
@@ -64,10 +64,10 @@ class Table:
 
     def sibling(self, suffix: str) -> str:
         """The companion table ``<table>_<suffix>``, as SQL text."""
-        return sql_name(self.dialect, *self.parts[:-1], index_name(self.parts[-1], suffix))
+        return sql_name(self.dialect, *self.parts[:-1], suffixed_name(self.parts[-1], suffix))
 
     def index(self, suffix: str, columns: str) -> Index:
         """The index ``<table>_<suffix>`` on ``columns``."""
-        name = index_name(self.parts[-1], suffix)
+        name = suffixed_name(self.parts[-1], suffix)
         create = f"CREATE INDEX IF NOT EXISTS {sql_name(self.dialect, name)} ON {self.sql} ({columns})"
         return Index(sql_name(self.dialect, *self.parts[:-1], name), create)
