@@ -6,6 +6,8 @@ and close what it opened.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,22 @@ def drop_pg_table(dsn: str, *tables: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         for table in tables:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+
+
+async def until_server_hung_up(pg: Any, within: float = 5.0) -> None:
+    """Wait until the server's end of a store's idle PostgreSQL connection (``pg``, the
+    ``PgConnection`` of its database) is seen closed by the client, after ``pg_terminate_backend``:
+    how soon that arrives depends on the machine's load, so a fixed sleep makes the tests that
+    follow flaky."""
+    from mcp_elicit.storage.pg_connection import has_unread_data
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        conn = pg._conn
+        if conn is None or has_unread_data(conn):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the terminated PostgreSQL connection still looks open after {within} s")
 
 
 FLOW_COMPANION_SUFFIXES = ("_revoked",)

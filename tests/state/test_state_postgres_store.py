@@ -13,8 +13,7 @@ import psycopg.conninfo
 import psycopg.sql
 import pytest
 from state_support import StoreSpec
-from tests.helpers import until_server_hung_up
-from tests.store_support import drop_pg_table
+from tests.store_support import drop_pg_table, until_server_hung_up
 
 from mcp_elicit.state import PostgresSingleUseStore, StateStoreUnavailable
 
@@ -111,6 +110,19 @@ async def test_unreachable_server_fails_fast_and_clearly() -> None:
     await store.close()
 
 
+async def test_a_failure_keeps_the_first_line_of_the_error() -> None:
+    """psycopg's text may go on with hints and DETAIL lines (which can quote a row's values): the
+    message keeps its first line, as the vault's always did."""
+    store = PostgresSingleUseStore(
+        f"host=127.0.0.1 port={_closed_port()} dbname=test user=postgres", timeout=3
+    )
+    with pytest.raises(StateStoreUnavailable) as info:
+        await store.consume("x", FAR)
+    assert str(info.value).startswith("PostgreSQL single-use store: consume failed: OperationalError: ")
+    assert "\n" not in str(info.value)
+    await store.close()
+
+
 async def test_silent_server_times_out_instead_of_hanging() -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -130,12 +142,12 @@ async def test_silent_server_times_out_instead_of_hanging() -> None:
 async def test_connection_terminated_while_idle_is_replaced(pg_dsn: str, pg_table: str) -> None:
     async with PostgresSingleUseStore(pg_dsn, table=pg_table) as store:
         assert await store.consume("before", FAR)
-        pid = store._pg._conn.info.backend_pid  # type: ignore[union-attr]
+        pid = store._db._pg._conn.info.backend_pid  # type: ignore[union-attr]
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        await until_server_hung_up(store._pg)
+        await until_server_hung_up(store._db._pg)  # type: ignore[attr-defined]
         assert await store.consume("after", FAR) is True
-        assert store._pg._conn.info.backend_pid != pid  # type: ignore[union-attr]
+        assert store._db._pg._conn.info.backend_pid != pid  # type: ignore[union-attr]
         assert await store.consume("before", FAR) is False
 
 

@@ -53,8 +53,9 @@ Redelivery (:class:`RedeliveryStore`, ``StateSealer.claim`` / ``StateSealer.comm
     until the token expires.
 
 Implementations in this package: :class:`SQLiteSingleUseStore` (one host, one or more processes
-sharing a file) and :class:`PostgresSingleUseStore` (any number of hosts); both implement both
-protocols, on one table (a token consumed in strict mode is refused by a claim, and the reverse).
+sharing a file) and :class:`PostgresSingleUseStore` (any number of hosts), both the one store of
+:mod:`mcp_elicit.state.database_store` over their database; they implement both protocols, on one
+table (a token consumed in strict mode is refused by a claim, and the reverse).
 """
 
 from __future__ import annotations

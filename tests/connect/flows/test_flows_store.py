@@ -16,7 +16,8 @@ import pytest
 from flows_support import ALICE, BOB, NOW, FakeClock, StoreSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers import file_modes, until_server_hung_up
+from tests.helpers import file_modes
+from tests.store_support import until_server_hung_up
 
 from mcp_elicit.connect.flows import (
     FLOW_NOT_FOUND_MESSAGE,
@@ -199,6 +200,15 @@ async def test_the_sqlite_file_is_readable_by_this_user_only(tmp_path: Path) -> 
         await store.close()
     assert modes["flows.db"] == 0o600
     assert all(mode == 0o600 for mode in modes.values()), modes
+
+
+async def test_a_database_that_refuses_wal_mode_is_reported() -> None:
+    """Like the other SQLite stores, the flow store keeps its file in WAL mode (a writer never
+    waits for readers); SQLite's temporary database (path "") cannot be, and that is said."""
+    store = SQLiteFlowStore("")
+    with pytest.raises(FlowStoreUnavailable, match="refused WAL mode"):
+        await store.create(ALICE, "connect", "github")
+    await store.close()
 
 
 # ------------------------------------------------------------------------------ expiry
@@ -487,7 +497,7 @@ async def test_postgres_reconnects_after_the_backend_is_terminated(
             (f"%{stores.table}%",),
         ).fetchall()
     assert killed == [(True,)]
-    await until_server_hung_up(store._pg)  # type: ignore[attr-defined]
+    await until_server_hung_up(store._db._pg)  # type: ignore[attr-defined]
     assert (await store.get(flow.id)).status == "pending"  # the dead connection was replaced
 
 

@@ -1,9 +1,8 @@
 """The two fields the kit added to pending flows (``client``, ``description``): cleaned and capped,
-stored by both backends, and added to a table made by an earlier version (SQLite and PostgreSQL)."""
+and stored by both backends."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from kit_support import unique_name
@@ -11,18 +10,11 @@ from tests.helpers import find_pg_dsn
 from tests.store_support import drop_pg_table, flow_tables
 
 from mcp_elicit.connect.flows import FlowStore
-from mcp_elicit.connect.flows.model import MAX_CLIENT_LENGTH, MAX_DESCRIPTION_LENGTH, clean_label, flow_key
+from mcp_elicit.connect.flows.model import MAX_CLIENT_LENGTH, MAX_DESCRIPTION_LENGTH, clean_label
 from mcp_elicit.connect.flows.postgres_store import PostgresFlowStore
 from mcp_elicit.connect.flows.sqlite_store import SQLiteFlowStore
 
 OWNER = "https://auth.example.com|alice"
-# The table as the first release created it (no client, no description).
-OLD_TABLE = (
-    "CREATE TABLE {table} (flow_key TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, kind TEXT NOT NULL, "
-    "provider TEXT NOT NULL, scopes TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, "
-    "expires DOUBLE PRECISION NOT NULL, status TEXT NOT NULL, detail TEXT, updated DOUBLE PRECISION NOT NULL)"
-)
-OLD_ID = "A" * 42 + "B"
 
 
 def test_labels_are_cleaned_and_capped() -> None:
@@ -33,8 +25,6 @@ def test_labels_are_cleaned_and_capped() -> None:
 
 
 async def check_store(store: FlowStore) -> None:
-    old = await store.get(OLD_ID)
-    assert (old.client, old.description, old.status) == (None, None, "pending")
     flow = await store.create(
         OWNER, "secret", "openai_api_key", client="Some\tClient\u2066", description="d" * 1000
     )
@@ -48,39 +38,16 @@ async def check_store(store: FlowStore) -> None:
     assert (await store.get(plain.id)).client is None
 
 
-async def test_sqlite_adds_the_columns_to_an_old_table(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    with sqlite3.connect(path) as conn:
-        conn.execute(OLD_TABLE.format(table="mcp_elicit_flows"))
-        conn.execute(
-            "INSERT INTO mcp_elicit_flows VALUES "
-            "(?, ?, 'connect', 'github', '', 1.0, 9e12, 'pending', NULL, 1.0)",
-            (flow_key(OLD_ID), OWNER),
-        )
-    async with SQLiteFlowStore(path) as store:
+async def test_sqlite_stores_the_labels(tmp_path: Path) -> None:
+    async with SQLiteFlowStore(tmp_path / "flows.db") as store:
         await check_store(store)
-    async with SQLiteFlowStore(path) as again:  # idempotent: the columns are there now
-        assert (await again.get(OLD_ID)).client is None
 
 
-async def test_postgres_adds_the_columns_to_an_old_table() -> None:
-    import psycopg
-    from psycopg import sql
-
-    dsn = find_pg_dsn("the flow store migration")
-    table = unique_name("mcp_elicit_test_kit_old_flows_")
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL(OLD_TABLE).format(table=sql.Identifier(table)))
-        conn.execute(
-            sql.SQL(
-                "INSERT INTO {} VALUES (%s, %s, 'connect', 'github', '', 1.0, 9e12, 'pending', NULL, 1.0)"
-            ).format(sql.Identifier(table)),
-            (flow_key(OLD_ID), OWNER),
-        )
+async def test_postgres_stores_the_labels() -> None:
+    dsn = find_pg_dsn("the flow store's labels")
+    table = unique_name("mcp_elicit_test_kit_flows_")
     try:
         async with PostgresFlowStore(dsn, table=table) as store:
             await check_store(store)
-        async with PostgresFlowStore(dsn, table=table) as again:
-            assert (await again.get(OLD_ID)).client is None
     finally:
         drop_pg_table(dsn, *flow_tables(table))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.helpers import until_server_hung_up
+from tests.store_support import until_server_hung_up
 from vault_support import OWNER, VaultSpec, drop_pg_tables, new_ring, unique_prefix
 
 from mcp_elicit.connect.vault import Vault, VaultUnavailable
-from mcp_elicit.connect.vault._postgres import advisory_key
+from mcp_elicit.connect.vault.vault import advisory_key
 
 
 def _closed_port() -> int:
@@ -140,6 +140,16 @@ async def test_sqlite_in_an_unwritable_place_is_unavailable(tmp_path: Path) -> N
     vault = Vault.sqlite(tmp_path / "missing-dir" / "vault.db", keys=new_ring())
     with pytest.raises(VaultUnavailable, match="SQLite vault"):
         await vault.put_secret(OWNER, "k", "v")
+    await vault.close()
+
+
+async def test_sqlite_failure_names_the_file(tmp_path: Path) -> None:
+    # An operator reading the log must know which file (as for the other SQLite stores).
+    path = tmp_path / "missing-dir" / "vault.db"
+    vault = Vault.sqlite(path, keys=new_ring())
+    with pytest.raises(VaultUnavailable) as info:
+        await vault.put_secret(OWNER, "k", "v")
+    assert str(path) in str(info.value)
     await vault.close()
 
 

@@ -1,11 +1,15 @@
-"""The :class:`FlowStore` protocol and the logic both backends share.
+"""The :class:`FlowStore` protocol, and :class:`DatabaseFlowStore`, the store over a storage
+:class:`~mcp_elicit.storage.database.Database` (SQLite or PostgreSQL; the same statements on both,
+see :mod:`._sql`).
 
 Every state change is one compare-and-set statement (``UPDATE ... WHERE status = <expected> AND
-expires > now [AND owner = ?] RETURNING ...``), so when two requests race (two browser tabs, two
-server processes) exactly one of them changes the row; the others match nothing and are told why
-with a typed error. Creating a flow counts the owner's open flows and inserts in one transaction
-(SQLite ``BEGIN IMMEDIATE``; PostgreSQL a per-owner advisory transaction lock), so the cap holds
-under concurrency too.
+expires > now [AND owner = ?] RETURNING ...``) in autocommit mode, so when two requests race (two
+browser tabs, two server processes) exactly one of them changes the row: SQLite serialises writers
+(across processes too); under PostgreSQL's READ COMMITTED a second updater waits for the first
+one's row lock, re-evaluates the ``WHERE`` against the new row version and matches nothing. The
+others are told why with a typed error. Creating a flow inserts only while the owner's open flows
+are under the cap, in a transaction that takes the owner's lock (SQLite ``BEGIN IMMEDIATE``;
+PostgreSQL a per-owner advisory transaction lock), so the cap holds under concurrency too.
 
 Records are keyed by the SHA-256 of their id; the id itself is not stored (see
 :func:`~mcp_elicit.connect.flows.model.flow_key`).
@@ -19,17 +23,18 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
+from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit.connect.identity.principal import Principal
+from mcp_elicit.storage.database import Database
 
-from . import _sql
-from .errors import FlowNotFound, FlowStoreUnavailable
+from ._sql import Statements
+from .errors import FlowNotFound, FlowStoreUnavailable, TooManyPendingFlows
 from .model import (
     MAX_CLIENT_LENGTH,
     MAX_DESCRIPTION_LENGTH,
     MAX_FLOW_TTL,
     FlowKind,
     PendingFlow,
-    Row,
     checked_detail,
     checked_id,
     checked_kind,
@@ -48,7 +53,7 @@ from .model import (
 __all__ = [
     "MAX_SESSION_LIFETIME",
     "SWEEP_INTERVAL",
-    "BaseFlowStore",
+    "DatabaseFlowStore",
     "FlowStore",
     "SessionRevocations",
     "sign_out_everywhere",
@@ -164,11 +169,19 @@ async def sign_out_everywhere(flows: FlowStore, principal: str | Principal) -> N
     await flows.revoke_sessions_of(principal)
 
 
-class BaseFlowStore:
-    """Validation, id generation and error shaping; a backend supplies the statements."""
+class DatabaseFlowStore(ClosesOnExit):
+    """Pending flows and sign-outs in ``database`` (see the module docstring): validation, id
+    generation and error shaping over the statements of :mod:`._sql`.
+
+    ``max_pending_per_user``: open flows allowed per owner. ``ttl``: default flow lifetime (at
+    most :data:`MAX_FLOW_TTL`). ``retention``: seconds a record is kept after its expiry.
+    ``clock``: wall-clock seconds.
+    """
 
     def __init__(
         self,
+        database: Database,
+        statements: Statements,
         *,
         max_pending_per_user: int,
         ttl: float,
@@ -184,42 +197,10 @@ class BaseFlowStore:
             raise ValueError("retention must be a finite number of seconds >= 0")
         self.max_pending_per_user = max_pending_per_user
         self.retention = float(retention)
+        self._db = database
+        self._sql = statements
         self._clock = clock
         self._swept = -math.inf  # when this store last swept every owner's records
-
-    # -------------------------------------------------------------- backend primitives
-
-    async def _insert(
-        self,
-        key: str,
-        owner: str,
-        kind: str,
-        provider: str,
-        scopes: str,
-        now: float,
-        expires: float,
-        labels: tuple[str | None, str | None],
-    ) -> None:
-        """In one transaction: mark the owner's stale open records expired, purge the owner's
-        records past retention, count the open ones, raise ``TooManyPendingFlows`` at the cap,
-        insert."""
-        raise NotImplementedError
-
-    async def _update_returning(self, statement: str, params: tuple[object, ...]) -> Row | None:
-        raise NotImplementedError
-
-    async def _select(self, key: str) -> Row | None:
-        raise NotImplementedError
-
-    async def _expire(self, now: float) -> int:
-        raise NotImplementedError
-
-    async def _revoke(self, key: str, since: float, until: float, now: float) -> None:
-        """Upsert a revocation row (see ``_sql.REVOKE``), purging rows past their end."""
-        raise NotImplementedError
-
-    async def _revoked(self, session_key: str, owner_row: str, created: float, now: float) -> bool:
-        raise NotImplementedError
 
     # -------------------------------------------------------------- the API
 
@@ -244,16 +225,19 @@ class BaseFlowStore:
         flow_id = new_flow_id()
         now = self._clock()
         expires = now + lifetime
-        await self._insert(
-            flow_key(flow_id),
-            owner_str,
-            checked,
-            provider,
-            " ".join(scope_tuple),
-            now,
-            expires,
-            (client_label, description_label),
+        record = (flow_key(flow_id), owner_str, checked, provider, " ".join(scope_tuple), now, expires, now)
+        limit = self.max_pending_per_user
+        *_, inserted = await self._db.transaction(
+            [
+                (self._sql.expire_owner, (now, owner_str, now)),
+                (self._sql.purge_owner, (owner_str, now - self.retention)),
+                (self._sql.insert, (*record, client_label, description_label, owner_str, now, limit)),
+            ],
+            lock=owner_str,
+            what="create",
         )
+        if not inserted:
+            raise TooManyPendingFlows(limit)
         await self._sweep(now)
         _log.info(
             "flow %s created: %s %s for %r, expires in %gs",
@@ -278,7 +262,7 @@ class BaseFlowStore:
 
     async def get(self, flow_id: str) -> PendingFlow:
         valid = checked_id(flow_id)
-        row = await self._select(flow_key(valid))
+        row = await self._db.fetchone(self._sql.select, (flow_key(valid),))
         if row is None:
             raise FlowNotFound("unknown")
         return flow_from_row(valid, row, self._clock())
@@ -294,22 +278,14 @@ class BaseFlowStore:
         return flow
 
     async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        caller = owner_key(owner)
-        return await self._transition(
-            "begin", flow_id, caller, lambda key, now: (now, key, now, caller), _sql.BEGIN
-        )
+        return await self._transition("begin", flow_id, owner_key(owner), self._sql.begin)
 
     async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        caller = owner_key(owner)
-        return await self._transition(
-            "claim", flow_id, caller, lambda key, now: (now, key, now, caller), _sql.CLAIM
-        )
+        return await self._transition("claim", flow_id, owner_key(owner), self._sql.claim)
 
     async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
         caller = None if owner is None else owner_key(owner)
-        return await self._transition(
-            "complete", flow_id, caller, lambda key, now: (now, key, now, caller, caller), _sql.COMPLETE
-        )
+        return await self._transition("complete", flow_id, caller, self._sql.complete)
 
     async def fail(
         self,
@@ -323,15 +299,22 @@ class BaseFlowStore:
         text = checked_detail(detail)
         status = "declined" if declined else "failed"
         return await self._transition(
-            "decline" if declined else "fail",
-            flow_id,
-            caller,
-            lambda key, now: (status, text, now, key, now, caller, caller),
-            _sql.FAIL,
+            "decline" if declined else "fail", flow_id, caller, self._sql.fail, status, text
         )
 
     async def expire_old(self, now: float | None = None) -> int:
         return await self._expire(self._clock() if now is None else float(now))
+
+    async def _expire(self, now: float) -> int:
+        marked, _, _ = await self._db.transaction(
+            [
+                (self._sql.expire_all, (now, now)),
+                (self._sql.purge_all, (now - self.retention,)),
+                (self._sql.purge_revoked, (now,)),
+            ],
+            what="expire",
+        )
+        return marked
 
     async def _sweep(self, now: float) -> None:
         """``expire_old`` at most every :data:`SWEEP_INTERVAL` seconds; a failure is logged (the
@@ -345,6 +328,12 @@ class BaseFlowStore:
             _log.warning("sweeping old flows failed: %s", exc)
 
     # -------------------------------------------------------------- session revocations
+
+    async def _revoke(self, key: str, since: float, until: float, now: float) -> None:
+        """Keep a sign-out (the later cut-off and end win), purging those past their end."""
+        await self._db.transaction(
+            [(self._sql.purge_revoked, (now,)), (self._sql.revoke, (key, since, until))], what="revoke"
+        )
 
     async def revoke_session(self, session_id: str, until: float) -> None:
         key = _session_key(session_id)
@@ -363,27 +352,27 @@ class BaseFlowStore:
     async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
         if isinstance(created, bool) or not isinstance(created, int | float) or not math.isfinite(created):
             raise ValueError("created must be a finite time in seconds")
-        return await self._revoked(
-            _session_key(session_id), _owner_row(owner_key(owner)), float(created), self._clock()
-        )
+        params = (self._clock(), _session_key(session_id), _owner_row(owner_key(owner)), float(created))
+        return await self._db.fetchone(self._sql.is_revoked, params) is not None
+
+    async def close(self) -> None:
+        """Release the database's connections. Later calls raise :class:`FlowStoreUnavailable`."""
+        await self._db.close()
 
     async def _transition(
-        self,
-        action: str,
-        flow_id: str,
-        owner: str | None,
-        params: Callable[[str, float], tuple[object, ...]],
-        statement: str,
+        self, action: str, flow_id: str, owner: str | None, statement: str, *assignments: object
     ) -> PendingFlow:
+        """One compare-and-set (``statement``: see ``_sql.Statements``); if it matched nothing,
+        the record read again says why."""
         valid = checked_id(flow_id)
         key = flow_key(valid)
         now = self._clock()
-        row = await self._update_returning(statement, params(key, now))
+        row = await self._db.fetchone(statement, (*assignments, now, key, now, owner, owner), what=action)
         if row is not None:
             flow = flow_from_row(valid, row, now)
             _log.info("flow %s: %s -> %s", flow.fingerprint, action, flow.status)
             return flow
-        current = await self._select(key)
+        current = await self._db.fetchone(self._sql.select, (key,))
         error = refusal(current, owner, now, action)
         if isinstance(error, FlowNotFound) and error.reason == "other-owner" and current is not None:
             _security_event(valid, action, str(current[0]), str(owner))

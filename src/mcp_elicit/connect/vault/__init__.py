@@ -19,8 +19,8 @@ principal of the validated MCP access token), and never sent to the MCP client.
   :class:`~mcp_elicit.state.KeyRing` key; the associated data binds version, kind, owner, provider
   (or secret name) and record id, so a ciphertext copied to another row fails with
   :class:`VaultCorrupt`. :meth:`Vault.rotate` re-wraps every data key under a new key.
-* **Storage**: SQLite (WAL; default) or PostgreSQL (psycopg 3, imported lazily), tables created on
-  first use; the same behaviour on both.
+* **Storage**: SQLite (WAL; default) or PostgreSQL (psycopg 3, imported lazily), through
+  :mod:`mcp_elicit.storage`; tables created on first use; the same behaviour on both.
 * **Refresh** (:meth:`Vault.fresh_connection`): single-flight per connection within a process
   (one shared task) and across processes (PostgreSQL advisory lock; SQLite lease row), re-reading
   after the lock; ``invalid_grant`` marks the connection ``needs_reauthorization`` and raises

@@ -1,5 +1,6 @@
-"""The vault's SQL, written once for SQLite and PostgreSQL (``?`` placeholders; the PostgreSQL
-backend turns them into ``%s``). Table names come from a validated prefix and are double-quoted.
+"""The vault's SQL, written once for SQLite and PostgreSQL (``?`` placeholders, turned into the
+dialect's by :func:`~mcp_elicit.storage.database.in_dialect`); only the column types differ.
+Table names come from a validated prefix and are double-quoted.
 
 Tables (``P`` = the prefix):
 
@@ -11,7 +12,8 @@ Tables (``P`` = the prefix):
 * ``P secrets``: ``id``, ``owner``, ``name`` (unique together), ``key_id``, ``sealed``, ``revision``,
   ``created_at``, ``updated_at``.
 * ``P locks`` (SQLite only): refresh leases, so that single-flight holds across processes sharing
-  one file (PostgreSQL uses advisory locks instead).
+  one file (:meth:`~mcp_elicit.storage.sqlite.SQLiteDatabase.exclusive`; PostgreSQL uses advisory
+  locks instead).
 """
 
 # ruff: noqa: S608 - statements are built from constants and a prefix checked by check_prefix()
@@ -20,11 +22,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
-__all__ = ["CONNECTION_COLUMNS", "SECRET_COLUMNS", "Statements", "check_prefix"]
+from mcp_elicit.storage.database import Dialect, in_dialect
 
-Dialect = Literal["sqlite", "postgres"]
+__all__ = ["CONNECTION_COLUMNS", "SECRET_COLUMNS", "Statements", "check_prefix", "lease_table"]
 
 _PREFIX_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 
@@ -46,12 +48,17 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
+def lease_table(prefix: str) -> str:
+    """The SQLite vault's table of refresh leases."""
+    return f'"{check_prefix(prefix)}locks"'
+
+
 @dataclass(frozen=True, slots=True)
 class Statements:
     """Every statement the vault runs, for one dialect and one table prefix."""
 
     schema: tuple[str, ...]
-    tables: tuple[str, ...]
+    tables: tuple[str, str]
     get_connection: str
     list_connections: str
     list_owner_connections: str
@@ -73,19 +80,16 @@ class Statements:
     get_secret_by_id: str
     rewrap_secret: str
     key_usage: str
-    acquire_lease: str
-    release_lease: str
 
     @classmethod
     def build(cls, dialect: Dialect, prefix: str) -> Statements:
         check_prefix(prefix)
         conns = f'"{prefix}connections"'
         secrets = f'"{prefix}secrets"'
-        locks = f'"{prefix}locks"'
         real = "REAL" if dialect == "sqlite" else "double precision"
         blob = "BLOB" if dialect == "sqlite" else "bytea"
         integer = "INTEGER" if dialect == "sqlite" else "bigint"
-        schema = [
+        schema = (
             f"CREATE TABLE IF NOT EXISTS {conns} (id TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, "
             f"provider TEXT NOT NULL, status TEXT NOT NULL, expires_at {real}, key_id TEXT NOT NULL, "
             f"sealed {blob} NOT NULL, revision {integer} NOT NULL, created_at {real} NOT NULL, "
@@ -94,17 +98,11 @@ class Statements:
             f"name TEXT NOT NULL, key_id TEXT NOT NULL, sealed {blob} NOT NULL, "
             f"revision {integer} NOT NULL, created_at {real} NOT NULL, updated_at {real} NOT NULL, "
             "UNIQUE (owner, name))",
-        ]
-        tables = [f"{prefix}connections", f"{prefix}secrets"]
-        if dialect == "sqlite":
-            schema.append(
-                f"CREATE TABLE IF NOT EXISTS {locks} (key TEXT PRIMARY KEY NOT NULL, "
-                f"holder TEXT NOT NULL, expires_at {real} NOT NULL)"
-            )
-            tables.append(f"{prefix}locks")
+        )
+
         statements = cls(
-            schema=tuple(schema),
-            tables=tuple(tables),
+            schema=schema,
+            tables=(f"{prefix}connections", f"{prefix}secrets"),
             get_connection=f"SELECT {CONNECTION_COLUMNS} FROM {conns} WHERE owner = ? AND provider = ?",
             list_connections=f"SELECT {CONNECTION_COLUMNS} FROM {conns} ORDER BY owner, provider",
             list_owner_connections=(
@@ -164,18 +162,5 @@ class Statements:
                 f"SELECT key_id, COUNT(*) FROM (SELECT key_id FROM {conns} UNION ALL "
                 f"SELECT key_id FROM {secrets}) AS k GROUP BY key_id"
             ),
-            acquire_lease=(
-                f"INSERT INTO {locks} (key, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) "
-                f"DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "
-                f"WHERE {locks}.expires_at < ?"
-            ),
-            release_lease=f"DELETE FROM {locks} WHERE key = ? AND holder = ?",
         )
-        if dialect == "postgres":
-            converted = {
-                name: getattr(statements, name).replace("?", "%s")
-                for name in cls.__dataclass_fields__
-                if isinstance(getattr(statements, name), str)
-            }
-            statements = cls(schema=statements.schema, tables=statements.tables, **converted)
-        return statements
+        return in_dialect(statements, dialect)

@@ -32,6 +32,7 @@ import secrets as _secrets
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, Final, Literal
 
@@ -42,9 +43,9 @@ from mcp_elicit.state import KeyRing
 from mcp_elicit.state.key_file import ENV_FILE_VAR as STATE_KEYS_FILE_ENV
 from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import ENV_VAR as STATE_KEYS_ENV
+from mcp_elicit.storage.database import Database, Executor, Row
 
-from ._db import Database, Row
-from ._sql import Statements, check_prefix
+from ._sql import Statements, check_prefix, lease_table
 from .crypto import RecordContext, RecordKind, VaultKeys, ring_from
 from .errors import (
     NeedsReauthorization,
@@ -65,7 +66,7 @@ from .records import (
     Secret,
 )
 
-__all__ = ["DEFAULT_TABLE_PREFIX", "VAULT_KEYS_ENV", "Vault"]
+__all__ = ["DEFAULT_TABLE_PREFIX", "VAULT_KEYS_ENV", "Vault", "advisory_key"]
 
 _log = logging.getLogger("mcp_elicit.connect.vault")
 
@@ -155,6 +156,23 @@ def _new_id() -> str:
     return _secrets.token_urlsafe(16)
 
 
+def _lock_scope(prefix: str) -> str:
+    return f"mcp-elicit/vault refresh lock\x00{prefix}"
+
+
+def _lock_name(owner: str, provider: str) -> str:
+    """The refresh lock of one connection (a lease key on SQLite; hashed on PostgreSQL)."""
+    return f"refresh\x00{owner}\x00{provider}"
+
+
+def advisory_key(prefix: str, owner: str, provider: str) -> int:
+    """The PostgreSQL advisory-lock key of one connection's refresh lock (what ``pg_locks`` shows
+    while a refresh or a disconnect holds it), distinct per table prefix."""
+    from mcp_elicit.storage.postgres import lock_key
+
+    return lock_key(_lock_scope(prefix), _lock_name(owner, provider))
+
+
 def _retrieve(task: asyncio.Task[Any]) -> None:
     if not task.cancelled():
         task.exception()
@@ -208,12 +226,23 @@ class Vault(ClosesOnExit):
         refresh_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
     ) -> Vault:
-        """A vault in an SQLite file (WAL; created with mode 0600 if missing)."""
-        from ._sqlite import SQLiteDatabase
+        """A vault in an SQLite file (WAL, ``synchronous=FULL``: a refresh that rotated the refresh
+        token must survive a power cut; created with mode 0600 if missing). Single-flight across
+        processes sharing the file: a lease row per connection."""
+        from mcp_elicit.storage.sqlite import SQLiteDatabase
 
         timeout, refresh_timeout = cls._check_timeouts(timeout, refresh_timeout)
-        statements = Statements.build("sqlite", check_prefix(table_prefix))
-        database = SQLiteDatabase(os.fspath(path), statements, timeout=timeout)
+        prefix = check_prefix(table_prefix)
+        statements = Statements.build("sqlite", prefix)
+        database = SQLiteDatabase(
+            os.fspath(path),
+            statements.schema,
+            label="SQLite vault",
+            unavailable=VaultUnavailable,
+            busy_timeout=timeout,
+            durable=True,
+            leases=lease_table(prefix),
+        )
         return cls(
             database,
             statements,
@@ -234,13 +263,22 @@ class Vault(ClosesOnExit):
         refresh_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
     ) -> Vault:
-        """A vault in PostgreSQL, shared by any number of instances (psycopg 3 is imported here)."""
-        from ._postgres import PostgresDatabase
+        """A vault in PostgreSQL, shared by any number of instances (psycopg 3 is imported here).
+        Single-flight across instances: an advisory lock per connection (:func:`advisory_key`)."""
+        from mcp_elicit.storage.postgres import PostgresDatabase
 
         timeout, refresh_timeout = cls._check_timeouts(timeout, refresh_timeout)
         prefix = check_prefix(table_prefix)
         statements = Statements.build("postgres", prefix)
-        database = PostgresDatabase(dsn, statements, prefix=prefix, timeout=timeout)
+        database = PostgresDatabase(
+            dsn,
+            statements.schema,
+            label="PostgreSQL vault",
+            unavailable=VaultUnavailable,
+            timeout=timeout,
+            where="tables " + ", ".join(repr(table) for table in statements.tables),
+            lock_scope=_lock_scope(prefix),
+        )
         return cls(
             database,
             statements,
@@ -269,7 +307,9 @@ class Vault(ClosesOnExit):
     @property
     def sqlite_path(self) -> str | None:
         """The SQLite file of an SQLite vault (``":memory:"`` in memory); None for PostgreSQL."""
-        from mcp_elicit.connect.vault._sqlite import SQLiteDatabase
+        if self._db.dialect != "sqlite":
+            return None
+        from mcp_elicit.storage.sqlite import SQLiteDatabase
 
         return self._db.path if isinstance(self._db, SQLiteDatabase) else None
 
@@ -550,11 +590,16 @@ class Vault(ClosesOnExit):
         if self._inflight.get(key) is task:
             del self._inflight[key]
 
-    def _lock_bounds(self) -> tuple[float, float]:
-        """(wait, hold) for the cross-process lock: a holder may spend the refresher's timeout plus
-        a few database round trips; a waiter waits for one such holder."""
+    def _refresh_lock(self, owner: str, provider: str) -> AbstractAsyncContextManager[Executor]:
+        """The cross-process lock of one connection: a holder may spend the refresher's timeout
+        plus a few database round trips; a waiter waits for one such holder."""
         hold = self._refresh_timeout + 3 * self._timeout
-        return hold + self._timeout, hold
+        return self._db.exclusive(
+            _lock_name(owner, provider),
+            wait=hold + self._timeout,
+            hold=hold,
+            what=f"the refresh lock of {provider!r}",
+        )
 
     async def _call_refresher(
         self, refresher: Refresher, connection: Connection
@@ -582,12 +627,11 @@ class Vault(ClosesOnExit):
         return result
 
     async def _refresh(self, owner: str, provider: str, refresher: Refresher, skew: float) -> Connection:
-        wait, hold = self._lock_bounds()
         async with self._key_lock(owner, provider):
             outcome: Connection | VaultError | None = None
             pending: tuple[object, ...] | None = None
             try:
-                async with self._db.exclusive(owner, provider, wait=wait, hold=hold) as tx:
+                async with self._refresh_lock(owner, provider) as tx:
                     row = await tx.fetchone(self._sql.get_connection, (owner, provider))
                     current = self._require_usable(
                         None if row is None else self._connection_from_row(row), owner, provider
@@ -715,12 +759,11 @@ class Vault(ClosesOnExit):
         self._check_open()
         _check_text("owner", owner)
         _check_text("provider", provider)
-        wait, hold = self._lock_bounds()
         async with self._key_lock(owner, provider):
             failure: RevocationFailed | None = None
             found = False
             try:
-                async with self._db.exclusive(owner, provider, wait=wait, hold=hold) as tx:
+                async with self._refresh_lock(owner, provider) as tx:
                     row = await tx.fetchone(self._sql.get_connection, (owner, provider))
                     if row is not None:
                         found = True

@@ -1,6 +1,8 @@
-"""PostgreSQL pieces shared by the stores (single-use state, pending flows, vault).
+"""The connection under :class:`~mcp_elicit.storage.postgres.PostgresDatabase`: one shared psycopg
+connection, every operation bounded in time, and operations that ran out of time abandoned without
+closing a socket the event loop still watches.
 
-No psycopg import at module level here: :class:`PgConnection` imports psycopg when a store
+No psycopg import at module level here: :class:`PgConnection` imports psycopg when a database
 creates one, so importing :mod:`mcp_elicit` never imports psycopg.
 """
 
@@ -8,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import math
 import os
-import re
 import select
 import socket
 from collections.abc import Awaitable, Callable, Sequence
@@ -26,81 +26,12 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 _log = logging.getLogger("mcp_elicit.postgres")
-_IDENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 # How long an abandoned operation gets to end by itself (its sockets shut down) before it is
 # cancelled, and how long a caller waits for that before going on.
 _GRACE: Final = 0.5
 _DURABLE_COMMITS: Final = (
     "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'"
 )
-
-
-def table_parts(table: str) -> tuple[str, ...]:
-    """``name`` or ``schema.name``, each a plain identifier (so it can be quoted safely)."""
-    if not isinstance(table, str):
-        raise TypeError("table must be a str")
-    parts = tuple(table.split("."))
-    if len(parts) > 2 or not all(_IDENT_RE.fullmatch(part) for part in parts):
-        raise ValueError(
-            "table must be 'name' or 'schema.name', each part a plain identifier of at most 63 "
-            f"characters (letters, digits, underscore): {table!r}"
-        )
-    return parts
-
-
-def index_name(table: str, suffix: str) -> str:
-    """``<table>_<suffix>``, kept within PostgreSQL's 63-byte limit and distinct for tables that
-    share a long prefix."""
-    name = f"{table}_{suffix}"
-    if len(name) <= 63:
-        return name
-    return f"{table[:40]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}_{suffix}"
-
-
-def quoted_name(*parts: str) -> str:
-    """``"schema"."name"`` (or ``"name"``) as text for a ``::regclass`` or ``to_regclass``
-    parameter; the parts are plain identifiers (:func:`table_parts`, :func:`index_name`)."""
-    return ".".join(f'"{part}"' for part in parts)
-
-
-def index_unless_present(index: str, create: Query) -> Ddl:
-    """A DDL step that runs ``create`` (a ``CREATE INDEX``) only when the catalog has no relation
-    named ``index`` (:func:`quoted_name`, schema-qualified like the table).
-
-    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on the table *before* it looks: on every
-    reconnect it would wait for any open write transaction on the table (a purge, another
-    instance's transaction, an administrator's session) until the statement timeout, and while
-    queued it would hold up every other instance's writes."""
-
-    async def step(conn: AsyncConnection[Any]) -> None:
-        cursor = await conn.execute("SELECT to_regclass(%s::text) IS NULL", (index,))
-        row = await cursor.fetchone()
-        if row is None or row[0]:
-            await conn.execute(create)
-
-    return step
-
-
-def columns_unless_present(table: str, columns: Sequence[str], add: Callable[[str], Query]) -> Ddl:
-    """A DDL step that runs ``add(column)`` (an ``ALTER TABLE ... ADD COLUMN``) for each of
-    ``columns`` the table (:func:`quoted_name`) lacks, and nothing when it has them all.
-
-    ``ALTER TABLE`` takes an ACCESS EXCLUSIVE lock even when ``IF NOT EXISTS`` finds the column:
-    on every reconnect it would wait for any reader of the table (a report, ``pg_dump``) and,
-    while queued, block every query of every other instance on it."""
-    names = list(columns)
-
-    async def step(conn: AsyncConnection[Any]) -> None:
-        cursor = await conn.execute(
-            "SELECT c FROM unnest(%s::text[]) WITH ORDINALITY AS t (c, n) "
-            "WHERE NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::text::regclass "
-            "AND attname = c AND NOT attisdropped) ORDER BY n",
-            (names, table),
-        )
-        for (column,) in await cursor.fetchall():
-            await conn.execute(add(str(column)))
-
-    return step
 
 
 def has_unread_data(conn: AsyncConnection[Any]) -> bool:
@@ -151,25 +82,24 @@ def retrieve(task: asyncio.Task[Any]) -> None:
 class PgConnection:
     """One psycopg 3 ``AsyncConnection`` shared by a store's operations, (re)connected on demand.
 
-    * psycopg is imported here, when a store creates its ``PgConnection`` (``needs`` names the
+    * psycopg is imported here, when a store creates its ``PgConnection`` (``label`` names the
       store in the :class:`ImportError`). ``dsn`` must be a libpq connection string or URI; it is
       never part of a message or a repr, and a password in it is masked should libpq echo it.
     * The shared connection is opened in autocommit mode with our own ``connect_timeout`` (unless
       the DSN sets one), ``statement_timeout`` = ``timeout`` and ``synchronous_commit`` at least
-      ``on`` (a crash must not forget a commit we reported); then :attr:`ddl` runs (set by the
-      store once it has composed its statements: statements, or async callables taking the
-      connection), each with the "lost the race" errors of two
-      processes creating the same object suppressed. An idle connection whose socket has unread
-      data (the server is closing it) is replaced before use.
+      ``on`` (a crash must not forget a commit we reported); then :attr:`ddl` runs (statements,
+      or async callables taking the connection), each with the "lost the race" errors of two
+      processes creating the same object suppressed, and a refusal for want of rights logged
+      (a role that may only read and write uses the tables an administrator made). An idle
+      connection whose socket has unread data (the server is closing it) is replaced before use.
     * :meth:`run` waits for the connection's ``asyncio.Lock`` and runs the operation as a task, all
       within ``timeout``. On timeout or cancellation the operation is abandoned (:meth:`_abandon`):
       its connections are shut down, so it fails at once inside psycopg, and closed only once it
       has ended (never under the event loop's watch); a new call connects again. Any failure
-      except ``passthrough`` drops the connection; psycopg and OS errors become
-      ``unavailable(message)`` (chained to the original when ``chain``; :meth:`failure` words the
-      message and may be overridden), and ``label`` starts every message.
-    * :meth:`connect`, :meth:`bounded` and :meth:`drop` serve connections of a store's own (the
-      vault's refresh-lock transactions) under the same deadline and abandonment rules.
+      drops the connection; psycopg and OS errors become ``unavailable(message)`` (chained to the
+      original when ``chain``; worded by :meth:`failure`), and ``label`` starts every message.
+    * :meth:`connect`, :meth:`bounded` and :meth:`drop` serve connections of the caller's own
+      (:meth:`PostgresDatabase.exclusive`) under the same deadline and abandonment rules.
     * Belongs to one event loop.
     """
 
@@ -180,8 +110,6 @@ class PgConnection:
         timeout: float,
         label: str,
         unavailable: Callable[[str], Exception],
-        needs: str,
-        passthrough: tuple[type[BaseException], ...] = (),
         chain: bool = False,
     ) -> None:
         try:
@@ -189,7 +117,7 @@ class PgConnection:
             from psycopg import sql
             from psycopg.conninfo import conninfo_to_dict
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(f"{needs} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
+            raise ImportError(f"the {label} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
         if not isinstance(dsn, str):
             raise TypeError("dsn must be a str")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
@@ -209,15 +137,14 @@ class PgConnection:
         if "connect_timeout" not in params:  # libpq counts whole seconds, minimum 2
             self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
         self._unavailable = unavailable
-        self._passthrough = passthrough
         self._chain = chain
         self._race_lost: tuple[type[Exception], ...] = (
             psycopg.errors.UniqueViolation,
             psycopg.errors.DuplicateTable,
             psycopg.errors.DuplicateObject,
-            psycopg.errors.DuplicateColumn,
         )
         self._not_allowed: type[Exception] = psycopg.errors.InsufficientPrivilege
+        self._lock_timeout: type[Exception] = psycopg.errors.LockNotAvailable
         self._set_timeout = sql.SQL("SET statement_timeout = {}").format(
             sql.Literal(max(1, int(self.timeout * 1000)))
         )
@@ -243,8 +170,14 @@ class PgConnection:
         return text.replace(self._dsn, "<dsn>") if self._dsn else text
 
     def failure(self, what: str, exc: BaseException) -> Exception:
-        """The store's "unavailable" error for a psycopg or OS error raised by ``what``."""
-        return self._unavailable(f"{self.label}: {what} failed: {self.scrub(f'{type(exc).__name__}: {exc}')}")
+        """The store's "unavailable" error for a psycopg or OS error raised by ``what``: the first
+        line of the error only (a DETAIL line may quote a row's values), or, for a lock that could
+        not be had within ``lock_timeout``, that."""
+        if isinstance(exc, self._lock_timeout):
+            return self._unavailable(f"{self.label}: timed out waiting for {what}")
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        detail = f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+        return self._unavailable(f"{self.label}: {what} failed: {self.scrub(detail)}")
 
     # ------------------------------------------------------------------------------ connections
 
@@ -414,8 +347,6 @@ class PgConnection:
                 conn = await self._shared(used)
                 try:
                     return await op(conn)
-                except self._passthrough:
-                    raise  # a refusal of the store's own: the connection is fine
                 except BaseException:
                     await self.drop(conn)
                     raise
