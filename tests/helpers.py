@@ -260,21 +260,6 @@ class ThreadedServer:
         self.sock.close()
 
 
-async def until_server_hung_up(pg: Any, within: float = 5.0) -> None:
-    """Wait until the server's end of a store's idle PostgreSQL connection (``pg``, its
-    ``PgConnection``) is seen closed by the client, after ``pg_terminate_backend``: how soon that
-    arrives depends on the machine's load, so a fixed sleep makes the tests that follow flaky."""
-    from mcp_elicit._pg import has_unread_data
-
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        conn = pg._conn
-        if conn is None or has_unread_data(conn):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"the terminated PostgreSQL connection still looks open after {within} s")
-
-
 def file_modes(folder: Path) -> dict[str, int]:
     """Permission bits of each file in ``folder`` (for the checks that stores keep files private)."""
     return {entry.name: stat.S_IMODE(entry.stat().st_mode) for entry in folder.iterdir()}
