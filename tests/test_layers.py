@@ -6,7 +6,7 @@ only name types. The layers, bottom first::
 
     schema                       the requestedSchema subset
     wire                         sans-IO protocol (may use schema's text helpers)
-    _closing, _pg, _sqlite       storage helpers
+    _closing, storage            the storage layer (SQLite and PostgreSQL databases) and its helper
     state                        sealed requestState, single-use stores
     server                       Server, the engine, Context
     transport                    stdio and Streamable HTTP, server side
@@ -33,12 +33,11 @@ BELOW: dict[str, set[str]] = {
     "schema": set(),
     "wire": {"schema"},
     "_closing": set(),
-    "_pg": set(),
-    "_sqlite": set(),
-    "state": {"schema", "wire", "_closing", "_pg", "_sqlite"},
+    "storage": set(),
+    "state": {"schema", "wire", "_closing", "storage"},
     "server": {"schema", "wire", "state", "_closing"},
     "transport": {"schema", "wire", "state", "server"},
-    "connect": {"schema", "wire", "state", "server", "transport", "_closing", "_pg", "_sqlite"},
+    "connect": {"schema", "wire", "state", "server", "transport", "_closing", "storage"},
     "client": {"schema", "wire", "<root>"},
     "cli": {"schema", "wire", "state", "server", "transport", "connect", "client", "demo", "<root>"},
     "demo": {"schema", "wire", "state", "server", "transport", "connect", "client", "cli", "<root>"},

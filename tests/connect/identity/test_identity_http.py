@@ -175,7 +175,13 @@ async def test_a_notification_is_authenticated_like_a_request(
     deployment: Deployment, rsa: SigningKey
 ) -> None:
     body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-    headers = {"content-type": "application/json", "accept": "application/json"}
+    # A 2026-07-28 notification (by its header): one without the header, and without a session,
+    # would be a 2025-11-25 message outside any session (400).
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+    }
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.post(f"{deployment.base}/mcp", content=json.dumps(body), headers=headers)
         assert response.status_code == 401
@@ -240,8 +246,11 @@ async def test_metadata_endpoint(deployment: Deployment) -> None:
         preflight = await client.options(deployment.base + WELL_KNOWN_PATH)
         assert preflight.status_code == 204
         assert "GET" in preflight.headers["access-control-allow-methods"]
-        # Other paths still reach the MCP app (which wants a POST).
-        assert (await client.get(deployment.base + "/mcp")).status_code == 405
+        # Other paths still reach the MCP app, which checks the token before anything else (a GET
+        # is a 2025-11-25 session's stream).
+        mcp = await client.get(deployment.base + "/mcp")
+        assert mcp.status_code == 401
+        assert mcp.headers["www-authenticate"].startswith("Bearer ")
 
 
 async def test_issuer_down_fails_closed_with_a_server_error(rsa: SigningKey) -> None:
