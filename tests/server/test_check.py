@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypedDict, TypeVar
@@ -212,7 +213,7 @@ def test_names_from_the_module_from_a_closure_and_behind_a_decorator() -> None:
 
     @dataclass
     class LocalForm:  # a class of the enclosing function, which the handler closes over
-        secret: str
+        secret: str  # at: LocalForm.secret
 
     @app.tool()
     @logged
@@ -222,7 +223,40 @@ def test_names_from_the_module_from_a_closure_and_behind_a_decorator() -> None:
         return "x"
 
     problems = app.check()
-    assert [(p.name, p.field) for p in problems] == [("wrapped", "password"), ("wrapped", "secret")]
+    assert [(p.name, p.field, p.field_line) for p in problems] == [
+        ("wrapped", "password", at("Login.password")),
+        ("wrapped", "secret", at("LocalForm.secret")),
+    ]
+
+
+def _refuse(name: str) -> Any:
+    raise RuntimeError(f"no {name} here")
+
+
+lazy = types.ModuleType("lazy")
+lazy.__getattr__ = _refuse  # type: ignore[attr-defined]  # a module whose names are made on access
+
+
+def test_code_of_the_server_that_fails_during_the_check_is_a_note() -> None:
+    app = server()
+
+    @app.tool()
+    async def from_lazy(ctx: Context) -> str:
+        await ctx.elicit("Lazy", lazy.Form)  # at: lazy
+        await ctx.elicit("Then", Login)  # at: after lazy
+        return "x"
+
+    @app.tool()
+    async def sign_in(ctx: Context) -> str:
+        await ctx.elicit("Sign in", Login)  # at: sign_in
+        return "x"
+
+    result = app.check()
+    # The other forms are still checked.
+    assert [(p.name, p.line) for p in result] == [("from_lazy", at("after lazy")), ("sign_in", at("sign_in"))]
+    (unchecked,) = result.unchecked
+    assert (unchecked.name, unchecked.line) == ("from_lazy", at("lazy"))
+    assert unchecked.reason == "the check failed on it (RuntimeError: no Form here)"
 
 
 def test_what_cannot_be_built_without_running_is_reported_as_not_checked() -> None:

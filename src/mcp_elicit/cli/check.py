@@ -149,7 +149,9 @@ def _import(where: str) -> ModuleType:
 
 
 def _import_file(path: Path) -> ModuleType:
-    name = path.stem
+    # Its own name, so that its modules can import it back; not over a module already loaded
+    # (a server.py named like one this command uses must not replace it).
+    name = path.stem if path.stem not in sys.modules else f"{path.stem}__checked"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise TargetError(f"cannot import {path}: not a Python file")

@@ -29,7 +29,7 @@ import inspect
 import linecache
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,16 +130,27 @@ class _Checker:
         if context is None:
             return  # no Context: it cannot ask anything
         fn = inspect.unwrap(entry.fn)
-        code = fn.__code__
-        node = self._definition(code.co_filename, fn.__globals__, fn.__name__, code.co_firstlineno)
-        if node is None:
-            reason = f"the source of {fn.__qualname__} is not available"
-            self.unchecked.append(Unchecked(code.co_filename, code.co_firstlineno, kind, name, reason))
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            reason = f"the handler {fn!r} has no Python source"
+            self.unchecked.append(Unchecked("?", 0, kind, name, reason))
             return
-        assert isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef)
-        scope = _Scope(fn, node)
+        file, line = code.co_filename, code.co_firstlineno
+        try:
+            node = self._function(file, fn.__globals__, fn.__name__, line)
+            scope = _Scope(fn, node) if node is not None else None
+        except Exception as exc:  # a handler this check cannot read: say so, check the rest
+            self.unchecked.append(Unchecked(file, line, kind, name, _failed(exc)))
+            return
+        if node is None or scope is None:
+            reason = f"the source of {fn.__qualname__} is not available"
+            self.unchecked.append(Unchecked(file, line, kind, name, reason))
+            return
         for call in _elicit_calls(node, context):
-            self._call(call, scope, code.co_filename, kind, name)
+            try:
+                self._call(call, scope, file, kind, name)
+            except Exception as exc:  # the server's own code ran (a metaclass, a module __getattr__)
+                self.unchecked.append(Unchecked(file, call.lineno, kind, name, _failed(exc)))
 
     def _call(self, call: ast.Call, scope: _Scope, file: str, kind: str, name: str) -> None:
         expression = _form_argument(call)
@@ -171,21 +182,36 @@ class _Checker:
                 self._trees[file] = None
         return self._trees[file]
 
-    def _definition(
+    def _function(
         self, file: str, module_globals: dict[str, Any], name: str, first_line: int
-    ) -> ast.AST | None:
-        """The ``def`` or ``class`` named ``name`` whose first line (its first decorator's) is
-        ``first_line`` in ``file``: where the code object or ``inspect`` says it starts."""
+    ) -> ast.AsyncFunctionDef | ast.FunctionDef | None:
+        """The ``def`` named ``name`` whose first line (its first decorator's) is ``first_line``
+        in ``file``, as its code object says."""
         tree = self._tree(file, module_globals)
-        if tree is None:
-            return None
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef | ast.ClassDef):
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) or node.name != name:
                 continue
-            starts = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if node.name == name and starts == first_line:
+            if min([node.lineno, *(d.lineno for d in node.decorator_list)]) == first_line:
                 return node
         return None
+
+    def _class(self, cls: type) -> tuple[str, ast.ClassDef] | None:
+        """The file and the ``class`` statement of ``cls``, found by its qualified name (the
+        last definition of a name wins, as when the module ran)."""
+        try:
+            file = inspect.getsourcefile(cls)
+        except TypeError:  # a built-in class
+            return None
+        module = sys.modules.get(cls.__module__)
+        tree = self._tree(file, vars(module) if module else {}) if file else None
+        node: ast.AST | None = tree
+        for part in cls.__qualname__.split("."):
+            if node is None:
+                return None
+            if part != "<locals>":
+                found = [d for d in _definitions(node) if d.name == part]
+                node = found[-1] if found else None
+        return (file, node) if file is not None and isinstance(node, ast.ClassDef) else None
 
     def _field_lines(
         self, form: object, expression: ast.expr | _NotResolved | None, call_file: str
@@ -200,27 +226,40 @@ class _Checker:
     def _class_field_lines(self, cls: type) -> dict[str, tuple[str, int]]:
         by_attr: dict[str, tuple[str, int]] = {}
         for klass in reversed(cls.__mro__):  # a subclass's declaration wins
-            try:
-                file = inspect.getsourcefile(klass)
-                _, start = inspect.getsourcelines(klass)
-            except (OSError, TypeError):
+            if klass.__module__.partition(".")[0] in _BASES:
                 continue
-            if file is None:
+            found = self._class(klass)
+            if found is None:
                 continue
-            module = sys.modules.get(klass.__module__)
-            node = self._definition(file, vars(module) if module else {}, klass.__name__, start)
-            if not isinstance(node, ast.ClassDef):
-                continue
+            file, node = found
             for statement in node.body:
                 if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                     by_attr[statement.target.id] = (file, statement.lineno)
         from mcp_elicit.schema.sources import read_source
 
         try:
-            attrs = {f.name: f.attr for f in read_source(cls).fields}
+            attrs = {f.name: f.attr for f in read_source(cls).fields}  # wire name -> attribute
         except Exception:  # the form's own problem, which form_problems reports
-            attrs = {}
-        return {**by_attr, **{name: by_attr[attr] for name, attr in attrs.items() if attr in by_attr}}
+            return by_attr
+        return {name: by_attr[attr] for name, attr in attrs.items() if attr in by_attr}
+
+
+# Where the bases of forms come from (pydantic.BaseModel, TypedDict, object): never a form's field.
+_BASES = frozenset({"builtins", "typing", "typing_extensions", "pydantic", "pydantic_core"})
+
+
+def _definitions(node: ast.AST) -> Iterator[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The classes and functions ``node``'s body defines (inside ``if`` and ``try`` too), not
+    those nested in them."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            yield child
+        else:
+            yield from _definitions(child)
+
+
+def _failed(exc: Exception) -> str:
+    return f"the check failed on it ({type(exc).__name__}: {exc})"
 
 
 def _describe(entry: Entry) -> tuple[str, str]:
