@@ -322,3 +322,23 @@ def test_a_handler_without_source_is_reported_as_not_checked() -> None:
     result = app.check()
     assert result == []
     assert [u.reason for u in result.unchecked] == ["the source of generated is not available"]
+
+
+async def test_a_subscripted_form_is_built_too_and_a_list_of_forms_is_refused() -> None:
+    app = server()
+
+    @app.tool()
+    async def many(ctx: Context) -> str:
+        await ctx.elicit("Boxed", Box[Login])  # at: many.box
+        await ctx.elicit("Several", list[Fine])  # at: many.list
+        return "x"
+
+    problems = app.check()
+    assert [(p.line, p.field) for p in problems] == [(at("many.box"), "item"), (at("many.list"), "")]
+    assert problems[0].message.startswith("field 'item': nested models are outside")
+    assert problems[1].message.startswith(
+        "form: a form is built from a pydantic model, a dataclass, a TypedDict or a dict "
+        "requestedSchema, not GenericAlias list["
+    )
+    _, response = await app.respond(request("tools/call", {"name": "many", "arguments": {}}))
+    assert json.loads(response)["error"]["message"] == f"Internal error: {problems[0].message}"

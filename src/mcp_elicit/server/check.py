@@ -16,8 +16,9 @@ Each is checked as ``ctx.elicit`` would check it (:func:`~mcp_elicit.schema.form
 every problem at once) with the ``allow_secrets`` the call gives, when that is a literal.
 
 What it cannot see, and reports as not checked: a form held in a local variable or built by a
-call (``make_form()``, ``create_model(...)``), an ``allow_secrets`` that is not a literal, a
-handler whose source is not available. Questions asked in helper functions the handler calls
+call (``make_form()``, ``create_model(...)``), a dict literal with names in it, arguments passed
+with ``*`` or ``**``, an ``allow_secrets`` that is not a literal, a handler whose source is not
+available. Questions asked in helper functions the handler calls
 (``await ask_dates(ctx)``) are not seen at all: only the handler's own body is read.
 """
 
