@@ -11,6 +11,7 @@ import pytest
 
 from mcp_elicit.cli import main
 from mcp_elicit.state import KeyRing
+from tests.cli.cli_support import cli
 
 
 def write(tmp_path: Path, schema: object) -> str:
@@ -107,3 +108,51 @@ def test_names_are_shown_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[s
     secret = write(tmp_path, {"type": "object", "properties": {"api/key": {"type": "string"}}})
     assert main(["schema", "lint", secret]) == 1
     assert capsys.readouterr().out.startswith("/properties/api~1key: asks for a secret")
+
+
+# The schema of issue 20: before, the first run showed 7 problems; the API key and the
+# wrong-typed default appeared only once those were fixed.
+NINE_PROBLEMS = {
+    "type": "object",
+    "title": "Sign up",
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z]+$", "default": 5},
+        "api_key": {"type": "string"},
+        "age": {"type": "integer", "minimum": "18"},
+        "address": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "email": {"type": "string", "format": "e-mail"},
+        "plan": {"type": "string", "enum": ["free", "pro", "free"]},
+    },
+    "required": ["name", "phone"],
+}
+
+
+def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
+    file = write(tmp_path, NINE_PROBLEMS)
+    done = cli("schema", "lint", file)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "/title: requestedSchema has no title; put the text in the elicitation message",
+        "/required/1: 'phone' is not one of the properties",
+        "/properties/name/pattern: pattern is not part of the elicitation schema subset (MCP removed "
+        "it; clients ignore or refuse it); check the value on the server after the answer arrives",
+        "/properties/name/default: default 5 does not fit the field: must be text, got the number 5",
+        "/properties/age/minimum: must be a number, got the text '18'",
+        "/properties/address/type: nested objects are outside the elicitation schema subset (a form "
+        "is one flat object of text, numbers, booleans and choices); split it into separate fields",
+        "/properties/email/format: unknown format 'e-mail'; use one of date, date-time, email, uri",
+        "/properties/plan/enum/2: enum value 'free' is the same as enum value 0",
+        "/properties/api_key: asks for a secret (API key, its name says 'api key'); forms must not "
+        "collect secrets, use URL mode",
+    ]
+    assert done.stderr == (
+        f"{file}: 9 problem(s): outside the elicitation schema subset, and asks for secrets in form mode\n"
+    )
+
+
+def test_only_secrets_still_say_so(tmp_path: Path) -> None:
+    file = write(tmp_path, {"type": "object", "properties": {"password": {"type": "string"}}})
+    done = cli("schema", "lint", file)
+    assert done.returncode == 1
+    assert done.stdout.startswith("/properties/password: asks for a secret (password")
+    assert done.stderr == f"{file}: 1 problem(s): asks for secrets in form mode\n"

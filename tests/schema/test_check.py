@@ -549,3 +549,58 @@ def test_largest_safe_defaults_and_text_defaults_are_inside() -> None:
         for default in (limit, -limit, float(2**52), 1e300 if kind == "number" else 0):
             assert check_schema(form({"type": kind, "default": default})) == [], (kind, default)
     assert check_schema(form({"type": "string", "default": "Zürich 😀 العربية"})) == []
+
+
+# --- every problem in one pass --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prop", "other"),
+    [
+        ({"type": "string", "pattern": "^a$", "default": 5}, "/properties/a/pattern"),
+        ({"type": "string", "minLength": -1, "default": True}, "/properties/a/minLength"),
+        ({"type": "integer", "minimum": "1", "default": "one"}, "/properties/a/minimum"),
+        ({"type": "number", "exclusiveMaximum": 3, "default": "x"}, "/properties/a/exclusiveMaximum"),
+        ({"type": "boolean", "format": "email", "default": "yes"}, "/properties/a/format"),
+        ({"type": "string", "enum": ["x", "y"], "pattern": "x", "default": "z"}, "/properties/a/pattern"),
+        (
+            {"type": "array", "items": {"type": "string", "enum": ["x"]}, "maxItems": 3, "default": "x"},
+            "/properties/a/maxItems",
+        ),
+    ],
+)
+def test_a_default_is_checked_on_a_field_with_other_problems(prop: dict[str, Any], other: str) -> None:
+    """Before, a field with one problem had its default skipped: a wrong-typed default appeared
+    only once the rest was fixed."""
+    problems = check_schema(form(prop))
+    assert [p.pointer for p in problems] == [other, "/properties/a/default"]
+    assert problems[1].reason.startswith("default ")
+    assert " does not fit the field: " in problems[1].reason
+
+
+def test_a_default_is_not_held_against_choices_that_could_not_be_read() -> None:
+    assert pointers(form({"type": "string", "enum": [1, 2], "default": "x"})) == [
+        "/properties/a/enum/0",
+        "/properties/a/enum/1",
+    ]
+
+
+def test_titles_are_checked_on_a_field_refused_for_its_type() -> None:
+    for prop in (
+        {"title": 5, "type": "object"},
+        {"title": 5, "type": "text"},
+        {"title": 5, "enum": ["x"]},
+    ):
+        assert "/properties/a/title" in pointers(form(prop)), prop
+
+
+def test_a_type_list_is_refused_and_the_rest_checked_as_the_type_meant() -> None:
+    problems = check_schema(form({"type": ["string", "null"], "maxLength": "8", "default": 3}))
+    assert [p.pointer for p in problems] == [
+        "/properties/a/type",
+        "/properties/a/maxLength",
+        "/properties/a/default",
+    ]
+    assert problems[0].reason.startswith('type lists such as ["string", "null"] are outside')
+    # A list that does not say which type is meant: nothing more to check against.
+    assert pointers(form({"type": ["string", "integer"], "maxLength": "8"})) == ["/properties/a/type"]

@@ -20,6 +20,7 @@ MODULES = [
     "mcp_elicit.schema.lint",
     "mcp_elicit.schema.lint_words",
     "mcp_elicit.schema.markers",
+    "mcp_elicit.schema.problems",
     "mcp_elicit.schema.rules",
     "mcp_elicit.schema.secret_words",
     "mcp_elicit.schema.sources",

@@ -5,6 +5,7 @@
                     [--allow-loopback-http] [--legacy | --modern]
     mcp-elicit tools TARGET [--header "NAME: VALUE"] [--legacy | --modern]
     mcp-elicit schema lint FILE
+    mcp-elicit check module:app | path/to/server.py   build every form the handlers name
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
 
 TARGET is an ``http(s)://`` URL or a command line that starts a stdio server. Each subcommand
@@ -31,7 +32,7 @@ EXIT_BROKEN_PIPE = 141
 
 _EPILOG = """exit status:
   0    success
-  1    the tool reported an error (schema lint: the schema has problems)
+  1    the tool reported an error (schema lint, check: the schema or a form has problems)
   2    usage, protocol or transport error
   3    a question was declined or cancelled
   4    the output could not be written (a full disk, ...)
@@ -142,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("file", help="a JSON file holding the schema ('-' for stdin)")
     lint.add_argument("--message", default="", help="the message the form is sent with, to lint it too")
 
+    check = commands.add_parser("check", help="build every form a server's handlers ask with, without a call")
+    check.add_argument("target", help="module:app, path/to/server.py or path/to/server.py:app")
+
     commands.add_parser("keygen", help="print a new requestState key")
     return parser
 
@@ -185,6 +189,10 @@ def _run_command(args: argparse.Namespace) -> int:
         from mcp_elicit.cli.schema_lint import run_lint
 
         return run_lint(args.file, args.message)
+    if args.command == "check":
+        from mcp_elicit.cli.check import run_check
+
+        return run_check(args.target)
     if args.command == "keygen":
         from mcp_elicit.state.keys import KeyRing
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     )
     from .lint import FormLint, SecretFinding, lint_form
     from .markers import Choices, Description, Email, Format, NotSecret, Title, Url
+    from .problems import FormProblem, form_problems
     from .spec import FormSpec, form_spec
     from .validate import validate_answer
 
@@ -74,6 +75,8 @@ _HOME = {
     "NotSecret": "markers",
     "Title": "markers",
     "Url": "markers",
+    "FormProblem": "problems",
+    "form_problems": "problems",
     "FormSpec": "spec",
     "form_spec": "spec",
     "validate_answer": "validate",
@@ -99,6 +102,7 @@ __all__ = [
     "Description",
     "Email",
     "FormLint",
+    "FormProblem",
     "FormSpec",
     "Format",
     "NotSecret",
@@ -111,6 +115,7 @@ __all__ = [
     "Title",
     "Url",
     "check_schema",
+    "form_problems",
     "form_spec",
     "lint_form",
     "validate_answer",

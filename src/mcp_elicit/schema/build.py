@@ -18,11 +18,11 @@ from .check import compile_schema
 from .convert import Conv, make_converter
 from .errors import SchemaBuildError
 from .rules import CompiledForm
-from .sources import MISSING, read_source
+from .sources import MISSING, Source, read_source
 from .text import unescape_pointer_token
 from .typemap import encode_default, map_field
 
-__all__ = ["BuiltForm", "build_form"]
+__all__ = ["BuiltForm", "MappedFields", "as_build_error", "build_form", "map_fields"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class BuiltForm:
     not_secret: frozenset[str]
 
 
-def _as_build_error(pointer: str, reason: str) -> SchemaBuildError:
+def as_build_error(pointer: str, reason: str) -> SchemaBuildError:
     """A checker problem in a built schema, told about the field it concerns."""
     parts = [unescape_pointer_token(p) for p in pointer.split("/")[1:]]
     if len(parts) < 2 or parts[0] != "properties":
@@ -44,30 +44,47 @@ def _as_build_error(pointer: str, reason: str) -> SchemaBuildError:
     return SchemaBuildError(parts[1], reason)
 
 
-def build_form(source: object) -> BuiltForm:
-    """Map every field of ``source``; refuse the first one the subset cannot express."""
-    read = read_source(source)
+@dataclass(slots=True)
+class MappedFields:
+    """The fields of a source as a ``requestedSchema`` (those that could be mapped), and why
+    the others could not."""
+
+    schema: dict[str, Any]
+    convs: list[Conv]
+    not_secret: frozenset[str]
+    refused: list[SchemaBuildError]
+
+
+def map_fields(read: Source) -> MappedFields:
+    """Map every field of ``read``; one that the subset cannot express is left out of the
+    schema and its reason kept in ``refused`` (so that all of them can be shown at once)."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     convs: list[Conv] = []
     not_secret: set[str] = set()
+    refused: list[SchemaBuildError] = []
     for f in read.fields:
         if f.name in properties:
-            raise SchemaBuildError(f.name, "two fields use this name on the wire (check aliases)")
-        mapped = map_field(f)
-        prop = mapped.prop
-        if f.default is not MISSING and f.default is not None:
-            prop["default"] = encode_default(f.default)
-        elif f.factory is not None and mapped.multi:
-            # List factories are how dataclasses spell a pre-selected multi-select; other
-            # factories (datetime.now, uuid4) are not called: the source applies them when
-            # the field is left empty.
-            try:
-                produced = f.factory()
-            except Exception as exc:
-                raise SchemaBuildError(f.name, f"default_factory failed: {exc!r}") from exc
-            if produced is not None:
-                prop["default"] = encode_default(produced)
+            refused.append(SchemaBuildError(f.name, "two fields use this name on the wire (check aliases)"))
+            continue
+        try:
+            mapped = map_field(f)
+            prop = mapped.prop
+            if f.default is not MISSING and f.default is not None:
+                prop["default"] = encode_default(f.default)
+            elif f.factory is not None and mapped.multi:
+                # List factories are how dataclasses spell a pre-selected multi-select; other
+                # factories (datetime.now, uuid4) are not called: the source applies them when
+                # the field is left empty.
+                try:
+                    produced = f.factory()
+                except Exception as exc:
+                    raise SchemaBuildError(f.name, f"default_factory failed: {exc!r}") from exc
+                if produced is not None:
+                    prop["default"] = encode_default(produced)
+        except SchemaBuildError as exc:
+            refused.append(exc)
+            continue
         properties[f.name] = prop
         if f.required and not mapped.nullable:
             required.append(f.name)
@@ -85,9 +102,19 @@ def build_form(source: object) -> BuiltForm:
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
-    form, problems = compile_schema(schema)
+    return MappedFields(schema, convs, frozenset(not_secret), refused)
+
+
+def build_form(source: object) -> BuiltForm:
+    """Map every field of ``source``; refuse the first one the subset cannot express."""
+    read = read_source(source)
+    fields = map_fields(read)
+    if fields.refused:
+        raise fields.refused[0]
+    form, problems = compile_schema(fields.schema)
     if form is None:
         # Reachable for values the type system cannot rule out: a default outside the
         # bounds, min > max, a name with control characters.
-        raise _as_build_error(problems[0].pointer, problems[0].reason)
-    return BuiltForm(schema, form, make_converter(read.kind, read.cls, convs), frozenset(not_secret))
+        raise as_build_error(problems[0].pointer, problems[0].reason)
+    convert = make_converter(read.kind, read.cls, fields.convs)
+    return BuiltForm(fields.schema, form, convert, fields.not_secret)

@@ -435,6 +435,11 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
     for key in prop:
         if not isinstance(key, str):
             p.add(base, f"keyword {key!r} is not text")
+    # Every problem in one pass: the texts are checked whatever the type, and a field refused
+    # for one keyword still has the others (its default too) checked.
+    for key in ("title", "description"):
+        if key in prop:
+            _text(p, (*base, key), prop[key])
     if "type" not in prop:
         p.add(base, _missing_type_reason(prop))
         return None
@@ -445,7 +450,10 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
             'type lists such as ["string", "null"] are outside the elicitation schema '
             "subset; to make a field optional, leave it out of required",
         )
-        return None
+        others = [member for member in t if member != "null"]
+        if len(others) != 1 or others[0] not in _TYPES:
+            return None
+        t = others[0]  # the rest of the field is checked as the type it is meant to have
     if t == "object":
         p.add((*base, "type"), _NESTED)
         return None
@@ -463,9 +471,6 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
             if tolerant and key == "format" and shape == "text":
                 continue  # an unknown format: plain text here, the server checks it
             p.add((*base, key), _unknown_reason(key, shape))
-    for key in ("title", "description"):
-        if key in prop:
-            _text(p, (*base, key), prop[key])
 
     kind: Kind
     extra: dict[str, Any] = {}
@@ -535,37 +540,39 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
                 if bound is not None and bound > len(values):
                     p.add((*base, key), f"{key} ({bound}) is more than the {len(values)} choices")
 
-    if len(p.items) != before:
-        return None
     rule = FieldRule(name=name, kind=kind, required=required, **extra)
-    if "default" in prop:
-        default = prop["default"]
-        if isinstance(default, str) and len(default) > MAX_TEXT:
-            p.add((*base, "default"), f"default is longer than {MAX_TEXT} characters")
-            return None
-        # A client pre-fills the default into its input line: a bidi override or an escape
-        # there would reach the terminal, so defaults follow the rules of enum values.
-        bad = bad_name_char(default) if isinstance(default, str) else None
-        if bad is not None:
-            p.add((*base, "default"), f"default contains the invisible or control character U+{ord(bad):04X}")
-            return None
-        if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
-            p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")
-            return None
-        if rule.option_values is not None and not _is_number(default):
-            # The rule of a select over numbers holds their text, which a text default would
-            # match; but in the schema, as on the wire, the choices are numbers.
-            reason = "the choices are numbers, so the default must be one of them"
-            p.add((*base, "default"), f"default {short(default)} does not fit the field: {reason}")
-            return None
-        normalized, error = check_value(rule, default)
-        if error is not None:
-            p.add((*base, "default"), f"default {short(default)} does not fit the field: {error}")
-            return None
-        rule = FieldRule(
-            name=name, kind=kind, required=required, has_default=True, default=normalized, **extra
-        )
-    return rule
+    # A select whose choices could not be read has nothing to hold its default against.
+    if "default" in prop and (kind not in ("select", "multiselect") or "options" in extra):
+        rule = _with_default(p, base, prop["default"], rule)
+    return rule if len(p.items) == before else None
+
+
+def _with_default(p: _Problems, base: tuple[str, ...], default: object, rule: FieldRule) -> FieldRule:
+    """``rule`` with its checked ``default``; a default that does not fit is reported (and
+    ``rule`` returned as it is)."""
+    if isinstance(default, str) and len(default) > MAX_TEXT:
+        p.add((*base, "default"), f"default is longer than {MAX_TEXT} characters")
+        return rule
+    # A client pre-fills the default into its input line: a bidi override or an escape
+    # there would reach the terminal, so defaults follow the rules of enum values.
+    bad = bad_name_char(default) if isinstance(default, str) else None
+    if bad is not None:
+        p.add((*base, "default"), f"default contains the invisible or control character U+{ord(bad):04X}")
+        return rule
+    if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
+        p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")
+        return rule
+    if rule.option_values is not None and not _is_number(default):
+        # The rule of a select over numbers holds their text, which a text default would
+        # match; but in the schema, as on the wire, the choices are numbers.
+        reason = "the choices are numbers, so the default must be one of them"
+        p.add((*base, "default"), f"default {short(default)} does not fit the field: {reason}")
+        return rule
+    normalized, error = check_value(rule, default)
+    if error is not None:
+        p.add((*base, "default"), f"default {short(default)} does not fit the field: {error}")
+        return rule
+    return rule._replace(has_default=True, default=normalized)
 
 
 def _items(

@@ -39,6 +39,7 @@ from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, he
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:  # types only: Server.asgi() and run_http() import the transport when called
+    from mcp_elicit.server.check import CheckResult
     from mcp_elicit.transport.asgi import ASGIApp
 
 logger = logging.getLogger("mcp_elicit.server")
@@ -244,6 +245,16 @@ class Server:
             return fn
 
         return register
+
+    def check(self) -> CheckResult:
+        """The forms the handlers would be refused at their ``ctx.elicit`` calls, found without
+        calling them: each handler's source is read and every form it names is built, with all
+        its problems (file, line, handler, message). A list, empty when there are none, so a
+        test suite can ``assert not app.check()``; ``mcp-elicit check`` runs it from the command
+        line. What it cannot see is in :mod:`mcp_elicit.server.check`."""
+        from mcp_elicit.server.check import check_entries  # ast and inspect: only when asked
+
+        return check_entries([*self._tools.values(), *self._prompts.values(), *self._resources])
 
     # -- dispatch --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
             f"{getattr(fn, '__qualname__', fn)!r} must be an async function (async def): handlers "
             "are awaited, and ctx.elicit needs await"
         )
-    hints = typing.get_type_hints(fn, include_extras=True)
+    hints = _type_hints(fn)
     sig = inspect.signature(fn)
     context_param: str | None = None
     plain: list[inspect.Parameter] = []
@@ -76,12 +76,15 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
                 f"{fn.__qualname__}: {param.name!r} is positional-only (before '/'); arguments are "
                 "passed by name"
             )
-        annotation = hints.get(param.name, Any)
-        if annotation is context_type or (
-            isinstance(annotation, type) and issubclass(annotation, context_type)
-        ):
+        if _is_context(hints.get(param.name), context_type):
+            if context_param is not None:
+                raise TypeError(
+                    f"{fn.__qualname__}: {context_param!r} and {param.name!r} are both annotated "
+                    f"{context_type.__name__}; a handler receives one"
+                )
             context_param = param.name
             continue
+        _refuse_untyped_context(fn, param, hints, context_type)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be tool arguments")
         plain.append(param)
@@ -99,6 +102,55 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
     if required:
         schema["required"] = required
     return Signature(schema, context_param, _plain_binder(params), params)
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations (string ones too, as ``from __future__ import annotations``
+    makes them), or a TypeError naming what does not resolve."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        raise TypeError(
+            f"{fn.__qualname__}: its annotations name {exc.name or 'something'!r}, which its module "
+            "does not define when the handler is registered (imported under `if TYPE_CHECKING:`?): "
+            "import it at run time"
+        ) from None
+
+
+def _is_context(annotation: Any, context_type: type) -> bool:
+    """``Context`` (or a subclass), also as ``Context | None`` or in ``Annotated``."""
+    if get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        annotation = members[0] if len(members) == 1 else None
+    return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+# A parameter so named is meant to receive the Context: without that annotation it would become an
+# argument the client fills in ("ctx": {} in the input schema) and the handler would fail later on
+# "'int' object has no attribute 'elicit'". Refused here, where the author can fix it.
+_CONTEXT_NAMES = frozenset({"ctx", "context"})
+
+
+def _refuse_untyped_context(
+    fn: Callable[..., Any], param: inspect.Parameter, hints: dict[str, Any], context_type: type
+) -> None:
+    if param.name not in _CONTEXT_NAMES:
+        return
+    context = context_type.__name__
+    fix = f"annotate it `{param.name}: {context}` (from mcp_elicit import {context})"
+    if param.name not in hints:
+        raise TypeError(
+            f"{fn.__qualname__}: the parameter {param.name!r} has no annotation, so it would be an "
+            f"argument the client fills in, not the request's {context}: {fix}"
+        )
+    shown = inspect.formatannotation(hints[param.name])
+    raise TypeError(
+        f"{fn.__qualname__}: the parameter {param.name!r} is annotated {shown}, not {context}: {fix}; "
+        f"for an argument of type {shown}, rename it (`{param.name}_value: {shown}`, say): the names "
+        f"ctx and context are kept for the {context}"
+    )
 
 
 def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
