@@ -336,9 +336,9 @@ def _run(
 ) -> int:
     from mcp_elicit.client import ClientError, MissingCapabilityError, ServerExitedError
     from mcp_elicit.client.answerers import AnswererError
-    from mcp_elicit.client.errors import AuthorizationRequiredError, EndpointNotFoundError, LocalError
+    from mcp_elicit.client.errors import AuthorizationRequiredError, EndpointNotFoundError
 
-    show_tail = server is not None
+    show_tail = True  # under the error line, when a stdio server's stderr may explain it
     try:
         try:
             code: int = asyncio.run(work)
@@ -364,8 +364,7 @@ def _run(
     except AnswererError as exc:
         return _fail(f"{type(exc).__name__}: {exc}")
     except ClientError as exc:
-        # A local failure (an invalid answer given three times, say) is not the server's story.
-        show_tail = show_tail and not (isinstance(exc, LocalError) and not _servers_fault(exc))
+        show_tail = _server_may_explain(exc)
         code = _fail(f"{type(exc).__name__}: {exc}")
     except OSError as exc:
         return _fail(f"cannot reach the server: {exc}")
@@ -376,11 +375,13 @@ def _run(
     return code
 
 
-def _servers_fault(exc: Exception) -> bool:
-    """A local error that the server's stderr may explain: it went away or did not answer."""
-    from mcp_elicit.client.errors import RequestTimeoutError, TransportError
+def _server_may_explain(exc: Exception) -> bool:
+    """Whether the server's stderr may say more about ``exc``: an error it answered, a message
+    that broke the protocol, or it going away or not answering; not a failure of this side (an
+    answer invalid three times, a round limit)."""
+    from mcp_elicit.client.errors import LocalError, RequestTimeoutError, TransportError
 
-    return isinstance(exc, TransportError | RequestTimeoutError)
+    return not isinstance(exc, LocalError) or isinstance(exc, TransportError | RequestTimeoutError)
 
 
 def _exited(exc: ServerExitedError, target: str, server: ServerStderr | None) -> str:
