@@ -16,11 +16,14 @@ SERVER = Path(__file__).with_name("cli_server.py")
 STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
 
 
-def cli(*args: str, timeout: float = 60, close: int | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, timeout: float = 60, close: int | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``mcp-elicit ARGS`` with no input; ``close``: a standard descriptor the child closes
-    before it starts (its output is then not captured)."""
+    before it starts (its output is then not captured); ``env``: variables over this one's."""
     return subprocess.run(
         [sys.executable, "-m", "mcp_elicit.cli", *args],
+        env=None if env is None else {**os.environ, **env},
         capture_output=close not in (1, 2),
         stdout=subprocess.PIPE if close == 2 else None,
         stderr=subprocess.PIPE if close == 1 else None,

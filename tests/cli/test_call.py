@@ -130,14 +130,20 @@ def test_failures_are_one_line_on_stderr_with_exit_2(args: list[str], needle: st
     assert "Traceback" not in done.stderr
 
 
-def test_tools_lists_name_and_description(http_target: str) -> None:
+def test_tools_lists_name_description_and_arguments(http_target: str) -> None:
     done = cli("tools", http_target)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "# cli-tests 2.0.0, speaking MCP 2026-07-28",  # a comment: who, and which era
-        "greet\tAsks for a name.",
-        "open_page\tSends the person to ``url``.",
-        "fails\tAlways reports an error.",
+        "greet",  # the name starts a line; what it is and takes, indented below
+        "    Asks for a name.",
+        "    (no arguments)",
+        "open_page",
+        "    Sends the person to ``url``.",
+        "    - url: string, required",
+        "fails",
+        "    Always reports an error.",
+        "    (no arguments)",
     ]
 
 
@@ -151,7 +157,7 @@ def guarded_target() -> Iterator[str]:
 def test_header_option_carries_the_token(guarded_target: str) -> None:
     done = cli("tools", guarded_target, "--header", "Authorization: Bearer s3cret-token")
     assert done.returncode == 0, done.stderr
-    assert "greet\tAsks for a name." in done.stdout
+    assert "greet\n    Asks for a name.\n" in done.stdout
     called = cli("call", guarded_target, "fails", "--header", "Authorization: Bearer s3cret-token")
     assert called.returncode == 1  # the tool's own error, reached with the token
     assert "the printer is on fire" in called.stderr
@@ -215,7 +221,7 @@ def test_custom_headers_are_still_sent(guarded_target: str) -> None:
         "Authorization: Bearer s3cret-token",
     )
     assert done.returncode == 0, done.stderr
-    assert "greet\tAsks for a name." in done.stdout
+    assert "greet\n    Asks for a name.\n" in done.stdout
 
 
 @pytest.mark.parametrize(

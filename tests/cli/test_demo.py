@@ -4,14 +4,21 @@ the provider's DEMO ONLY consent, ``/done``) and prints the result, twice in a r
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import socket
 import subprocess
 import sys
 
+import pytest
+
 RESULT = re.compile(
     r"^Result: Filed issue #101: .*CI service connected as demo-user; last build #812 passed\.$", re.M
 )
+
+
+KEY = "demo-debug-tests-secret-0123456789abcdef"
 
 
 def _demo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -74,3 +81,26 @@ def test_a_second_run_starts_afresh_and_nothing_is_left_listening() -> None:
     for port in _ports(first.stdout) | _ports(second.stdout):
         with socket.socket() as sock:
             assert sock.connect_ex(("127.0.0.1", port)) != 0, f"port {port} is still served"
+
+
+async def test_the_demo_site_is_started_in_debug_and_the_environment_restored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The demo is a development server: its tools' failures name their exception
+    (``MCP_ELICIT_DEBUG=1`` in the environment the site process inherits, and only there)."""
+    from mcp_elicit.cli.demo import _debug_for_children
+
+    for before in (None, "0"):
+        if before is None:
+            monkeypatch.delenv("MCP_ELICIT_DEBUG", raising=False)
+        else:
+            monkeypatch.setenv("MCP_ELICIT_DEBUG", before)
+        async with _debug_for_children():
+            made = f"from mcp_elicit import Server; print(Server('x', state_keys=[{KEY!r}]).debug)"
+            # started as demo_site() starts the site: inheriting this environment
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", made, stdout=asyncio.subprocess.PIPE
+            )
+            out, _ = await child.communicate()
+            assert out == b"True\n"
+        assert os.environ.get("MCP_ELICIT_DEBUG") == before

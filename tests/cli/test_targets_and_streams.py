@@ -39,7 +39,7 @@ def test_a_url_of_another_scheme_is_not_run_as_a_command(target: str) -> None:
 def test_a_url_scheme_in_capitals_is_still_a_url(http_target: str) -> None:
     done = cli("tools", http_target.replace("http://", "HTTP://"))
     assert done.returncode == 0, done.stderr
-    assert "greet\tAsks for a name." in done.stdout
+    assert "greet\n    Asks for a name.\n" in done.stdout
 
 
 @pytest.mark.parametrize("command", ["call", "tools"])

@@ -2,8 +2,8 @@
 
     mcp-elicit demo [--script]                      the whole thing end to end, on this machine
     mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE] [--header "NAME: VALUE"]
-                    [--allow-loopback-http] [--legacy | --modern]
-    mcp-elicit tools TARGET [--header "NAME: VALUE"] [--legacy | --modern]
+                    [--allow-loopback-http] [--legacy | --modern] [--verbose]
+    mcp-elicit tools TARGET [--header "NAME: VALUE"] [--legacy | --modern] [--verbose] [--json]
     mcp-elicit schema lint FILE
     mcp-elicit check module:app | path/to/server.py   build every form the handlers name
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
@@ -109,9 +109,19 @@ def _parser() -> argparse.ArgumentParser:
         help="offer to open http://127.0.0.1 links (a server on this machine, in development)",
     )
 
-    tools = commands.add_parser("tools", help="list a server's tools")
+    tools = commands.add_parser("tools", help="list a server's tools, with their arguments")
     tools.add_argument("target")
+    tools.add_argument(
+        "--json", action="store_true", help="print the server and its tools as JSON, as the server sent them"
+    )
     for command in (call, tools):
+        command.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="show a stdio server's stderr as it is written, each line prefixed with [server] "
+            "(without it, the end of it is shown under an error)",
+        )
         command.add_argument(
             "--header",
             action="append",
@@ -210,11 +220,14 @@ def _run_command(args: argparse.Namespace) -> int:
             headers=args.header,
             allow_loopback_http=args.allow_loopback_http,
             protocol=args.protocol,
+            verbose=args.verbose,
         )
     if args.command == "tools":
         from mcp_elicit.cli.call import run_tools
 
-        return run_tools(args.target, headers=args.header, protocol=args.protocol)
+        return run_tools(
+            args.target, headers=args.header, protocol=args.protocol, verbose=args.verbose, as_json=args.json
+        )
     from mcp_elicit.cli.demo import run_demo
 
     return run_demo(script=args.script or not sys.stdin.isatty())

@@ -6,22 +6,32 @@ terminal and no answers file the command refuses to start rather than hang.
 
 Which era the server speaks is found out when connecting (``--legacy`` / ``--modern`` force
 one); it is named with every question and in the first line of ``tools``, a ``#`` comment.
+
+A stdio server's stderr is captured: under a tool error or a protocol error the end of it is
+shown (:mod:`mcp_elicit.cli.server_stderr`), all of it as it comes with ``--verbose``, and a
+server whose Python cannot import its modules is said to be so in one sentence
+(:mod:`mcp_elicit.cli.import_failure`). A URL that answers 404 is said to be wrong, with the
+usual path to try.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import shlex
 import sys
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.cli import EXIT_DECLINED, EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR, write_output
 from mcp_elicit.cli.recording import Recording
+from mcp_elicit.cli.server_stderr import ServerStderr
 from mcp_elicit.client.text import clean
 
 if TYPE_CHECKING:
-    from mcp_elicit.client import MissingCapabilityError
+    from mcp_elicit.client import MissingCapabilityError, ServerExitedError
     from mcp_elicit.client.era import ProtocolChoice
 
 
@@ -34,23 +44,46 @@ class _BadTarget(Exception):
     """TARGET is neither a usable URL nor a command line (a usage error, exit 2)."""
 
 
-def _connect(target: str, answerer: Any, headers: dict[str, str], protocol: ProtocolChoice = "auto") -> Any:
-    """``Client.connect`` for TARGET; a URL or command line it cannot use is a
-    :class:`_BadTarget` with the reason, not a ValueError traceback."""
+@contextlib.asynccontextmanager
+async def _connect(
+    target: str,
+    answerer: Any,
+    headers: dict[str, str],
+    protocol: ProtocolChoice = "auto",
+    server: ServerStderr | None = None,
+) -> AsyncIterator[Any]:
+    """A connected ``Client`` for TARGET (a command line through ``server``, which captures its
+    stderr); a URL or command line it cannot use is a :class:`_BadTarget` with the reason, not
+    a ValueError traceback, and a URL where nothing answers is an
+    :class:`~mcp_elicit.client.errors.EndpointNotFoundError`."""
     from mcp_elicit.client import Client
+    from mcp_elicit.client.era import not_found
+    from mcp_elicit.client.errors import HttpStatusError
 
     options: dict[str, Any] = {"headers": headers} if headers else {}
     try:
-        return Client.connect(
-            target,
+        where: Any = target
+        if server is not None:
+            where = server.transport(shlex.split(target), display=target)
+        connecting = Client.connect(
+            where,
             answerer=answerer,
-            stderr="capture",
             protocol=protocol,
             on_url_complete=_say_url_complete,
             **options,
         )
     except ValueError as exc:  # the URL's parts, shell quoting, or an empty command line
         raise _BadTarget(f"TARGET {target!r} is not a server URL or command line: {exc}") from None
+    try:
+        client = await connecting
+    except HttpStatusError as exc:
+        # The client has found no era at this URL: a 404 is then the URL's fault.
+        missing = not_found(exc, target)
+        if missing is None:
+            raise
+        raise missing from None
+    async with client:
+        yield client
 
 
 def _say_url_complete(done: Any) -> None:
@@ -146,6 +179,7 @@ def run_call(
     headers: list[str] | None = None,
     allow_loopback_http: bool = False,
     protocol: ProtocolChoice = "auto",
+    verbose: bool = False,
 ) -> int:
     try:
         # NaN, Infinity and 1e400 are refused: they would go out as null, not what was typed.
@@ -170,8 +204,14 @@ def run_call(
         return _fail(str(exc))
     recording = Recording(answerer) if answerer is not None else None
     modes = recording.modes if recording is not None else frozenset()
-    work = _call(target, tool, arguments, recording, timeout, extra, protocol)
-    return _run(work, modes, answers is not None)
+    server = _server_stderr(target, verbose)
+    work = _call(target, tool, arguments, recording, timeout, extra, protocol, server)
+    return _run(work, modes, answers is not None, server=server, target=target, protocol=protocol)
+
+
+def _server_stderr(target: str, verbose: bool) -> ServerStderr | None:
+    """For a command line: what the server writes on stderr, kept to explain a failure."""
+    return None if _SCHEME.match(target) else ServerStderr(verbose=verbose)
 
 
 async def _call(
@@ -182,13 +222,17 @@ async def _call(
     limit: float,
     headers: dict[str, str],
     protocol: ProtocolChoice = "auto",
+    server: ServerStderr | None = None,
 ) -> int:
     async with asyncio.timeout(limit):
-        async with _connect(target, recording, headers, protocol) as client:
+        async with _connect(target, recording, headers, protocol, server) as client:
             result = await client.call_tool(tool, arguments)
     text = result.text
     if result.is_error:
-        return _fail(f"the tool reported an error: {text or '(no text)'}", EXIT_TOOL_ERROR)
+        code = _fail(f"the tool reported an error: {text or '(no text)'}", EXIT_TOOL_ERROR)
+        if server is not None:
+            server.show_tail()  # the server has exited: what it wrote last is there
+        return code
     if text:
         # The server wrote this text: escape sequences (clipboard writes, window titles,
         # links, cursor moves) and bidi controls go; newlines and tabs stay readable.
@@ -200,26 +244,46 @@ async def _call(
     return EXIT_OK
 
 
-def run_tools(target: str, *, headers: list[str] | None = None, protocol: ProtocolChoice = "auto") -> int:
+def run_tools(
+    target: str,
+    *,
+    headers: list[str] | None = None,
+    protocol: ProtocolChoice = "auto",
+    verbose: bool = False,
+    as_json: bool = False,
+) -> int:
     try:
         extra = parse_headers(headers or [])
         target = check_target(target, extra)
     except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
-    return _run(_tools(target, extra, protocol))
+    server = _server_stderr(target, verbose)
+    work = _tools(target, extra, protocol, server, as_json)
+    return _run(work, server=server, target=target, protocol=protocol)
 
 
-async def _tools(target: str, headers: dict[str, str], protocol: ProtocolChoice = "auto") -> int:
-    async with asyncio.timeout(60), _connect(target, None, headers, protocol) as client:
+async def _tools(
+    target: str,
+    headers: dict[str, str],
+    protocol: ProtocolChoice = "auto",
+    server: ServerStderr | None = None,
+    as_json: bool = False,
+) -> int:
+    from mcp_elicit.cli.tool_listing import listing_json, tool_lines
+
+    async with asyncio.timeout(60), _connect(target, None, headers, protocol, server) as client:
         tools = await client.list_tools()
-        server = client.server_identity
-    name = clean(server.name, single_line=True, max_length=200)
-    version = f" {clean(server.version, single_line=True, max_length=40)}" if server.version else ""
-    write_output(f"# {name}{version}, speaking {server.era}")
+        identity = client.server_identity
+    if as_json:
+        about = {"name": identity.name, "title": identity.title, "version": identity.version}
+        write_output(listing_json({**about, "protocolVersion": identity.protocol_version}, tools))
+        return EXIT_OK
+    name = clean(identity.name, single_line=True, max_length=200)
+    version = f" {clean(identity.version, single_line=True, max_length=40)}" if identity.version else ""
+    lines = [f"# {name}{version}, speaking {identity.era}"]
     for tool in tools:
-        name = clean(str(tool.get("name", "?")), single_line=True, max_length=200)
-        description = clean(str(tool.get("description") or ""), single_line=True, max_length=300)
-        write_output(f"{name}\t{description}" if description else name)
+        lines.extend(tool_lines(tool))
+    write_output("\n".join(lines))
     return EXIT_OK
 
 
@@ -261,13 +325,26 @@ def _declares(name: str, modes: frozenset[str]) -> bool:
     return (mode or "form") in modes
 
 
-def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False) -> int:
-    from mcp_elicit.client import ClientError, MissingCapabilityError
+def _run(
+    work: Any,
+    modes: frozenset[str] = frozenset(),
+    from_file: bool = False,
+    *,
+    server: ServerStderr | None = None,
+    target: str = "",
+    protocol: ProtocolChoice = "auto",
+) -> int:
+    from mcp_elicit.client import ClientError, MissingCapabilityError, ServerExitedError
     from mcp_elicit.client.answerers import AnswererError
-    from mcp_elicit.client.errors import AuthorizationRequiredError
+    from mcp_elicit.client.errors import AuthorizationRequiredError, EndpointNotFoundError
 
+    show_tail = True  # under the error line, when a stdio server's stderr may explain it
     try:
-        code: int = asyncio.run(work)
+        try:
+            code: int = asyncio.run(work)
+        finally:
+            if server is not None:
+                server.finish()
     except _BadTarget as exc:
         return _fail(str(exc))
     except MissingCapabilityError as exc:
@@ -275,15 +352,46 @@ def _run(work: Any, modes: frozenset[str] = frozenset(), from_file: bool = False
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except TimeoutError:
-        return _fail("gave up: the call took longer than --timeout")
+        code = _fail("gave up: the call took longer than --timeout")
     except AuthorizationRequiredError as exc:
         name = type(exc).__name__
         return _fail(f"{name}: HTTP {exc.status}: {exc.reason} (pass --header 'Authorization: Bearer ...')")
-    except (ClientError, AnswererError) as exc:
+    except EndpointNotFoundError as exc:
+        modern = " (or a 2025-11-25 server that answers 404 before initialize: try without --modern)"
+        return _fail(f"{exc}{modern if protocol == '2026-07-28' else ''}")
+    except ServerExitedError as exc:
+        code = _fail(_exited(exc, target, server))
+    except AnswererError as exc:
         return _fail(f"{type(exc).__name__}: {exc}")
+    except ClientError as exc:
+        show_tail = _server_may_explain(exc)
+        code = _fail(f"{type(exc).__name__}: {exc}")
     except OSError as exc:
         return _fail(f"cannot reach the server: {exc}")
+    else:
+        return code
+    if show_tail and server is not None:
+        server.show_tail()
     return code
+
+
+def _server_may_explain(exc: Exception) -> bool:
+    """Whether the server's stderr may say more about ``exc``: an error it answered, a message
+    that broke the protocol, or it going away or not answering; not a failure of this side (an
+    answer invalid three times, a round limit)."""
+    from mcp_elicit.client.errors import LocalError, RequestTimeoutError, TransportError
+
+    return not isinstance(exc, LocalError) or isinstance(exc, TransportError | RequestTimeoutError)
+
+
+def _exited(exc: ServerExitedError, target: str, server: ServerStderr | None) -> str:
+    """The server process ended: why, in one sentence when it could not import a module."""
+    from mcp_elicit.cli.import_failure import explain, missing_module
+
+    module = missing_module(server.captured) if server is not None else None
+    if module is not None:
+        return explain(shlex.split(target), module)
+    return f"{type(exc).__name__}: {exc.summary}"
 
 
 def _not_a_number(name: str) -> float:

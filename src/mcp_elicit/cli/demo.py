@@ -9,12 +9,18 @@ With a terminal, the person answers in the terminal UI and completes the connect
 their browser. Without one, or with ``--script``, a scripted walk-through answers every step,
 plays the browser part over HTTP (:mod:`mcp_elicit.cli.demo_browser`), and prints the
 transcript. No network beyond 127.0.0.1 is used either way.
+
+The site is a development server: it runs with ``MCP_ELICIT_DEBUG=1``, so a tool that fails
+says why in its error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, write_output
@@ -90,11 +96,27 @@ class ScriptedWalkThrough:
         return Answer("accept")
 
 
+@contextlib.asynccontextmanager
+async def _debug_for_children() -> AsyncIterator[None]:
+    """``MCP_ELICIT_DEBUG=1`` in the environment the demo site starts with; as before after."""
+    from mcp_elicit.server.app import DEBUG_ENV_VAR
+
+    before = os.environ.get(DEBUG_ENV_VAR)
+    os.environ[DEBUG_ENV_VAR] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[DEBUG_ENV_VAR]
+        else:
+            os.environ[DEBUG_ENV_VAR] = before
+
+
 async def _walk(answerer: Any, *, scripted: bool) -> int:
     from mcp_elicit.cli.demo_site import demo_site
     from mcp_elicit.client import Client
 
-    async with demo_site() as site:
+    async with _debug_for_children(), demo_site() as site:
         _say("Started the demo on 127.0.0.1 (everything in memory; it stops with this command):")
         _say(f"  the issue tracker (MCP over Streamable HTTP, and its connection pages): {site.pages}")
         _say(f"  the demo CI service (a DEMO ONLY third-party OAuth provider): {site.ci}")

@@ -10,6 +10,10 @@ JSON-RPC error (the fallback is never keyed to one code), a reply that is not a
 exiting. What says nothing about the era is an error, not a fallback: HTTP 401/403 (credentials),
 3xx, 5xx and other statuses, and an HTTP timeout.
 
+A 404 to ``server/discover`` falls back to ``initialize``; a 404 there too (no JSON-RPC in the
+reply) means no era at all: nothing serves MCP at that URL, and :func:`not_found` says so, with
+the URL to try (``http://127.0.0.1:8000/mcp`` for ``http://127.0.0.1:8000/``).
+
 A verdict is remembered for this process, per stdio command line or HTTP origin: a server
 remembered as legacy is sent ``initialize`` straight away (no probe that a legacy server may take
 badly), and forgotten when that fails, which sends the next connection through the probe again.
@@ -21,9 +25,11 @@ from __future__ import annotations
 
 import time
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from mcp_elicit.client.errors import (
     AuthorizationRequiredError,
+    EndpointNotFoundError,
     HttpStatusError,
     McpClientError,
     ProtocolViolation,
@@ -91,3 +97,29 @@ def probe_says_legacy(error: BaseException, *, stdio: bool) -> bool:
         return True  # an answer that is not a DiscoverResult
     # stdio: no answer in time, or the server exited (some do on an unknown method)
     return stdio and isinstance(error, RequestTimeoutError | ServerExitedError)
+
+
+USUAL_PATH = "/mcp"
+
+
+def not_found(error: BaseException, url: str) -> EndpointNotFoundError | None:
+    """The error to report for ``error``, an HTTP 404 while connecting to ``url`` (the last
+    answer of the era detection: ``initialize`` after ``server/discover``), or None for any
+    other error. A 404 that carries a JSON-RPC message is the server's answer, not this."""
+    if not isinstance(error, HttpStatusError) or isinstance(error, EndpointNotFoundError):
+        return None
+    if error.status != 404:
+        return None
+    return EndpointNotFoundError(url, suggested_url(url), str(error))
+
+
+def suggested_url(url: str) -> str | None:
+    """Where an MCP endpoint usually is on ``url``'s origin (:data:`USUAL_PATH`; ``url``'s own
+    path without the trailing slash when it ends in ``/mcp/``), or None when ``url``'s path
+    already ends in ``/mcp``."""
+    parts = urlsplit(url)
+    if parts.path.endswith(USUAL_PATH):
+        return None
+    trimmed = parts.path.rstrip("/")
+    path = trimmed if trimmed.endswith(USUAL_PATH) else USUAL_PATH
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))

@@ -214,6 +214,7 @@ class ServerExitedError(TransportError):
             message += f" (killed by signal {_signal_name(-returncode)})"  # asyncio's negative code
         elif returncode is not None:
             message += f" (exit code {returncode})"
+        self.summary = message  # without the stderr lines, for a display that shows them itself
         if stderr_tail:
             message += f"; last stderr lines:\n{stderr_tail}"
         super().__init__(message)
@@ -238,6 +239,24 @@ class HttpStatusError(TransportError):
         self.status = status
         # The detail quotes the server's body: nothing in it may reach a terminal as a control.
         super().__init__(f"HTTP {status}: {clean(detail, single_line=True)}")
+
+
+class EndpointNotFoundError(HttpStatusError):
+    """HTTP 404 while connecting, to the era probe and the handshake alike: nothing serves MCP at
+    ``url`` (its path is most often wrong, such as ``/`` for ``/mcp``). ``suggestion`` is the URL
+    to try instead, or None when the path already is the usual one."""
+
+    def __init__(self, url: str, suggestion: str | None, detail: str) -> None:
+        super().__init__(404, detail)
+        self.url = url
+        self.suggestion = suggestion
+        shown = clean(url, single_line=True, max_length=300)
+        hint = (
+            f"MCP servers usually serve at {clean(suggestion, single_line=True, max_length=300)}"
+            if suggestion
+            else "check the path the server serves MCP at"
+        )
+        self.args = (f"{shown} was not found (HTTP 404): no MCP server answers there; {hint}",)
 
 
 class AuthorizationRequiredError(HttpStatusError):

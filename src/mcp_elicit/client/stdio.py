@@ -8,6 +8,10 @@ its stdout open. Cancelling a request writes
 ``notifications/cancelled`` for its id. Closing closes stdin, waits, then escalates to SIGTERM
 and SIGKILL, each wait bounded.
 
+A captured stderr is kept as a ring buffer of its last bytes (a chatty server cannot fill memory),
+read to its end when the process exits (what it wrote last, a traceback, is what explains a
+failure), and handed chunk by chunk to ``on_stderr`` as it comes, to be shown live.
+
 On a 2025-11-25 session (after :meth:`StdioTransport.serve`) the server's own requests are
 answered through :class:`~mcp_elicit.client.serving.Serving`, in the server's id space: only a
 *response* is ever matched against this client's pending requests, so a server request whose id
@@ -22,7 +26,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from mcp_elicit.client.answered_id import answered_id
@@ -47,7 +51,12 @@ StderrMode = Literal["inherit", "capture", "devnull"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 STDERR_KEEP_BYTES = 64 * 1024  # captured stderr is a ring buffer: a chatty server cannot fill memory
+STDERR_READ_BYTES = 64 * 1024  # one read of it (a server writing megabytes costs few wake-ups)
+STDERR_DRAIN_SECONDS = 0.2  # once the process has exited, how long its stderr may take to end
 EXIT_WAIT_SECONDS = 1.0  # after stdout closes, how long to wait for the exit code
+
+OnStderr = Callable[[bytes], None]
+"""``on_stderr(chunk)``: bytes the server wrote to its stderr, as read (not split into lines)."""
 
 
 class StdioTransport:
@@ -61,9 +70,12 @@ class StdioTransport:
         cwd: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         close_timeout: float = 2.0,
+        on_stderr: OnStderr | None = None,
     ) -> None:
         if not argv:
             raise ValueError("the server command is empty")
+        if on_stderr is not None and stderr != "capture":
+            raise ValueError('on_stderr needs stderr="capture"')
         self._argv = list(argv)
         self._display = display
         self._stderr_mode = stderr
@@ -83,6 +95,7 @@ class StdioTransport:
         self._stderr_reader: asyncio.Task[None] | None = None
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._on_stderr = on_stderr
         self._serving: Serving | None = None
         self._write_lock = asyncio.Lock()
 
@@ -310,11 +323,16 @@ class StdioTransport:
         assert self._proc is not None
         assert self._proc.stderr is not None
         stderr = self._proc.stderr
-        while chunk := await stderr.read(4096):
+        while chunk := await stderr.read(STDERR_READ_BYTES):
             self._stderr.append(chunk)
             self._stderr_size += len(chunk)
             while self._stderr_size > STDERR_KEEP_BYTES and len(self._stderr) > 1:
                 self._stderr_size -= len(self._stderr.popleft())
+            if self._on_stderr is not None:
+                try:
+                    self._on_stderr(chunk)
+                except Exception:  # the display failing must not stop the reading (the pipe would fill)
+                    logger.exception("on_stderr failed")
 
     def _stderr_tail(self, lines: int = 20) -> str:
         if self._stderr_mode != "capture":
@@ -377,6 +395,7 @@ class StdioTransport:
                 proc.kill()
             raise
         finally:
+            await self._drain_stderr()
             for task in (self._reader, self._exit_watcher, self._stderr_reader):
                 if task is not None and not task.done():
                     task.cancel()
@@ -384,6 +403,15 @@ class StdioTransport:
                         await task
             if self._transport is not None:
                 self._transport.close()  # our ends of the pipes, even if a child holds the others
+
+    async def _drain_stderr(self) -> None:
+        """Once the process has exited, let the stderr reader take what is left in the pipe (a
+        grandchild holding it open only delays closing by :data:`STDERR_DRAIN_SECONDS`)."""
+        reader = self._stderr_reader
+        if reader is None or reader.done() or self._proc is None or self._proc.returncode is None:
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait({reader}, timeout=STDERR_DRAIN_SECONDS)
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """Close stdin, wait; then SIGTERM, wait; then SIGKILL (the spec's shutdown order)."""

@@ -44,6 +44,14 @@ if TYPE_CHECKING:  # types only: Server.asgi() and run_http() import the transpo
 
 logger = logging.getLogger("mcp_elicit.server")
 
+DEBUG_ENV_VAR = "MCP_ELICIT_DEBUG"
+"""Read by ``Server(debug=None)``: ``1`` reports handler exceptions to the client (development)."""
+
+EPHEMERAL_KEY_WARNING = (
+    "requestState uses an ephemeral key (lost on restart, unknown to other instances): "
+    f"run `mcp-elicit keygen` once and set {KEYS_ENV_VAR} to it"
+)
+
 F = TypeVar("F", bound=Handler)
 E = TypeVar("E")
 
@@ -78,6 +86,13 @@ class Server:
     has a session: ``legacy_max_sessions`` in all, ``legacy_max_sessions_per_user`` per principal,
     each ended after ``legacy_idle_timeout`` seconds without use (see
     :mod:`mcp_elicit.transport.http_sessions`).
+
+    ``debug``: for development only. A handler's unexpected exception is then reported to the
+    client with its type, message and line (``Tool 'x' failed: NameError: ...``) instead of
+    the generic "failed with an unexpected error" (the traceback goes to the log either way).
+    ``None`` (the default) reads ``MCP_ELICIT_DEBUG`` (``1``/``true``/``yes``/``on`` or
+    ``0``/``false``/``no``/``off``); never turn it on where clients are not the developer:
+    exception messages can hold paths, data and secrets.
     """
 
     def __init__(
@@ -103,7 +118,9 @@ class Server:
         legacy_max_sessions: int = 10_000,
         legacy_max_sessions_per_user: int = 100,
         legacy_idle_timeout: float = 1800.0,
+        debug: bool | None = None,
     ) -> None:
+        self._debug = _debug_setting(debug)
         self.name = options.text("name", name)
         self.version = options.text("version", version)
         self.title = options.optional_text("title", title)
@@ -153,6 +170,12 @@ class Server:
         self.subscriptions = Subscriptions()
 
     @property
+    def debug(self) -> bool:
+        """Whether handler failures name their exception to the client (``debug=``); fixed when
+        the server is made, as every handler registered is told."""
+        return self._debug
+
+    @property
     def sealer(self) -> StateSealer:
         """What seals and opens this server's ``requestState``."""
         return self.engine.sealer
@@ -180,6 +203,7 @@ class Server:
                 title,
                 description or first_paragraph(fn),
                 annotations,
+                debug=self._debug,
             )
             try:
                 mapping = header_map(tool.signature.input_schema)
@@ -204,7 +228,12 @@ class Server:
             if prompt_name in self._prompts:
                 raise ValueError(f"a prompt named {prompt_name!r} is already registered")
             self._prompts[prompt_name] = Prompt(
-                prompt_name, fn, analyse(fn, Context, as_text=True), title, description or first_paragraph(fn)
+                prompt_name,
+                fn,
+                analyse(fn, Context, as_text=True),
+                title,
+                description or first_paragraph(fn),
+                debug=self._debug,
             )
             return fn
 
@@ -240,6 +269,7 @@ class Server:
                     mime_type=mime_type,
                     ttl_ms=ttl_ms,
                     cache_scope=cache_scope,
+                    debug=self._debug,
                 )
             )
             return fn
@@ -474,6 +504,7 @@ class Server:
         allowed_origins: Sequence[str] | None = None,
         authenticate: Authenticate | None = None,
         body_timeout: float = 30.0,
+        quiet: bool = False,
         **uvicorn_options: Any,
     ) -> None:
         """Serve Streamable HTTP with uvicorn (one worker) at ``http://host:port/path`` (and,
@@ -483,13 +514,37 @@ class Server:
         ``head_timeout=`` (seconds, default 10) closes connections that do not finish a request
         head in time; ``timeout_graceful_shutdown=`` (seconds, default 5) is how long requests
         in flight get after SIGTERM or Ctrl-C before they are answered 503; other keyword
-        arguments go to ``uvicorn.Config``."""
+        arguments go to ``uvicorn.Config``.
+
+        Once listening it prints one short block on stderr: the URL it serves and the tools it
+        offers (``quiet=True``: nothing)."""
         from mcp_elicit.transport.uvicorn_runner import serve
 
         app = self.asgi(
             path=path, allowed_origins=allowed_origins, authenticate=authenticate, body_timeout=body_timeout
         )
-        serve(app, host=host, port=port, **uvicorn_options)
+        started = None if quiet else self._started_message(host, port, path, uvicorn_options)
+        serve(app, host=host, port=port, started_message=started, **uvicorn_options)
+
+    def _started_message(self, host: str, port: int, path: str, uvicorn_options: Mapping[str, Any]) -> str:
+        """What :meth:`run_http` prints once listening: where, and what is served there."""
+        if uvicorn_options.get("uds"):
+            where = f"the Unix socket {uvicorn_options['uds']}, path {path}"
+        else:
+            scheme = "https" if uvicorn_options.get("ssl_certfile") else "http"
+            shown = f"[{host}]" if ":" in host else host  # an IPv6 address
+            where = f"{scheme}://{shown}:{port}{path}"
+        lines = [f"{self.name} {self.version}: MCP over Streamable HTTP at {where}"]
+        for kind, names in (
+            ("tools", list(self._tools)),
+            ("prompts", list(self._prompts)),
+            ("resources", [r.uri for r in self._resources]),
+        ):
+            if names or kind == "tools":
+                lines.append(f"  {kind}: {_listed(names)}")
+        if self._debug:
+            lines.append("  debug: on: failures show their exception to the client (for development only)")
+        return "\n".join(lines)
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """``run()`` serves stdio; ``run("http", port=...)`` serves Streamable HTTP."""
@@ -504,6 +559,33 @@ class Server:
             self.run_http(**options)
         else:
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def _debug_setting(debug: bool | None) -> bool:
+    """``debug=`` as given, else :data:`DEBUG_ENV_VAR`; a value that is neither on nor off fails
+    here (a typo must not leave a production server in debug, nor a developer without it)."""
+    if debug is not None:
+        if not isinstance(debug, bool):
+            raise ValueError(f"debug must be True, False or None (read {DEBUG_ENV_VAR}), not {debug!r}")
+        return debug
+    value = os.environ.get(DEBUG_ENV_VAR, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{DEBUG_ENV_VAR} must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
+
+
+def _listed(names: Sequence[str], limit: int = 8) -> str:
+    """Names for the start-up message: the first ``limit``, then how many more."""
+    if not names:
+        return "(none)"
+    shown = ", ".join(names[:limit])
+    return f"{shown}, and {len(names) - limit} more" if len(names) > limit else shown
 
 
 def _called(decorator: str, name: object) -> None:
@@ -523,7 +605,8 @@ def _make_sealer(
     """Built when the server is: a bad key configuration fails at start-up, not mid-flow.
 
     Keys: the ``state_keys`` given (a ring, a :class:`KeyFile`, or secrets), else the file named
-    by ``MCP_ELICIT_STATE_KEYS_FILE``, else ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key."""
+    by ``MCP_ELICIT_STATE_KEYS_FILE``, else ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key
+    (with one line of warning that says how to set one)."""
     source: KeyRing | KeyFile
     if isinstance(keys, KeyRing | KeyFile):
         source = keys
@@ -533,8 +616,16 @@ def _make_sealer(
         key_file = KeyFile.from_env()
         assert key_file is not None
         source = key_file
-    else:
+    elif keys is not None:
         source = KeyRing.from_config(keys)
+    else:
+        ring = KeyRing.from_env()
+        if ring is None:
+            # On the logger KeyRing.ephemeral() warns on (filters set for it keep working), in
+            # one line: its own warning is a paragraph.
+            logging.getLogger("mcp_elicit.state").warning(EPHEMERAL_KEY_WARNING)
+            ring = KeyRing.from_secrets([KeyRing.generate_secret()])
+        source = ring
     return StateSealer(source, audience=audience, ttl=ttl, single_use=single_use)
 
 

@@ -4,6 +4,10 @@ Each kind also shapes its own outcomes, in one place: the result a handler's ret
 (:meth:`~Tool.complete`), and what arguments that do not fit (:meth:`~Tool.refused_arguments`)
 and a failing handler (:meth:`~Tool.failed`) become. A tool reports both as a tool result with
 ``isError`` (the model reads it); a prompt or a resource as a JSON-RPC error.
+
+An unexpected exception is logged with its traceback and reported to the client as a generic
+failure; with ``debug`` (``Server(debug=True)`` or ``MCP_ELICIT_DEBUG=1``, for development)
+the report also names the exception, its message and where it was raised.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import base64
 import inspect
 import logging
 import re
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +47,7 @@ class Tool:
     title: str | None = None
     description: str | None = None
     annotations: dict[str, Any] | None = None
+    debug: bool = False  # failures name their exception (development only)
 
     def refused_arguments(self, exc: ArgumentError, call: Call) -> dict[str, Any]:
         return tool_error(f"Invalid arguments for tool {self.name!r}: {exc}")
@@ -53,6 +59,8 @@ class Tool:
         if isinstance(exc, ToolError):
             return tool_error(str(exc))
         logger.error("tool %r failed", self.name, exc_info=exc)
+        if self.debug:
+            return tool_error(f"Tool {self.name!r} failed: {exception_report(exc)}")
         return tool_error(f"Tool {self.name!r} failed with an unexpected error; the server log has details")
 
     def describe(self) -> dict[str, Any]:
@@ -73,6 +81,7 @@ class Prompt:
     signature: Signature
     title: str | None = None
     description: str | None = None
+    debug: bool = False  # failures name their exception (development only)
 
     def refused_arguments(self, exc: ArgumentError, call: Call) -> dict[str, Any]:
         raise invalid_params(f"arguments for prompt {self.name!r}: {exc}")
@@ -81,7 +90,7 @@ class Prompt:
         return prompt_result(value, self.description)
 
     def failed(self, exc: Exception, call: Call) -> dict[str, Any]:
-        raise _handler_failure(exc, call)
+        raise _handler_failure(exc, call, debug=self.debug)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -120,6 +129,7 @@ class Resource:
     mime_type: str | None = None
     ttl_ms: int = 0
     cache_scope: str = "private"
+    debug: bool = False  # failures name their exception (development only)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
 
     @classmethod
@@ -162,7 +172,7 @@ class Resource:
         return result
 
     def failed(self, exc: Exception, call: Call) -> dict[str, Any]:
-        raise _handler_failure(exc, call)
+        raise _handler_failure(exc, call, debug=self.debug)
 
     @property
     def is_template(self) -> bool:
@@ -189,7 +199,7 @@ class Resource:
 Entry = Tool | Prompt | Resource
 
 
-def _handler_failure(exc: Exception, call: Call) -> McpError:
+def _handler_failure(exc: Exception, call: Call, *, debug: bool = False) -> McpError:
     """What a failing prompt or resource handler becomes: a JSON-RPC error."""
     if isinstance(exc, TooManyInvalidAnswers):
         # The client kept sending answers that fail validation: its request is at fault.
@@ -197,7 +207,38 @@ def _handler_failure(exc: Exception, call: Call) -> McpError:
     if isinstance(exc, ToolError):
         return McpError(INTERNAL_ERROR, str(exc))
     logger.error("handler for %s %r failed", call.method, call.target, exc_info=exc)
+    if debug:
+        return McpError(INTERNAL_ERROR, f"Internal error: the handler failed: {exception_report(exc)}")
     return internal_error()
+
+
+_REPORT_MESSAGE_CHARS = 500
+
+
+def exception_report(exc: BaseException) -> str:
+    """``exc`` for a developer reading the client's side (debug only: it shows the server's
+    internals): its type, its message and the line that raised it.
+
+    ``AttributeError: 'coroutine' object has no attribute 'data' (/srv/trip.py:15, in
+    book_trip; an await is missing before the call that returned the coroutine)``
+    """
+    group = ""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        # A TaskGroup's failure: the first real exception says more than "unhandled errors".
+        group = f" (the first of {len(exc.exceptions)} in an exception group)"
+        exc = exc.exceptions[0]
+    message = str(exc)
+    if len(message) > _REPORT_MESSAGE_CHARS:
+        message = message[: _REPORT_MESSAGE_CHARS - 1] + "\u2026"
+    report = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    where: list[str] = []
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        where.append(f"{last.filename}:{last.lineno}, in {last.name}")
+    if isinstance(exc, AttributeError | TypeError) and "'coroutine' object" in message:
+        where.append("an await is missing before the call that returned the coroutine")
+    return f"{report}{group} ({'; '.join(where)})" if where else f"{report}{group}"
 
 
 # -- the results' shapes ------------------------------------------------------------------------

@@ -19,9 +19,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     head_timeout: float | None = None,
+    started_message: str | None = None,
     **options: Any,
 ) -> None:
     """Run ``app`` with uvicorn, one worker, quiet logs.
+
+    ``started_message`` is printed on stderr once the socket listens (not before: a port already
+    taken must not be announced as served).
 
     ``head_timeout`` (default :data:`~mcp_elicit.transport.head_timeout.DEFAULT_HEAD_TIMEOUT`
     seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
@@ -69,6 +73,7 @@ def serve(
             "serve() runs one process: reload= and workers= need uvicorn.run and an import string"
         )
     server = _answering_server(uvicorn.Server)(config)
+    server.started_message = started_message
     try:
         server.run()
     except KeyboardInterrupt:
@@ -81,7 +86,8 @@ def serve(
 
 
 def _answering_server(base: type[Any]) -> type[Any]:
-    """uvicorn's Server, waiting (briefly) for the requests it cancelled to end.
+    """uvicorn's Server, printing ``started_message`` once listening, and waiting (briefly) for
+    the requests it cancelled to end.
 
     uvicorn cancels the requests still running when ``timeout_graceful_shutdown`` is over, then
     returns at once and re-raises the signal, which ends the process: the cancelled requests
@@ -89,6 +95,13 @@ def _answering_server(base: type[Any]) -> type[Any]:
     """
 
     class AnsweringServer(base):  # type: ignore[misc]
+        started_message: str | None = None
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and self.started_message:
+                print(self.started_message, file=sys.stderr, flush=True)
+
         async def shutdown(self, sockets: Any = None) -> None:
             await super().shutdown(sockets=sockets)
             running = set(self.server_state.tasks)
