@@ -19,8 +19,12 @@ REDIRECT = "http://127.0.0.1:9/oauth/ci/callback"
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, DemoClient]]:
-    provider = DemoCIProvider("http://placeholder")
+def provider() -> DemoCIProvider:
+    return DemoCIProvider("http://placeholder")
+
+
+@pytest.fixture(scope="module")
+def served(provider: DemoCIProvider) -> Iterator[tuple[str, DemoClient]]:
     with ThreadedServer(provider) as server:
         provider.issuer = server.base
         yield server.base, provider.register(REDIRECT)
@@ -157,3 +161,36 @@ def test_the_consent_pages_own_form_completes_the_request(served: tuple[str, Dem
     response = httpx.post(f"{base}{form.action}", data=form.data(allow))
     assert response.status_code == 303
     assert "code" in parse_qs(urlsplit(response.headers["location"]).query)
+
+
+def test_the_consent_page_names_the_application_it_was_registered_as(
+    served: tuple[str, DemoClient], provider: DemoCIProvider
+) -> None:
+    base, _ = served
+    named, unnamed, hostile = (
+        DemoClient("named", "s", (REDIRECT,), "Demo issue tracker (mcp-elicit)"),
+        DemoClient("unnamed", "s", (REDIRECT,)),
+        DemoClient("hostile", "s", (REDIRECT,), "<script>alert(1)</script>\u202eppa " + "x" * 300),
+    )
+    for client in (named, unnamed, hostile):
+        provider.add_client(client)
+    _, challenge = _pkce()
+
+    def consent(client: DemoClient) -> str:
+        page = httpx.get(f"{base}/authorize", params=_authorize_form(client, challenge))
+        assert page.status_code == 200
+        assert "<title>DEMO ONLY · Demo CI service</title>" in page.text
+        assert "An application" not in page.text
+        return page.text
+
+    assert (
+        "The application <strong><bdi>Demo issue tracker (mcp-elicit)</bdi></strong> "
+        '<span class="small">(client <code>named</code>)</span> asks for <strong>builds:read</strong>'
+    ) in consent(named)
+    assert "The application registered without a name" in consent(unnamed)
+    shown = consent(hostile)
+    assert "<script>alert" not in shown
+    assert "\u202e" not in shown
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;ppa " in shown
+    assert "x" * 80 not in shown  # cut short
+    assert "…</bdi>" in shown

@@ -67,6 +67,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
+from mcp_elicit.connect.client_label import client_label
 from mcp_elicit.connect.flows import (
     Failed,
     FlowError,
@@ -528,9 +529,10 @@ def _failure_message(outcome: Failed, request: _Request) -> str:
 
 
 def _client_name(ctx: Context) -> str | None:
-    """Who asks, for the page: the client's self-reported display name (``title``, else
-    ``name``), and the OAuth client id from the validated token when there is one, so the page
-    never presents a name the client chose as the whole truth."""
+    """Who asks, for the page (:mod:`~mcp_elicit.connect.client_label`): the client's
+    self-reported display name (``title``, else ``name``) and the OAuth client id from the
+    validated token when there is one, kept apart so the page never presents a name the client
+    chose as checked."""
     name = None
     info = ctx.client_info
     if info:
@@ -539,12 +541,7 @@ def _client_name(ctx: Context) -> str | None:
             if isinstance(value, str) and value.strip():
                 name = value
                 break
-    if ctx.client is None:
-        return name
-    if name is None:
-        return f"with OAuth client {ctx.client}"
-    # The self-reported part is shortened so the stored label (100 characters) keeps the id.
-    return f"{name if len(name) <= 40 else name[:39] + '…'} (OAuth client {ctx.client})"
+    return client_label(name, ctx.client)
 
 
 async def _retry_revocation(kit: ConnectKit, principal: str, provider: str, title: str) -> None:

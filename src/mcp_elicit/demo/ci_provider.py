@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit
 
 import orjson
 
+from mcp_elicit.connect.flows.model import clean_label
 from mcp_elicit.transport.asgi import Receive, Scope, Send, send_response
 
 __all__ = ["DemoCIProvider", "DemoClient"]
@@ -51,9 +52,10 @@ _PAGE_CSP: Final = (
 )
 
 _PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Demo CI service</title>
+<html lang="en"><head><meta charset="utf-8"><title>DEMO ONLY · Demo CI service</title>
 <style>body{{font-family:sans-serif;max-width:34rem;margin:3rem auto}}
-.demo{{background:#fff3cd;padding:.5rem}}button{{font-size:1.1rem;padding:.5rem 1rem}}</style></head>
+.demo{{background:#fff3cd;padding:.5rem}}button{{font-size:1.1rem;padding:.5rem 1rem}}
+.small{{font-size:.9rem;color:#555}}</style></head>
 <body><p class="demo"><strong>DEMO ONLY</strong>: a local stand-in for a third-party service.</p>
 <h1>Demo CI service</h1>{body}</body></html>
 """
@@ -61,11 +63,13 @@ _PAGE = """<!doctype html>
 
 @dataclass(frozen=True, slots=True)
 class DemoClient:
-    """A registered OAuth client: its secret and its exact redirect URIs."""
+    """A registered OAuth client: its secret, its exact redirect URIs, and the name it was
+    registered under (what the consent page calls the application)."""
 
     client_id: str
     client_secret: str
     redirect_uris: tuple[str, ...]
+    name: str | None = None
 
 
 @dataclass(slots=True)
@@ -94,9 +98,10 @@ class DemoCIProvider:
         self._access: dict[str, _Grant] = {}
         self._refresh: dict[str, _Grant] = {}
 
-    def register(self, redirect_uri: str) -> DemoClient:
-        """Register a confidential client for ``redirect_uri`` (exact match) and return it."""
-        client = DemoClient(secrets.token_urlsafe(12), secrets.token_urlsafe(24), (redirect_uri,))
+    def register(self, redirect_uri: str, name: str | None = None) -> DemoClient:
+        """Register a confidential client for ``redirect_uri`` (exact match), named ``name`` on
+        the consent page, and return it."""
+        client = DemoClient(secrets.token_urlsafe(12), secrets.token_urlsafe(24), (redirect_uri,), name)
         self.add_client(client)
         return client
 
@@ -191,11 +196,11 @@ class DemoCIProvider:
             )
         )
         scope = html.escape(query.get("scope") or "builds:read")
-        redirect_uri = checked[1]
+        client, redirect_uri = checked
         return _page(
             200,
             f"<p>Signed in as <strong>{_ACCOUNT}</strong>.</p>"
-            f"<p>An application asks for <strong>{scope}</strong> access to your demo CI account.</p>"
+            f"<p>{_application(client)} asks for <strong>{scope}</strong> access to your demo CI account.</p>"
             f'<form method="post" action="/authorize">{fields}'
             '<button name="decision" value="allow">Allow</button> '
             '<button name="decision" value="deny">Deny</button></form>',
@@ -299,6 +304,16 @@ class DemoCIProvider:
         return 200, [], _json({"account": _ACCOUNT, "builds": [{"id": 812, "status": "passed"}]})
 
 
+def _application(client: DemoClient) -> str:
+    """Who asks, as the consent page says it: the name the client was registered under (whoever
+    registers chooses it, so escaped and cut short) and its client id."""
+    client_id = f'<span class="small">(client <code>{html.escape(client.client_id[:64])}</code>)</span>'
+    name = clean_label(client.name, 80)
+    if name is None:
+        return f"The application registered without a name {client_id}"
+    return f"The application <strong><bdi>{html.escape(name)}</bdi></strong> {client_id}"
+
+
 def _s256(verifier: str) -> str:
     digest = hashlib.sha256(verifier.encode("ascii", "replace")).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
@@ -351,12 +366,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8771)
     parser.add_argument("--client", required=True, help="client_id:client_secret")
     parser.add_argument("--redirect-uri", required=True, help="the client's exact redirect URI")
+    parser.add_argument("--client-name", help="the application's name, shown on the consent page")
     args = parser.parse_args(argv)
     client_id, sep, secret = args.client.partition(":")
     if not sep or not client_id or not secret:
         parser.error("--client must be client_id:client_secret")
     issuer = f"http://127.0.0.1:{args.port}"
-    provider = DemoCIProvider(issuer, [DemoClient(client_id, secret, (args.redirect_uri,))])
+    provider = DemoCIProvider(issuer, [DemoClient(client_id, secret, (args.redirect_uri,), args.client_name)])
     print(f"DEMO ONLY CI service at {issuer} (client {client_id!r})", flush=True)
     uvicorn.run(provider, host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
 

@@ -80,7 +80,9 @@ class DemoSite:
             development=True,
         )
         provider = DemoCIProvider(ci)
-        client = provider.register(f"{base}/oauth/{CI_PROVIDER}/callback")
+        server = build_tracker(kit, f"{ci}/api/builds")
+        # Registered under the tracker's own name: what the CI service's consent page calls it.
+        client = provider.register(f"{base}/oauth/{CI_PROVIDER}/callback", name=server.title or server.name)
         kit.oauth_provider(
             CI_PROVIDER,
             authorize_url=f"{ci}/authorize",
@@ -93,7 +95,6 @@ class DemoSite:
             iss_parameter_supported=True,
             title="Demo CI service (demo only)",
         )
-        server = build_tracker(kit, f"{ci}/api/builds")
         return cls(server, kit, provider, identity, bearer, mcp_socket, ci_socket)
 
     @property

@@ -22,6 +22,7 @@ from kit_support import (
     url_request,
 )
 
+from mcp_elicit.connect.client_label import ClientLabel, read_client_label
 from mcp_elicit.connect.flows import FlowNotFound, is_flow_id
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.server.record import CallRecord as FlowRecord
@@ -52,8 +53,10 @@ async def test_not_connected_sends_a_connect_url_without_personal_data(
     flow = await site.flows.get(flow_id)
     assert flow.owner == site.auth.principal("alice")
     assert (flow.kind, flow.provider, flow.scopes, flow.status) == ("connect", "github", ("repo",), "pending")
-    # self-reported (cleaned of bidi and control characters), then the client id from the token
-    assert flow.client == "Kit Tests Client (OAuth client kit-client)"
+    # the client id from the token, then the self-reported name (cleaned of bidi and control
+    # characters), kept apart so the page can tell which one is checked
+    assert flow.client == "oauth:kit-client self:Kit Tests Client"
+    assert read_client_label(flow.client) == ClientLabel("Kit Tests Client", "kit-client")
     assert flow.description == message
 
 

@@ -1,15 +1,19 @@
 """The pages in a real browser (Debian Chromium via Playwright): sign-in at the real MCP
 authorization server, connection at the real third-party provider, the CSP (its style hash, and
-form-action allowing the 303 to the provider), and Alice's link opened in Bob's browser."""
+form-action allowing the 303 to the provider), Alice's link opened in Bob's browser, the
+confirmation's facts and its Decline, and a hostile client name shown as inert text."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pytest
 from pages_support import Harness
 from tests.oidc_provider import sign_in
+
+from mcp_elicit.connect.client_label import client_label
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -94,3 +98,81 @@ async def test_alice_enters_a_secret(pages: Harness, browser: Browser) -> None:
     assert stored.value == "sk-live-abcdef0123456789"
     assert (await pages.flows.get(flow.id)).status == "completed"
     assert not [p for p in problems if "Content Security Policy" in p], problems
+
+
+# ------------------------------------------------------------------ the confirmation, and Decline
+
+
+async def test_the_confirmation_says_who_asks_and_where_continue_goes_and_decline_ends_it(
+    pages: Harness, browser: Browser
+) -> None:
+    flow = await pages.connect_flow("alice", client=client_label("Claude Desktop", None))
+    page, problems = await open_page(browser)
+    await signed_in_at(page, pages, f"/connect/{flow.id}", "alice")
+    second = await page.context.new_page()  # a second tab on the same confirmation
+    await second.goto(f"{pages.base}/connect/{flow.id}")
+    main = page.locator("main")
+    text = await main.inner_text()
+    host = urlsplit(pages.third_party.endpoint("authorization")).netloc
+    assert text.startswith("DEMO ONLY: development mode.")  # the label comes first
+    assert await main.locator("p.demo").is_visible()
+    assert (
+        "An app that calls itself “Claude Desktop” (self-reported: not verified) asks you, through the "
+        "server Tickets MCP, to connect your GitHub (test) account."
+    ) in text
+    assert f"Continue takes you to {host}, where GitHub (test) asks you to approve." in text
+    assert await page.get_by_role("button", name="Continue").is_visible()
+
+    await page.get_by_role("button", name="Decline").click()
+    await page.get_by_role("heading", name="Declined").wait_for()
+    assert page.url == f"{pages.base}/connect/{flow.id}"  # answered here: never at the provider
+    assert "Nothing was connected" in await main.inner_text()
+    assert (await pages.flows.get(flow.id)).status == "declined"
+
+    # Continue in the other tab, after the Decline: refused, and the browser stays here.
+    await second.get_by_role("button", name="Continue").click()
+    await second.get_by_role("heading", name="Request declined").wait_for()
+    assert second.url.startswith(pages.base)
+    assert (await pages.flows.get(flow.id)).status == "declined"
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None
+    assert not [p for p in problems if "Content Security Policy" in p], problems
+
+
+async def test_a_hostile_client_name_is_inert_and_cut_short_in_chromium(
+    pages: Harness, browser: Browser
+) -> None:
+    hostile = (
+        '<script>alert("x")</script><img src=x onerror=alert(1)>\u202eexe.gnp\u2066' + " Claude Desktop" * 40
+    )
+    flow = await pages.connect_flow("alice", client=client_label(hostile, None))
+    page, _ = await open_page(browser)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    await signed_in_at(page, pages, f"/connect/{flow.id}", "alice")
+    name = page.locator("strong.named")
+    shown = await name.inner_text()
+    assert shown.startswith('“<script>alert("x")</script><img src=x onerror=alert(1)>exe.gnp')
+    assert shown.endswith("…”")
+    assert len(shown) <= 64 + 2  # the cut name and its quotes
+    assert await page.locator("main script, main img").count() == 0  # text, not elements
+    text = await page.locator("main").inner_text()
+    assert "\u202e" not in text
+    assert "\u2066" not in text
+    # The long name wraps inside the page instead of pushing it wider.
+    box, frame = await name.bounding_box(), await page.locator("main").bounding_box()
+    assert box is not None
+    assert frame is not None
+    assert box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
+    assert dialogs == []
+
+
+async def test_decline_on_the_secret_page_needs_nothing_typed(pages: Harness, browser: Browser) -> None:
+    flow = await pages.secret_flow("alice")
+    page, _ = await open_page(browser)
+    await signed_in_at(page, pages, f"/secret/{flow.id}", "alice")
+    # The password field is required for Save; Decline skips that check (formnovalidate).
+    await page.get_by_role("button", name="Decline").click()
+    await page.get_by_role("heading", name="Declined").wait_for()
+    assert "Nothing was stored" in await page.locator("main").inner_text()
+    assert (await pages.flows.get(flow.id)).status == "declined"
+    assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None

@@ -108,9 +108,12 @@ async def test_the_sign_in_page_is_labelled_and_changes_nothing(dev: DevSite) ->
     assert not cookie.startswith(SESSION_COOKIE)  # a short-lived login cookie, not a session
     assert page.headers["cache-control"] == "no-store"
     assert (await dev.flows.get(flow.id)).status == "pending"
-    # Signed out, the connect page links to this sign-in.
+    # Signed out, the connect page links to this sign-in; both say DEMO ONLY before anything else.
     connect = await dev.http.get(f"/connect/{flow.id}")
     assert f'href="/login?next=/connect/{flow.id}"' in connect.text
+    for shown in (page, connect):
+        assert '<main><p class="demo"><strong>DEMO ONLY</strong>: development mode.' in shown.text
+        assert "<title>DEMO ONLY · " in shown.text
 
 
 async def test_the_session_is_the_development_identitys_principal(dev: DevSite) -> None:

@@ -16,8 +16,12 @@ What the pages guarantee (the spec's phishing section and ``docs/security.md`` Â
   at the authorization server of the MCP tokens (in a local demo only: the DEMO ONLY
   :class:`DevelopmentLogin`) and be the flow's owner, checked on the page, on the POST and again
   at the OAuth callback; anyone else gets a refusal page and a WARNING log;
-* GET never changes a flow; proceeding is a POST with a per-session, per-flow CSRF token and a
-  same-origin check; two tabs cannot both proceed;
+* GET never changes a flow; proceeding (Continue, Save) or declining is a POST with a
+  per-session, per-flow CSRF token and a same-origin check; two tabs cannot both proceed, and a
+  declined flow cannot be continued;
+* the owner's page says who asks: the app by the name it gives itself (marked self-reported),
+  the server, the provider, and the host Continue goes to; with ``development=True`` every page
+  says DEMO ONLY first;
 * cookies are sealed (AES-GCM), ``__Host-``, ``Secure``, ``HttpOnly``, ``SameSite=Lax``; every
   response carries a strict CSP, ``X-Frame-Options: DENY``, ``no-store`` and ``no-referrer``;
 * each client address has a budget of requests and of failed (4xx) requests; past it, ``429``

@@ -67,11 +67,11 @@ class ConnectPages:
 
     ``base_url``: where the pages are published (https; ``http://127.0.0.1:<port>`` /
     ``localhost`` / ``[::1]`` only with ``development=True``, which also drops ``Secure`` and the
-    ``__Host-`` prefix from the cookies). ``login``: sign-in against the MCP authorization
-    server (:class:`OidcLogin`; for a demo on this machine only, ``development=True``, the DEMO
-    ONLY :class:`DevelopmentLogin`). ``flows``, ``vault``: the stores. ``providers``: the
-    third-party providers by id, each registered with the redirect URI
-    ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring or key file (the cookies use a
+    ``__Host-`` prefix from the cookies, and labels every page DEMO ONLY). ``login``: sign-in
+    against the MCP authorization server (:class:`OidcLogin`; for a demo on this machine only,
+    ``development=True``, the DEMO ONLY :class:`DevelopmentLogin`). ``flows``, ``vault``: the
+    stores. ``providers``: the third-party providers by id, each registered with the redirect
+    URI ``<base_url>/oauth/<id>/callback``. ``keys``: the server's key ring or key file (the cookies use a
     subkey of their own; with a key file it follows the file). ``server_name``: shown on the pages.
     ``http``: the client for the providers' token endpoints and JWKS. ``session_ttl``: seconds a
     sign-in lasts. ``rate_limit``: requests and failed requests (4xx) allowed per client address
@@ -141,7 +141,9 @@ class ConnectPages:
         }
         self._ctx = PagesContext(
             paths=paths,
-            chrome=views.Chrome(server_name=server_name.strip(), logout_action=paths.path("/logout")),
+            chrome=views.Chrome(
+                server_name=server_name.strip(), logout_action=paths.path("/logout"), demo=development
+            ),
             flows=flows,
             vault=vault,
             providers=dict(providers),

@@ -1,12 +1,15 @@
 """Connecting a third-party account: ``/connect/<id>`` and ``/oauth/<provider>/callback``.
 
 * ``GET /connect/<id>``: no side effects (chat apps and scanners fetch links). Signed out: a
-  "Sign in" page. Signed in as the owner: who is signed in, who asks (client, server), the
-  provider and scopes, and a CSRF-protected "Continue" POST form. Anyone else: the refusal page.
-* ``POST /connect/<id>``: the checks of :mod:`.guards`, the owner check, then ``flows.begin``
-  (pending → in progress, atomically: of two tabs exactly one proceeds) and a 303 to the
-  provider's pinned authorize URL. The pending authorization, flow id and owner go into a sealed
-  cookie named after the ``state``.
+  "Sign in" page. Signed in as the owner: who is signed in, who asks (the app as it calls
+  itself, marked self-reported; the server), the provider and scopes, the host "Continue" goes
+  to (the provider's authorize URL's), and a CSRF-protected POST form with "Continue" and
+  "Decline". Anyone else: the refusal page.
+* ``POST /connect/<id>``: the checks of :mod:`.guards`, the owner check, then for Continue
+  (``choice=continue``, or no ``choice``) ``flows.begin`` (pending → in progress, atomically: of
+  two tabs exactly one proceeds) and a 303 to the provider's pinned authorize URL. The pending
+  authorization, flow id and owner go into a sealed cookie named after the ``state``. Decline
+  (``choice=decline``): :mod:`.decline`.
 * ``GET /oauth/<provider>/callback``: the transaction cookie for the returned ``state`` (absent:
   replayed, expired or another browser → refused, nothing changes); the signed-in user must still
   be the flow's owner; a flow no longer in progress is answered before the code is redeemed (a
@@ -34,7 +37,9 @@ from mcp_elicit.transport.asgi import Receive
 from . import views
 from .context import PagesContext, log
 from .csrf import csrf_token
+from .decline import decline, declines
 from .guards import checked_post
+from .headers import origin_of
 from .request import Request
 from .response import Response, redirect
 from .templates import Page
@@ -48,6 +53,12 @@ _WITHDRAW_TIMEOUT: Final = 30.0  # seconds for revoking a grant that could not b
 
 def _requester(ctx: PagesContext, client: str | None) -> views.Requester:
     return views.Requester(client=client, server_name=ctx.chrome.server_name)
+
+
+def _host(url: str) -> str:
+    """Where a URL takes the browser, as the page names it: host and non-default port (an
+    internationalised host in its ``xn--`` form, so no look-alike letters)."""
+    return origin_of(url).split("://", 1)[1]
 
 
 async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
@@ -71,6 +82,7 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
             token=csrf_token(session, "connect", flow_id),
             requester=_requester(ctx, owned.client),
             provider_name=provider.display_name,
+            destination=_host(provider.authorize_url),
             scopes=owned.scopes,
             description=owned.description,
         )
@@ -80,7 +92,9 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
 
 
 async def connect_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:
-    session, _form = await checked_post(ctx, request, receive, "connect", flow_id)
+    session, form = await checked_post(ctx, request, receive, "connect", flow_id)
+    if declines(form):
+        return await decline(ctx, session, "connect", flow_id)
     owned = await ctx.owned_flow(session, flow_id, "connect", "continue")
     if isinstance(owned, Response):
         return owned

@@ -183,6 +183,8 @@ class PagesContext:
             return self.page(views.in_use(self.chrome))
         if status == "expired":
             return self.not_found()
+        if status == "declined":
+            return self.page(views.was_declined(self.chrome))
         return self.page(views.already_used(self.chrome))
 
     # -------------------------------------------------------------------- transaction cookies

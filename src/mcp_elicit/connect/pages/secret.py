@@ -3,11 +3,12 @@
 * ``GET``: no side effects; signed out → "Sign in"; the owner → who is signed in, who asks, what
   is asked (the flow's description, else the secret's name) and a password field with "Save";
   anyone else → the refusal page.
-* ``POST``: the checks of :mod:`.guards`, the owner check, the value (stripped of surrounding
-  whitespace, non-empty, at most :data:`MAX_SECRET_CHARS`; checked *before* the flow is begun, so
-  a typo costs nothing), then ``begin`` (atomic), ``vault.put_secret(owner, <secret name>,
-  value)``, ``complete`` and a 303 to ``/done``. The value is never logged, echoed or put in a
-  page, not even when it is refused.
+* ``POST``: the checks of :mod:`.guards`; Decline (``choice=decline``) goes to :mod:`.decline`,
+  whatever the value field holds (it is not read). Save: the owner check, the value (stripped
+  of surrounding whitespace, non-empty, at most :data:`MAX_SECRET_CHARS`; checked *before* the
+  flow is begun, so a typo costs nothing), then ``begin`` (atomic), ``vault.put_secret(owner,
+  <secret name>, value)``, ``complete`` and a 303 to ``/done``. The value is never logged, echoed
+  or put in a page, not even when it is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp_elicit.transport.asgi import Receive
 from . import views
 from .context import PagesContext, log
 from .csrf import csrf_token
+from .decline import decline, declines
 from .guards import checked_post
 from .request import Request
 from .response import Response, redirect
@@ -58,6 +60,8 @@ async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Resp
 
 async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flow_id: str) -> Response:
     session, form = await checked_post(ctx, request, receive, "secret", flow_id)
+    if declines(form):
+        return await decline(ctx, session, "secret", flow_id)
     owned = await ctx.pending_flow(session, flow_id, "secret", "save")
     if isinstance(owned, Response):
         return owned

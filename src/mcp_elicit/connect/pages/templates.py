@@ -14,7 +14,7 @@ from typing import Final
 
 from mcp_elicit.connect.flows.model import visible_identifier
 
-__all__ = ["STYLESHEET", "Identity", "Page", "render"]
+__all__ = ["DEMO_LABEL", "STYLESHEET", "Identity", "Page", "render"]
 
 STYLESHEET: Final = (
     "body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;"
@@ -26,7 +26,13 @@ STYLESHEET: Final = (
     ".primary{background:#1b4dd8;color:#fff;border-color:#1b4dd8}"
     "input[type=password]{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}"
     "form.inline{display:inline}.small{font-size:.9rem;color:#555}code{word-break:break-all}"
+    ".demo{background:#fff3cd;border:1px solid #b58a00;padding:.4rem .8rem;border-radius:.4rem}"
+    ".named{overflow-wrap:anywhere}.host{font-size:1.1rem}"
 )
+
+DEMO_LABEL: Final = "DEMO ONLY"
+"""What every page of a development-mode :class:`~mcp_elicit.connect.pages.ConnectPages` says
+first (and only those: a production page never carries it)."""
 
 
 def esc(value: object) -> str:
@@ -51,14 +57,24 @@ class Page:
     html: str
 
 
-def render(status: int, title: str, body: str, *, server_name: str) -> Page:
-    """The common layout around ``body`` (``body`` is already-built, escaped markup)."""
+def render(status: int, title: str, body: str, *, server_name: str, demo: bool = False) -> Page:
+    """The common layout around ``body`` (``body`` is already-built, escaped markup). ``demo``:
+    the page belongs to a development-mode site, and says so above everything else."""
+    banner = ""
+    tab = f"{esc(title)} · {esc(server_name)}"
+    if demo:
+        banner = (
+            f'<p class="demo"><strong>{DEMO_LABEL}</strong>: development mode. This page runs on '
+            "this computer for trying things out; never use it with real accounts or real "
+            "credentials.</p>"
+        )
+        tab = f"{DEMO_LABEL} · {tab}"
     document = (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
-        f"<title>{esc(title)} · {esc(server_name)}</title><style>{STYLESHEET}</style></head>"
-        f"<body><main><h1>{esc(title)}</h1>{body}</main></body></html>\n"
+        f"<title>{tab}</title><style>{STYLESHEET}</style></head>"
+        f"<body><main>{banner}<h1>{esc(title)}</h1>{body}</main></body></html>\n"
     )
     return Page(status, document)
 
@@ -91,8 +107,15 @@ def scope_list(scopes: Sequence[str]) -> str:
     return f"<p>Permissions requested:</p><ul>{items}</ul>"
 
 
-def post_form(action: str, token: str, inner: str, button: str) -> str:
-    return (
-        f'<form method="post" action="{esc(action)}">{hidden("csrf", token)}{inner}'
-        f'<p><button class="primary" type="submit">{esc(button)}</button></p></form>'
-    )
+def post_form(action: str, token: str, inner: str, button: str, *, decline: str | None = None) -> str:
+    """A POST form with the CSRF token. With ``decline``, a second button of that label: both
+    send ``choice`` (``continue`` / ``decline``), and the second skips the browser's checks of
+    ``inner``'s fields (saying no needs nothing filled in)."""
+    if decline is None:
+        buttons = f'<button class="primary" type="submit">{esc(button)}</button>'
+    else:
+        buttons = (
+            f'<button class="primary" type="submit" name="choice" value="continue">{esc(button)}</button> '
+            f'<button type="submit" name="choice" value="decline" formnovalidate>{esc(decline)}</button>'
+        )
+    return f'<form method="post" action="{esc(action)}">{hidden("csrf", token)}{inner}<p>{buttons}</p></form>'

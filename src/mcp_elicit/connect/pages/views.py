@@ -10,34 +10,66 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
+
+from mcp_elicit.connect.client_label import read_client_label
+from mcp_elicit.connect.flows.model import clean_label
 
 from .templates import Identity, Page, esc, paragraphs, post_form, render, scope_list, who_block
 
 __all__ = ["Chrome", "Requester"]
 
+NAME_SHOWN: Final = 64
+"""Characters shown of the name a client gives itself (the rest is cut with "…")."""
+
 
 @dataclass(frozen=True, slots=True)
 class Chrome:
-    """What every page needs: the server's name and the sign-out form's action."""
+    """What every page needs: the server's name, the sign-out form's action, and whether the
+    site runs in development mode (every page then says DEMO ONLY)."""
 
     server_name: str
     logout_action: str
+    demo: bool = False
+
+
+def _page(chrome: Chrome, status: int, title: str, body: str) -> Page:
+    return render(status, title, body, server_name=chrome.server_name, demo=chrome.demo)
 
 
 @dataclass(frozen=True, slots=True)
 class Requester:
-    """Who asks: the MCP client (self-reported name, may be unknown) and this server."""
+    """Who asks: the MCP client (a flow's ``client`` label, see
+    :mod:`~mcp_elicit.connect.client_label`) and this server."""
 
     client: str | None
     server_name: str
 
-    def sentence(self) -> str:
-        client = f"The app {esc(self.client)}" if self.client else "Your MCP app"
-        return f"<p>{client}, through <strong>{esc(self.server_name)}</strong>, asks you to"
+    def sentence(self, what: str) -> str:
+        """``<p>`` "<the app> asks you, through the server <server>, to <what>." ``what`` is
+        markup. The client's name is what it calls itself, and said to be: any app can give itself
+        any name (cut short, isolated from the text around it, escaped). Only the OAuth client id,
+        from a validated token, is stated as fact."""
+        label = read_client_label(self.client)
+        name = clean_label(label.name, NAME_SHOWN)
+        if name:
+            who = (
+                'An app that calls itself <strong class="named">“<bdi>'
+                f'{esc(name)}</bdi>”</strong> <span class="small">(self-reported: not verified)</span>'
+            )
+        else:
+            who = "An app that gave no name"
+        if label.oauth_client:
+            who += (
+                ", using an access token issued to the OAuth client "
+                f'<code class="named">{esc(label.oauth_client)}</code>,'
+            )
+        server = f"<strong>{esc(self.server_name)}</strong>"
+        return f"<p>{who} asks you, through the server {server}, to {what}.</p>"
 
 
 def message(chrome: Chrome, status: int, title: str, *texts: str) -> Page:
-    return render(status, title, paragraphs(*texts), server_name=chrome.server_name)
+    return _page(chrome, status, title, paragraphs(*texts))
 
 
 def not_found(chrome: Chrome) -> Page:
@@ -57,7 +89,7 @@ def sign_in(chrome: Chrome, login_href: str, what: str) -> Page:
         + f'<p><a class="button primary" href="{esc(login_href)}">Sign in</a></p>'
         + paragraphs("Sign in with the same account you use in your app.")
     )
-    return render(200, "Sign in to continue", body, server_name=chrome.server_name)
+    return _page(chrome, 200, "Sign in to continue", body)
 
 
 def development_sign_in(chrome: Chrome, *, identity: Identity, action: str, token: str) -> Page:
@@ -65,9 +97,8 @@ def development_sign_in(chrome: Chrome, *, identity: Identity, action: str, toke
     body = (
         '<div class="warn">'
         + paragraphs(
-            "DEMO ONLY: this server runs in development mode and has no real sign-in. Anyone on "
-            f"this computer who presses the button continues as {identity.subject}.",
-            "Never use this where real accounts or real credentials are involved.",
+            "There is no real sign-in here: anyone on this computer who presses the button "
+            f"continues as {identity.subject}.",
         )
         + "</div>"
         + f'<p class="who">Continue as <strong>{esc(identity.label)}</strong> <span class="small">'
@@ -75,7 +106,7 @@ def development_sign_in(chrome: Chrome, *, identity: Identity, action: str, toke
         + post_form(action, token, "", f"Continue as {identity.subject}")
     )
     title = f"DEMO ONLY sign-in: continue as {identity.subject}"
-    return render(200, title, body, server_name=chrome.server_name)
+    return _page(chrome, 200, title, body)
 
 
 def other_account(chrome: Chrome, identity: Identity, logout_token: str, next_path: str) -> Page:
@@ -92,7 +123,7 @@ def other_account(chrome: Chrome, identity: Identity, logout_token: str, next_pa
         )
         + "</div>"
     )
-    return render(403, "This link is not for you", body, server_name=chrome.server_name)
+    return _page(chrome, 403, "This link is not for you", body)
 
 
 def connect_confirm(
@@ -104,21 +135,25 @@ def connect_confirm(
     token: str,
     requester: Requester,
     provider_name: str,
+    destination: str,
     scopes: Sequence[str],
     description: str | None,
 ) -> Page:
+    """Who is signed in, who asks (the app as it calls itself, the server), for which provider,
+    where Continue goes (``destination``: the host of the provider's authorize URL), and the
+    two answers, Continue and Decline."""
     body = (
         who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
-        + f"{requester.sentence()} connect your <strong>{esc(provider_name)}</strong> account.</p>"
+        + requester.sentence(f"connect your <strong>{esc(provider_name)}</strong> account")
         + (paragraphs(description) if description else "")
         + scope_list(scopes)
-        + paragraphs(
-            f"Continue takes you to {provider_name} to approve. The connection is stored for the "
-            f"account shown above; the app itself never sees your {provider_name} credentials."
-        )
-        + post_form(path, token, "", "Continue")
+        + f'<p>Continue takes you to <strong class="host">{esc(destination)}</strong>, where '
+        + f"{esc(provider_name)} asks you to approve. The connection is stored for the account shown "
+        + f"above; the app itself never sees your {esc(provider_name)} credentials.</p>"
+        + paragraphs("Decline ends the request here: nothing is connected, and the app is told you declined.")
+        + post_form(path, token, "", "Continue", decline="Decline")
     )
-    return render(200, f"Connect {provider_name}", body, server_name=chrome.server_name)
+    return _page(chrome, 200, f"Connect {provider_name}", body)
 
 
 def secret_form(
@@ -141,15 +176,39 @@ def secret_form(
     )
     body = (
         who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
-        + f"{requester.sentence()} enter <strong>{esc(what)}</strong>.</p>"
+        + requester.sentence(f"enter <strong>{esc(what)}</strong>")
         + (f'<p class="warn">{esc(problem)}</p>' if problem else "")
         + paragraphs(
             "It is stored encrypted for the account shown above and used by the server only; "
-            "the app never sees it."
+            "the app never sees it. Decline ends the request here: nothing is stored, and the "
+            "app is told you declined."
         )
-        + post_form(path, token, inner, "Save")
+        + post_form(path, token, inner, "Save", decline="Decline")
     )
-    return render(400 if problem else 200, f"Enter {what}", body, server_name=chrome.server_name)
+    return _page(chrome, 400 if problem else 200, f"Enter {what}", body)
+
+
+def declined_here(chrome: Chrome, what: str, kept: str) -> Page:
+    """The answer to Decline: ``what`` was declined ("connecting your GitHub account"), nothing
+    was ``kept`` ("connected", "stored")."""
+    return message(
+        chrome,
+        200,
+        "Declined",
+        f"You declined {what}. Nothing was {kept}.",
+        "You can close this tab and return to your app: it is told you declined.",
+    )
+
+
+def was_declined(chrome: Chrome) -> Page:
+    """A declined flow opened or posted to again (Continue after Decline, a replayed Decline)."""
+    return message(
+        chrome,
+        409,
+        "Request declined",
+        "This request was declined; nothing was connected or stored.",
+        "Go back to your app: run the tool again if you change your mind.",
+    )
 
 
 def in_use(chrome: Chrome) -> Page:
