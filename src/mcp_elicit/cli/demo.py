@@ -8,7 +8,9 @@ bearer token and calls ``file_issue``.
 With a terminal, the person answers in the terminal UI and completes the connection page in
 their browser. Without one, or with ``--script``, a scripted walk-through answers every step,
 plays the browser part over HTTP (:mod:`mcp_elicit.cli.demo_browser`), and prints the
-transcript. No network beyond 127.0.0.1 is used either way.
+transcript. No network beyond 127.0.0.1 is used either way. On a terminal (or with ``COLUMNS``
+set) the demo's own lines are wrapped to its width the way the terminal form wraps its own:
+words and addresses whole, continuations indented.
 
 The site is a development server: it runs with ``MCP_ELICIT_DEBUG=1``, so a tool that fails
 says why in its error.
@@ -19,15 +21,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.cli import EXIT_FAILURE, EXIT_OK, write_output
 from mcp_elicit.client.questions import Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
 
 TITLE = "Login button does nothing on Safari"
+_HANG: Final = 2  # continuation lines start this much further in than their line
 SCRIPT: dict[str, dict[str, Any]] = {
     "details": {
         "reporter": "ada@example.com",
@@ -40,7 +44,37 @@ SCRIPT: dict[str, dict[str, Any]] = {
 
 
 def _say(text: str = "") -> None:
-    write_output(text)
+    """Print a line of the demo's narration, wrapped to the terminal's width (see :func:`wrap`)."""
+    for line in wrap(text, _columns()):
+        write_output(line)
+
+
+def _columns() -> int | None:
+    """The terminal's width (``COLUMNS`` first, then stdout's terminal), or ``None`` when
+    stdout is not a terminal and ``COLUMNS`` is unset: a pipe or a file gets whole lines."""
+    columns = shutil.get_terminal_size((0, 0)).columns
+    return columns if columns > 0 else None
+
+
+def wrap(text: str, width: int | None) -> list[str]:
+    """``text`` as lines of at most ``width`` cells, broken by the terminal answerer's wrapper
+    (:func:`mcp_elicit.client.answerers._wrap.spans`: at spaces, never inside a word; a word
+    longer than a line, a URL, only at its own boundaries), each continuation two cells further
+    in than its line. ``width=None``: the lines as they are."""
+    if width is None:
+        return text.split("\n")
+    from mcp_elicit.client.answerers._wrap import MIN_WIDTH, spans
+
+    lines: list[str] = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        lead = len(line) - len(body)
+        # On a narrow terminal the indents shrink: the text keeps some room.
+        first = min(lead, max(0, width - MIN_WIDTH))
+        later = min(lead + _HANG, max(0, width - MIN_WIDTH))
+        for n, (start, end) in enumerate(spans(body, width - first, width - later)):
+            lines.append(" " * (first if n == 0 else later) + body[start:end])
+    return lines
 
 
 class ScriptedWalkThrough:
