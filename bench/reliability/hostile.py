@@ -6,7 +6,9 @@ header values) have invariants instead. For every case:
 
 * a response must arrive (no hang, no dropped connection), and the server must still be alive;
 * never an HTTP 5xx, never a traceback or a file path in the body;
-* a JSON-RPC error must travel with the HTTP status its code maps to (``status_for_error``);
+* a JSON-RPC error must travel with the HTTP status its code maps to (``status_for_error``),
+  except the 2025-11-25 "no such session" answer: HTTP 404 with -32600, which clients read as
+  "initialize again";
 * the response id must be the request's id when that id was readable.
 
 The exchanges are blocking (raw sockets, pipes) and run in a worker thread, so the harness's
@@ -217,7 +219,8 @@ def judge_http(outcome: Outcome, request_id: Any = None) -> tuple[str, str, int 
         if not isinstance(code, int) or not isinstance(error.get("message"), str):
             return "unexpected", "malformed error object", status, None, None
         mapped = status_for_error(code)
-        if status in (200, 400, 404) and status != mapped:
+        unknown_session = status == 404 and code == -32600
+        if status in (200, 400, 404) and status != mapped and not unknown_session:
             return "unexpected", f"JSON-RPC {code} with HTTP {status} (expected {mapped})", status, code, None
         return "refused", "", status, code, error.get("message")
     if "result" in message and status == 200:

@@ -383,7 +383,20 @@ def hand_cases(port: int, live: Live) -> list[Case]:
         403,
         INVALID_REQUEST,
     )
-    for verb in ["GET", "DELETE", "PUT", "OPTIONS"]:
+    # GET and DELETE belong to 2025-11-25 sessions (the stream, the end of a session): without a
+    # session id they are 400, with one the server never minted 404 (which makes clients
+    # re-initialize). No other verb is served.
+    for verb in ["GET", "DELETE"]:
+        add("headers", f"{verb} without a session", http_bytes(port, b"", verb=verb), 400, INVALID_REQUEST)
+        unknown = [("Mcp-Session-Id", "never-minted-0123456789abcdef")]
+        add(
+            "headers",
+            f"{verb} of an unknown session",
+            http_bytes(port, b"", verb=verb, headers=unknown),
+            404,
+            INVALID_REQUEST,
+        )
+    for verb in ["PUT", "OPTIONS"]:
         add("headers", f"{verb}", http_bytes(port, b"", verb=verb), 405, INVALID_REQUEST)
     add(
         "headers", "another path", http_bytes(port, body_of("tools/call", order_params()), path="/other"), 404
