@@ -1,8 +1,12 @@
-"""mcp-elicit: MCP elicitation over Multi Round-Trip Requests (MCP 2026-07-28).
+"""mcp-elicit: MCP elicitation, form and URL mode, for MCP 2026-07-28 and 2025-11-25.
 
 Server authors need two names::
 
     from mcp_elicit import Server, Context
+
+and, to shape a form's fields, the markers that go inside ``typing.Annotated``::
+
+    from mcp_elicit import Choices, Description, Email, Format, NotSecret, Title, Url
 
 Names are imported on first use so that ``import mcp_elicit`` stays cheap (cold start matters
 for stdio servers that are spawned per session).
@@ -26,9 +30,17 @@ _EXPORTS = {
     "Caller": "mcp_elicit.server.auth",
     "Unauthorized": "mcp_elicit.server.auth",
     "Authenticate": "mcp_elicit.server.auth",
+    "Choices": "mcp_elicit.schema.markers",
+    "Description": "mcp_elicit.schema.markers",
+    "Email": "mcp_elicit.schema.markers",
+    "Format": "mcp_elicit.schema.markers",
+    "NotSecret": "mcp_elicit.schema.markers",
+    "Title": "mcp_elicit.schema.markers",
+    "Url": "mcp_elicit.schema.markers",
 }
 
 if TYPE_CHECKING:
+    from mcp_elicit.schema.markers import Choices, Description, Email, Format, NotSecret, Title, Url
     from mcp_elicit.server.answers import ElicitAnswer
     from mcp_elicit.server.app import Server
     from mcp_elicit.server.auth import Authenticate, Caller, Unauthorized
@@ -49,12 +61,19 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Authenticate",
     "Caller",
+    "Choices",
     "Context",
+    "Description",
     "ElicitAnswer",
+    "Email",
+    "Format",
     "InputRequired",
     "McpError",
+    "NotSecret",
     "ParamHeader",
     "Server",
+    "Title",
     "ToolError",
     "Unauthorized",
+    "Url",
 ]
