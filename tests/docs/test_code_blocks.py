@@ -8,6 +8,7 @@ import ast
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -71,11 +72,21 @@ def test_json_parses(block: Block) -> None:
     json.loads(block.code)
 
 
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives the headings of ``path``."""
+    headings = re.findall(r"^#+ (.+)$", path.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
 def test_every_picture_and_local_link_is_there() -> None:
     for path in markdown_files():
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text()):
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", path.read_text()):
             if "://" in target or target.startswith("mailto:"):
                 continue
             if target.endswith("docs/install.md") or (path.parent.name == "docs" and target == "install.md"):
                 continue  # written with the extras (pyproject.toml), by whoever adds them
-            assert (path.parent / target).exists(), f"{path.relative_to(REPO)} links to a missing {target}"
+            linked = path.parent / target if target else path
+            where = f"{path.relative_to(REPO)} links to {target}#{anchor}"
+            assert linked.exists(), where
+            if anchor:
+                assert anchor in anchors(linked), where
