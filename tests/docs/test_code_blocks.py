@@ -74,7 +74,8 @@ def test_json_parses(block: Block) -> None:
 
 def anchors(path: Path) -> set[str]:
     """The anchors GitHub gives the headings of ``path``."""
-    headings = re.findall(r"^#+ (.+)$", path.read_text(), flags=re.MULTILINE)
+    prose = re.sub(r"^```.*?^```$", "", path.read_text(), flags=re.DOTALL | re.MULTILINE)
+    headings = re.findall(r"^#+ (.+)$", prose, flags=re.MULTILINE)
     return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 
