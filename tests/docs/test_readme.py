@@ -1,25 +1,74 @@
-"""The README's first example is a whole server: run as a real stdio process, a client deletes a
-ticket through it, accepting its question."""
+"""The README as a new user follows it: its server saved as ``server.py``, its commands run as
+written in a folder holding it (the interactive one in a real pseudo-terminal, typing the
+answers), and what they print compared with what the README says they print.
+
+Run as a script, it prints the count the issue measures: ``python -m tests.docs.test_readme``.
+"""
 
 from __future__ import annotations
 
 import re
-import shlex
-import sys
 from pathlib import Path
 
-from mcp_elicit.client import Client
-from mcp_elicit.client.answerers import ScriptedAnswerer
+from tests.docs.doc_shell import Terminal, run_shell
+from tests.docs.markdown_blocks import blocks, doc, write_files
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = doc("README.md")
+# Words before the first runnable snippet: what to install and what the library is, no more.
+MOST_WORDS_BEFORE_THE_SNIPPET = 150
 
 
-async def test_the_first_example_runs_as_a_server(tmp_path: Path) -> None:
-    first = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)[0]
-    server = tmp_path / "readme_server.py"
-    server.write_text(first)
-    answerer = ScriptedAnswerer([{"action": "accept", "content": {"ok": True}}])
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(server))}"
-    async with Client.connect(command, answerer=answerer, stderr="capture") as client:
-        result = await client.call_tool("delete_ticket", {"ticket_id": "T-1"})
-    assert (result.text, result.is_error) == ("Deleted T-1.", False)
+def words_before_the_first_snippet() -> int:
+    """Words of the README (prose, headings and commands) above its first ``python`` block."""
+    first = blocks(README, "python")[0]
+    above = "\n".join(README.read_text().split("\n")[: first.line - 1])
+    return len(re.findall(r"\S+", re.sub(r"[#`*\[\]()]|!\[.*?\]\(.*?\)", " ", above)))
+
+
+def test_the_snippet_comes_after_a_few_words_only() -> None:
+    count = words_before_the_first_snippet()
+    assert count <= MOST_WORDS_BEFORE_THE_SNIPPET, f"{count} words before the first snippet"
+
+
+def test_the_readme_runs_what_it_shows() -> None:
+    # The blocks this test answers for, in order; test_code_blocks.py checks the py and sh ones.
+    assert [b.tag for b in blocks(README)] == ["sh", "python", "bash", "text", "bash", "py"]
+    assert [b.file_name for b in blocks(README, "python")] == ["server.py"]
+
+
+def test_the_call_in_a_terminal(tmp_path: Path) -> None:
+    write_files(README, tmp_path)
+    call = blocks(README, "bash")[0].code.strip()
+    printed = blocks(README, "text")[0].code.strip()
+    terminal = Terminal(call, tmp_path)
+    try:
+        terminal.expect("Fill in the form")
+        terminal.type("\r")
+        terminal.expect("[1/3]")
+        terminal.type("2027-07-01\r", after=0.2)
+        terminal.expect("[2/3]")
+        terminal.type("\r", after=0.2)  # nights: the default
+        terminal.expect("[3/3]")
+        terminal.type("\r", after=0.2)  # cabin: the default
+        terminal.expect("Send this answer")
+        terminal.type("s")
+        terminal.expect(printed)
+    finally:
+        status = terminal.close()
+    assert status == 0
+    screen = "\n".join(terminal.screen.history() + terminal.screen.display())
+    for shown in ("trips", "When do you fly to Lisbon?", "Leaving", "Nights", "Cabin", printed):
+        assert shown in screen, screen
+
+
+def test_the_call_answered_from_a_file(tmp_path: Path) -> None:
+    write_files(README, tmp_path)
+    scripted = blocks(README, "bash")[1].code
+    done = run_shell(scripted, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == blocks(README, "text")[0].code
+    assert "When do you fly to Lisbon?" in done.stderr  # the question is still shown
+
+
+if __name__ == "__main__":
+    print(f"README.md: {words_before_the_first_snippet()} words before the first runnable snippet")

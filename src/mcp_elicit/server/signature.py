@@ -259,6 +259,18 @@ def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
     return Parameter(param.name, schema, required, param.default, convert)
 
 
+def _marked_description(annotation: Any) -> str | None:
+    """The text of the ``Description`` markers (and plain strings) of an ``Annotated`` type."""
+    if get_origin(annotation) is not typing.Annotated:
+        return None
+    texts = [
+        extra.text if isinstance(extra, Description) else extra
+        for extra in get_args(annotation)[1:]
+        if isinstance(extra, (Description, str))
+    ]
+    return " ".join(texts) or None
+
+
 def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
     """(schema, converter, nullable) for a plain type; UnsupportedAnnotation otherwise."""
     origin = get_origin(tp)
@@ -435,6 +447,13 @@ def _pydantic_signature(
     )
     schema = model.model_json_schema()
     schema.pop("title", None)
+    # pydantic keeps Annotated markers it does not know but leaves them out of its schema: a
+    # Description says what the argument is here as on the plain path.
+    for p in params:
+        prop = schema.get("properties", {}).get(p.name)
+        text = _marked_description(hints.get(p.name))
+        if text and isinstance(prop, dict) and "description" not in prop:
+            prop["description"] = text
     # Read as the plain path reads them: JSON types as they are (strict: no "yes" for True, no
     # "5" for 5), whole floats as integers, and for text arguments numbers and booleans from text.
     readers: dict[str, Callable[[str, str], Any]] = {}

@@ -1,0 +1,107 @@
+"""docs/cli.md as written: its servers saved as ``trips.py`` and ``trip.py``, its console sessions
+run in that folder and compared line by line with what they print, the command summary against
+``mcp-elicit --help``, ``run_http``'s banner against a real server, and the debug error against
+real calls over stdio and over HTTP."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.docs.doc_shell import reader_env, run_console
+from tests.docs.markdown_blocks import blocks, console_commands, doc, matches, run_python_blocks, write_files
+from tests.helpers import free_port, wait_for_port
+
+CLI = doc("cli.md")
+CALL = """mcp-elicit call {target} book_trip --args '{{"city": "Oslo"}}'"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    assert write_files(CLI, tmp_path) == ["trips.py", "trip.py"]
+    return tmp_path
+
+
+@contextmanager
+def serving(folder: Path, module: str, **env: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``module``'s app served by ``run_http`` on a free port of 127.0.0.1; stopped after."""
+    port = free_port()
+    code = f"import {module}; {module}.app.run_http(port={port})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=reader_env(**env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+        yield port, process
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_the_doc_runs_what_it_shows() -> None:
+    assert [b.tag for b in blocks(CLI)] == [
+        "text",
+        "python",
+        "console",
+        "python",
+        "console",
+        "text",
+        "python",
+        "text",
+    ]
+    module = run_python_blocks("cli.md")  # trips.py, trip.py, then the debug server, in turn
+    assert module.app.name == "trip"
+    assert [tool["name"] for tool in module.app.describe_tools()] == []
+
+
+def test_the_summary_names_every_command(folder: Path) -> None:
+    status, printed = run_console("mcp-elicit --help", folder)
+    assert status == 0
+    commands = printed.split("positional arguments:")[1].split("options:")[0].split()[1::]
+    offered = {word for word in commands if word.isidentifier() and word.islower()}
+    listed = {line.split()[1] for line in blocks(CLI, "text")[0].code.splitlines()}
+    assert listed == {"demo", "call", "tools", "check", "schema", "keygen"}
+    assert listed <= offered
+
+
+@pytest.mark.parametrize(("session", "status"), [(0, 0), (1, 1)], ids=["tools", "a-crash"])
+def test_the_console_sessions(folder: Path, session: int, status: int) -> None:
+    for command, shown in console_commands(blocks(CLI, "console")[session]):
+        code, printed = run_console(command, folder)
+        assert matches(shown, printed), printed
+        assert code == status, printed
+
+
+def test_run_http_says_where_it_serves(folder: Path) -> None:
+    banner = blocks(CLI, "text")[1].code
+    printed = ""
+    with serving(folder, "trips") as (port, process):
+        assert process.stderr is not None
+        while "tools:" not in printed:  # the banner's last line (after the ephemeral key warning)
+            line = process.stderr.readline().decode()
+            assert line, printed
+            printed += line
+    assert matches(banner.replace("8000", str(port)), printed), printed
+
+
+def test_debug_puts_the_exception_in_the_error(folder: Path) -> None:
+    shown = blocks(CLI, "text")[2].code
+    code, printed = run_console(CALL.format(target='"python trip.py"'), folder, MCP_ELICIT_DEBUG="1")
+    assert code == 1
+    assert matches(shown, printed), printed
+    with serving(folder, "trip", MCP_ELICIT_DEBUG="1") as (port, _):
+        code, printed = run_console(CALL.format(target=f"http://127.0.0.1:{port}/mcp"), folder)
+    assert code == 1
+    assert matches(shown, printed), printed
