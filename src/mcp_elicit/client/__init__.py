@@ -19,6 +19,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit._extras import require
+
+require("cli", part="the MCP client (mcp_elicit.client)")
+
 _EXPORTS: dict[str, str] = {
     # the engine
     "Client": "mcp_elicit.client.client",

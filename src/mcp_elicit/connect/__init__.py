@@ -13,3 +13,7 @@
   it into a server (``Server(connect=kit)``, ``ctx.connection(...)``, ``ctx.secret(...)``, one
   ASGI app); :mod:`mcp_elicit.connect.engine`: how those calls work over rounds.
 """
+
+from mcp_elicit._extras import require
+
+require("connect", part="the URL-mode kit (mcp_elicit.connect)")
