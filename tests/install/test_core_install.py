@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,7 @@ def test_every_module_of_the_core_parts_imports(core: Venv, tmp_path: Path) -> N
 
 
 class StdioServer:
-    """The booking server as a real subprocess of the core environment, one JSON line each way."""
+    """A server as a real subprocess of an environment, one JSON line each way."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
@@ -70,18 +72,34 @@ class StdioServer:
         return result
 
 
-async def test_a_stdio_server_with_a_dataclass_form_answers_a_round_trip(core: Venv, tmp_path: Path) -> None:
+@asynccontextmanager
+async def stdio_server(venv: Venv, script: Path, cwd: Path) -> AsyncIterator[StdioServer]:
+    """``script`` served over stdio by ``venv``'s Python; it must exit 0 when stdin closes."""
     process = await asyncio.create_subprocess_exec(
-        str(core.python),
-        str(SERVER),
-        cwd=tmp_path,
+        str(venv.python),
+        str(script),
+        cwd=cwd,
         env=clean_env(),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
-    server = StdioServer(process)
     try:
+        yield StdioServer(process)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert process.returncode == 0
+
+
+async def test_a_stdio_server_with_a_dataclass_form_answers_a_round_trip(core: Venv, tmp_path: Path) -> None:
+    async with stdio_server(core, SERVER, tmp_path) as server:
         listed = await server.call("tools/list", {})
         assert [tool["name"] for tool in listed["tools"]] == ["book"]
 
@@ -98,16 +116,37 @@ async def test_a_stdio_server_with_a_dataclass_form_answers_a_round_trip(core: V
         retry = {**call, "inputResponses": {key: answer}, "requestState": first["requestState"]}
         done = await server.call("tools/call", retry)
         assert text(done) == "booked LH 123: 2 business seat(s) for ada@example.com"
-    finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), 10)
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-    assert process.returncode == 0
+
+
+async def test_the_tickets_example_runs_with_the_core(core: Venv, tmp_path: Path) -> None:
+    # Its docstring says `pip install mcp-elicit` is enough for stdio.
+    example = ROOT / "examples" / "tickets.py"
+    assert "pip install mcp-elicit " in example.read_text()
+    async with stdio_server(core, example, tmp_path) as server:
+        call = {"name": "create_ticket", "arguments": {"title": "Printer on fire"}}
+        first = await server.call("tools/call", call)
+        key = only_key(first)
+        schema = first["inputRequests"][key]["params"]["requestedSchema"]
+        assert list(schema["properties"]) == ["priority", "due", "watchers", "reporter"]
+        assert schema["properties"]["reporter"]["format"] == "email"
+
+
+def test_the_asgi_app_needs_no_extra(core: Venv, tmp_path: Path) -> None:
+    # Server.asgi() is for any ASGI server: the core builds and answers it; only run_http()
+    # (uvicorn) needs [http].
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"_meta": meta(), "name": "book", "arguments": {"flight": "BA 1"}},
+    }
+    done = core.run(core.python, SERVER.with_name("asgi_post.py"), json.dumps(message), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["status"] == 200
+    first = answer["reply"]["result"]
+    key = only_key(first)
+    assert first["inputRequests"][key]["params"]["message"] == "Book BA 1?"
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,9 @@
     async with Client.connect("python examples/tickets.py", answerer=my_answerer) as client:
         result = await client.call_tool("create_ticket", {"title": "Printer on fire"})
 
+It comes with the ``[cli]`` extra (``pip install 'mcp-elicit[cli]'``); importing it without that
+extra says so.
+
 Names load on first use (PEP 562): ``import mcp_elicit.client`` imports nothing heavy, and httpx
 is imported only when an HTTP connection starts. To export a name from a submodule, add
 ``"Name": "mcp_elicit.client.module"`` to ``_EXPORTS`` (and to ``__all__`` and the
