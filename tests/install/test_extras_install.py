@@ -93,6 +93,22 @@ def test_run_http_serves_a_round_trip_with_the_http_extra(http_server: str) -> N
     assert text(done) == "booked AF 7: 1 economy seat(s) for grace@example.com"
 
 
+def test_the_httptools_parser_without_the_fast_extra_names_it(http_venv: Venv, tmp_path: Path) -> None:
+    probe = (
+        "from mcp_elicit import Server\n"
+        "try:\n"
+        f"    Server('web').run_http(host='127.0.0.1', port={free_port()}, http='httptools')\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = http_venv.run(http_venv.python, "-c", probe, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        0,
+        "run_http(http='httptools') needs the [fast] extra (httptools is not installed): "
+        "pip install 'mcp-elicit[fast]'\n",
+    ), done.stderr
+
+
 def test_call_with_the_cli_extra_answers_a_server_of_the_core_install(
     cli_venv: Venv, core: Venv, tmp_path: Path
 ) -> None:
