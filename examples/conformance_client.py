@@ -1,4 +1,4 @@
-"""Our client as the official conformance harness's client under test.
+"""Our client as the official conformance harness's client under test (pip install 'mcp-elicit[cli]').
 
     conformance client --command "python examples/conformance_client.py" \\
         --scenario sep-2322-client-request-state --spec-version 2026-07-28

@@ -1,7 +1,8 @@
 """The fixtures the official MCP conformance suite expects, served by mcp-elicit.
 
+    python examples/conformance_server.py --stdio         # pip install mcp-elicit
     python examples/conformance_server.py --port 3001     # HTTP at http://127.0.0.1:3001/mcp
-    python examples/conformance_server.py --stdio
+                                                          # (pip install 'mcp-elicit[http]')
 
 Names and keys follow the suite's contract: its input-required-result-* scenarios,
 server-stateless, and the tools, prompts, resources and header scenarios of 2026-07-28; and, for

@@ -1,6 +1,9 @@
 """An issue tracker whose tools ask the person for what they need, in the middle of their body.
 
+    pip install mcp-elicit                     # the core: enough for stdio
     python examples/tickets.py                 # stdio (what an MCP client spawns)
+
+    pip install 'mcp-elicit[http]'
     python examples/tickets.py --http          # Streamable HTTP on http://127.0.0.1:8765/mcp
 
 ``create_ticket`` asks for details with a form (enum, date, multi-select, email), asks for
@@ -15,15 +18,13 @@ import argparse
 import sqlite3
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
-
-from mcp_elicit import Context, Server
-from mcp_elicit.schema import Email
+from mcp_elicit import Context, Description, Email, Server, Title
 
 app = Server(
     "tickets",
@@ -39,15 +40,18 @@ class Team(StrEnum):
     SUPPORT = "support"
 
 
-class Details(BaseModel):
+# kw_only: the form lists the fields in this order, the required one last.
+@dataclass(kw_only=True)
+class Details:
     priority: Literal["low", "normal", "high"] = "normal"
-    due: date | None = Field(default=None, description="When it must be done (optional)")
-    watchers: list[Team] = Field(default_factory=list, description="Teams to notify")
-    reporter: Email = Field(title="Your e-mail")
+    due: Annotated[date | None, Description("When it must be done (optional)")] = None
+    watchers: Annotated[list[Team], Description("Teams to notify")] = field(default_factory=list)
+    reporter: Annotated[Email, Title("Your e-mail")]
 
 
-class Confirm(BaseModel):
-    ok: bool = Field(title="Create the ticket?")
+@dataclass
+class Confirm:
+    ok: Annotated[bool, Title("Create the ticket?")]
 
 
 DB = Path(tempfile.gettempdir()) / "mcp-elicit-tickets.db"

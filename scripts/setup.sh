@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # setup.sh: create/refresh the project's virtualenv (.venv) with the package installed editable
-# plus its test extras. Safe to re-run; works on a fresh clone of a fresh machine.
+# plus its test extra (every runtime extra and the test tools). Safe to re-run; works on a fresh
+# clone of a fresh machine.
 #
-# Usage: bash scripts/setup.sh            (PYTHON=/path/to/python3.11+ to pick the interpreter)
+# Usage: bash scripts/setup.sh [--no-browser]   (PYTHON=/path/to/python3.11+ to pick the interpreter)
+#        bash scripts/setup.sh --venv DIR --extras LIST --no-browser
+#            another virtualenv with other extras: scripts/main.sh makes .venv-demo with
+#            cli,connect (the demo only), so that it never changes the tests' .venv, nor they its
 #
 # Steps (one line each):
-#   1. create .venv with `python3 -m venv` if it is missing (or recreate it if it is broken)
-#   2. upgrade pip quietly                      } skipped when pyproject.toml and the Python
-#   3. pip install -e '.[test]' (quiet; errors  }  version are unchanged since the last
-#      stay visible)                            }  successful install (.venv/.installed-hash)
+#   1. create the venv with `python3 -m venv` if it is missing (or recreate it if it is broken)
+#   2. upgrade pip quietly                      } skipped when pyproject.toml, the extras and
+#   3. pip install -e '.[EXTRAS]' (quiet;       }  the Python version are unchanged since the
+#      errors stay visible)                     }  last successful install (VENV/.installed-hash)
 #   4. byte-compile src/ (.pyc), as installing a wheel does: with PYTHONDONTWRITEBYTECODE set, an
 #      editable install would otherwise compile every module again in every process it starts
 #      (stale .pyc files are detected and ignored by Python)
@@ -20,13 +24,23 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PYTHON="${PYTHON:-python3}"
-VENV=".venv"
-VPY="$VENV/bin/python"
-HASH_FILE="$VENV/.installed-hash"
-
 say() { echo "setup: $*"; }
 die() { echo "setup: ERROR: $*" >&2; exit 1; }
+
+PYTHON="${PYTHON:-python3}"
+VENV=".venv"
+EXTRAS="test"
+BROWSER=1
+while (($#)); do
+    case "$1" in
+        --venv) VENV="${2:?--venv needs a directory}"; shift 2 ;;
+        --extras) EXTRAS="${2:?--extras needs a list such as cli,connect}"; shift 2 ;;
+        --no-browser) BROWSER=0; shift ;;
+        *) die "unknown option $1 (usage: setup.sh [--venv DIR] [--extras LIST] [--no-browser])" ;;
+    esac
+done
+VPY="$VENV/bin/python"
+HASH_FILE="$VENV/.installed-hash"
 
 check_python() {
     command -v "$PYTHON" >/dev/null || die "$PYTHON not found"
@@ -61,9 +75,9 @@ ensure_venv() {
     "$PYTHON" -m venv "$VENV" || die "$PYTHON -m venv failed"
 }
 
-# what the install depends on: the project metadata and the interpreter
+# what the install depends on: the project metadata, the extras and the interpreter
 wanted_hash() {
-    { cat pyproject.toml; "$VPY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1
+    { cat pyproject.toml; echo "$EXTRAS"; "$VPY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1
 }
 
 installed() {
@@ -80,9 +94,9 @@ install_project() {
     say "upgrading pip"
     quiet_pip install --upgrade pip ||
         die "pip upgrade failed"
-    say "pip install -e '.[test]'"
-    quiet_pip install -e '.[test]' ||
-        die "pip install -e '.[test]' failed"
+    say "pip install -e '.[$EXTRAS]' into $VENV"
+    quiet_pip install -e ".[$EXTRAS]" ||
+        die "pip install -e '.[$EXTRAS]' failed"
     wanted_hash >"$HASH_FILE"
 }
 
@@ -115,9 +129,9 @@ check_python
 ensure_venv
 install_project
 byte_compile
-if [[ "${1:-}" == "--no-browser" ]]; then
-    say "chromium not needed here (--no-browser)"
-else
+if ((BROWSER)); then
     ensure_chromium
+else
+    say "chromium not needed here (--no-browser)"
 fi
 say "ready: $VPY ($("$VPY" --version 2>&1))"

@@ -4,6 +4,7 @@ Read from every module's source (ast), at any depth (function bodies included: a
 later is still an arrow). Imports under ``if TYPE_CHECKING:`` are left out: they load nothing and
 only name types. The layers, bottom first::
 
+    _extras                      which extra installs a missing package (a message, no imports)
     schema                       the requestedSchema subset
     wire                         sans-IO protocol (may use schema's text helpers)
     _closing, storage            the storage layer (SQLite and PostgreSQL databases) and its helper
@@ -30,17 +31,40 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "mcp_elicit"
 
 BELOW: dict[str, set[str]] = {
+    "_extras": set(),
     "schema": set(),
     "wire": {"schema"},
     "_closing": set(),
-    "storage": set(),
+    "storage": {"_extras"},
     "state": {"schema", "wire", "_closing", "storage"},
-    "server": {"schema", "wire", "state", "_closing"},
-    "transport": {"schema", "wire", "state", "server"},
-    "connect": {"schema", "wire", "state", "server", "transport", "_closing", "storage"},
-    "client": {"schema", "wire", "<root>"},
-    "cli": {"schema", "wire", "state", "server", "transport", "connect", "client", "demo", "<root>"},
-    "demo": {"schema", "wire", "state", "server", "transport", "connect", "client", "cli", "<root>"},
+    "server": {"schema", "wire", "state", "_closing", "_extras"},
+    "transport": {"schema", "wire", "state", "server", "_extras"},
+    "connect": {"schema", "wire", "state", "server", "transport", "_closing", "storage", "_extras"},
+    "client": {"schema", "wire", "<root>", "_extras"},
+    "cli": {
+        "schema",
+        "wire",
+        "state",
+        "server",
+        "transport",
+        "connect",
+        "client",
+        "demo",
+        "<root>",
+        "_extras",
+    },
+    "demo": {
+        "schema",
+        "wire",
+        "state",
+        "server",
+        "transport",
+        "connect",
+        "client",
+        "cli",
+        "<root>",
+        "_extras",
+    },
     "<root>": set(),
 }
 # The one arrow up (see the module docstring).

@@ -9,7 +9,9 @@
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
 
 TARGET is an ``http(s)://`` URL or a command line that starts a stdio server. Each subcommand
-imports what it needs when it runs, so that start-up stays fast.
+imports what it needs when it runs, so that start-up stays fast. The command comes with the core
+install; ``call``, ``tools`` and ``demo`` need extras (:data:`COMMAND_EXTRAS`), and without them
+say which in one line.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from mcp_elicit._extras import MissingExtra, require
+
 # Exit codes: 0 success; 1 the tool reported an error; 2 usage, protocol or transport error;
 # 3 the person declined or cancelled a question; 4 the command's own output could not be
 # written; 141 the output pipe was closed (128 + SIGPIPE, as a shell reports a tool it killed).
@@ -29,6 +33,9 @@ EXIT_FAILURE = 2
 EXIT_DECLINED = 3
 EXIT_OUTPUT = 4
 EXIT_BROKEN_PIPE = 141
+
+# The extras a subcommand needs beyond the core (docs/install.md); the others need none.
+COMMAND_EXTRAS: dict[str, tuple[str, ...]] = {"call": ("cli",), "tools": ("cli",), "demo": ("cli", "connect")}
 
 _EPILOG = """exit status:
   0    success
@@ -92,10 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="run the bundled issue-tracker demo end to end")
+    demo = commands.add_parser(
+        "demo", help="run the bundled issue-tracker demo end to end (needs the [cli,connect] extras)"
+    )
     demo.add_argument("--script", action="store_true", help="play the scripted walk-through (no TTY needed)")
 
-    call = commands.add_parser("call", help="call a tool, answering its questions in the terminal")
+    call = commands.add_parser(
+        "call", help="call a tool, answering its questions in the terminal (needs the [cli] extra)"
+    )
     call.add_argument("target", help="an http(s):// URL, or the command line of a stdio server")
     call.add_argument("tool")
     call.add_argument("--args", default="{}", help="the tool's arguments as a JSON object")
@@ -109,7 +120,9 @@ def _parser() -> argparse.ArgumentParser:
         help="offer to open http://127.0.0.1 links (a server on this machine, in development)",
     )
 
-    tools = commands.add_parser("tools", help="list a server's tools, with their arguments")
+    tools = commands.add_parser(
+        "tools", help="list a server's tools, with their arguments (needs the [cli] extra)"
+    )
     tools.add_argument("target")
     tools.add_argument(
         "--json", action="store_true", help="print the server and its tools as JSON, as the server sent them"
@@ -189,7 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mcp-elicit: cannot write the output: stdout is closed", file=sys.stderr)
         return EXIT_OUTPUT
     try:
+        # Before anything runs: a tool call must not be made, then fail at its first question.
+        require(*COMMAND_EXTRAS.get(args.command, ()), part=f"the {args.command} command")
         return _run_command(args)
+    except MissingExtra as exc:
+        print(f"mcp-elicit: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except OutputError as exc:
         return _output_failed(exc.error)
 

@@ -8,6 +8,9 @@
     async with Client.connect("python examples/tickets.py", answerer=my_answerer) as client:
         result = await client.call_tool("create_ticket", {"title": "Printer on fire"})
 
+It comes with the ``[cli]`` extra (``pip install 'mcp-elicit[cli]'``); importing it without that
+extra says so.
+
 Names load on first use (PEP 562): ``import mcp_elicit.client`` imports nothing heavy, and httpx
 is imported only when an HTTP connection starts. To export a name from a submodule, add
 ``"Name": "mcp_elicit.client.module"`` to ``_EXPORTS`` (and to ``__all__`` and the
@@ -18,6 +21,10 @@ from __future__ import annotations
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from mcp_elicit._extras import require
+
+require("cli", part="the MCP client (mcp_elicit.client)")
 
 _EXPORTS: dict[str, str] = {
     # the engine

@@ -1,4 +1,5 @@
-"""The URL-mode kit: what a server needs to send people to its own pages safely.
+"""The URL-mode kit: what a server needs to send people to its own pages safely
+(``pip install 'mcp-elicit[connect]'``; importing it without that extra says so).
 
 * :mod:`mcp_elicit.connect.identity`: who is calling (the principal from the validated MCP access
   token), protected-resource metadata and the ``401`` challenge.
@@ -13,3 +14,7 @@
   it into a server (``Server(connect=kit)``, ``ctx.connection(...)``, ``ctx.secret(...)``, one
   ASGI app); :mod:`mcp_elicit.connect.engine`: how those calls work over rounds.
 """
+
+from mcp_elicit._extras import require
+
+require("connect", part="the URL-mode kit (mcp_elicit.connect)")

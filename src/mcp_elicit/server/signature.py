@@ -20,6 +20,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import orjson
 
+from mcp_elicit._extras import require
 from mcp_elicit.schema.markers import Description
 from mcp_elicit.server.param_header import ParamHeader
 
@@ -431,13 +432,10 @@ def _pydantic_signature(
     *,
     as_text: bool = False,
 ) -> Signature:
-    try:
-        import pydantic
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise TypeError(
-            f"{fn.__qualname__}: its argument types need pydantic (pip install pydantic), "
-            "or use plain types (str, int, float, bool, Literal, Enum, list, dict)"
-        ) from None
+    plain_types = "str, int, float, bool, Literal, Enum, list or dict"  # these need nothing
+    require("pydantic", part=f"{fn.__qualname__}: an argument type other than {plain_types}")
+    import pydantic
+
     fields: dict[str, Any] = {}
     for p in params:
         default = ... if p.default is _MISSING else p.default

@@ -18,6 +18,8 @@ import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
+from mcp_elicit._extras import require
+
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg.abc import Query
@@ -112,12 +114,11 @@ class PgConnection:
         unavailable: Callable[[str], Exception],
         chain: bool = False,
     ) -> None:
-        try:
-            import psycopg
-            from psycopg import sql
-            from psycopg.conninfo import conninfo_to_dict
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(f"the {label} needs psycopg 3: pip install 'mcp-elicit[postgres]'") from exc
+        require("postgres", part=f"the {label}")
+        import psycopg
+        from psycopg import sql
+        from psycopg.conninfo import conninfo_to_dict
+
         if not isinstance(dsn, str):
             raise TypeError("dsn must be a str")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+from mcp_elicit._extras import require
+
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 """Seconds :func:`serve` lets requests in flight finish after SIGTERM or Ctrl-C; those still
 running then get 503 (``timeout_graceful_shutdown=`` changes it)."""
@@ -36,6 +38,7 @@ def serve(
     :data:`DEFAULT_SHUTDOWN_TIMEOUT`) to finish; then each still running is answered with 503
     (``-32603``, "the server is shutting down"; the last event of an SSE reply that has started).
     """
+    require("http", part="Server.run_http()")
     import uvicorn
 
     from mcp_elicit.transport.head_timeout import DEFAULT_HEAD_TIMEOUT, server_protocol
@@ -119,6 +122,7 @@ _ANSWER_TIME = 1.0
 def _protocol_class(name: str | None) -> type[Any] | None:
     """uvicorn's protocol class for ``http=name`` (None: uvicorn's own choice)."""
     if name == "httptools":
+        require("fast", part="run_http(http='httptools')")
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
         return HttpToolsProtocol
