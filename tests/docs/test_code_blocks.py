@@ -84,8 +84,6 @@ def test_every_picture_and_local_link_is_there() -> None:
         for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", path.read_text()):
             if "://" in target or target.startswith("mailto:"):
                 continue
-            if target.endswith("docs/install.md") or (path.parent.name == "docs" and target == "install.md"):
-                continue  # written with the extras (pyproject.toml), by whoever adds them
             linked = path.parent / target if target else path
             where = f"{path.relative_to(REPO)} links to {target}#{anchor}"
             assert linked.exists(), where
