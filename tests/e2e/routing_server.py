@@ -32,7 +32,12 @@ NOTE = "notes://current"
 
 def build(args: argparse.Namespace) -> Server:
     router = PostgresSessionRouter(
-        args.dsn, channel=args.channel, owner_timeout=args.owner_timeout, keepalive=args.keepalive
+        args.dsn,
+        channel=args.channel,
+        owner_timeout=args.owner_timeout,
+        keepalive=args.keepalive,
+        max_relays=args.max_relays,
+        timeout=args.timeout,
     )
     app = Server("routing", version="1.0.0", state_keys=KEYS, session_router=router)
     markers = Path(args.marker_dir)
@@ -77,11 +82,10 @@ def main() -> None:
     parser.add_argument("--marker-dir", default=".")
     parser.add_argument("--owner-timeout", type=float, default=1.5)
     parser.add_argument("--keepalive", type=float, default=0.5)
-    parser.add_argument("--leg-timeout", type=float, default=None)
+    parser.add_argument("--max-relays", type=int, default=1000)
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds a database operation may take")
     args = parser.parse_args()
     app = build(args)
-    if args.leg_timeout is not None:
-        app.legacy_leg_timeout = args.leg_timeout
     from mcp_elicit.transport.http_app import HttpApp
     from mcp_elicit.transport.uvicorn_runner import serve
 

@@ -45,7 +45,7 @@ class Instance:
     process: subprocess.Popen[bytes]
 
 
-def start_instance(dsn: str, channel: str, markers: Path) -> Instance:
+def start_instance(dsn: str, channel: str, markers: Path, *extra: str) -> Instance:
     name = "i" + secrets.token_hex(4)
     port = free_port()
     markers.mkdir(parents=True, exist_ok=True)
@@ -67,6 +67,7 @@ def start_instance(dsn: str, channel: str, markers: Path) -> Instance:
             str(OWNER_TIMEOUT),
             "--keepalive",
             str(KEEPALIVE),
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -442,6 +443,107 @@ async def test_the_owner_killed_while_the_other_instance_relays(
     finally:
         stop(a)
         stop(b)
+
+
+async def test_a_lost_listening_connection_ends_the_relays_and_comes_back(
+    dsn: str, channel: str, pair: tuple[Instance, Instance], http: httpx.AsyncClient
+) -> None:
+    """PostgreSQL terminates B's listening connection while B relays a call's stream: letters may
+    have been lost, so the stream ends (the client resumes); B listens again, and relays on."""
+    import psycopg
+
+    a, b = pair
+    session = await open_on(http, a)
+    on_b = at(session, b)
+    label = secrets.token_hex(4)
+    call = on_b.request("tools/call", {"name": "slow", "arguments": {"label": label}})
+    async with on_b.stream(call) as response:
+        stream = events(response)
+        await anext(stream)
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = %s",
+                (f'LISTEN "{channel}_{b.name}"',),
+            ).fetchone()
+        assert killed == (1,)
+        ended = await asyncio.wait_for(_rest(stream), 3 * KEEPALIVE + SLACK)
+    assert not [d for d in ended if d]
+    deadline = time.monotonic() + 10
+    while True:  # B listens again within a few seconds
+        reply = await http.post(b.url, json=on_b.request("tools/list"), headers=on_b.headers())
+        if reply.status_code == 200:
+            break
+        assert reply.status_code in (404, 503), reply.text
+        assert time.monotonic() < deadline, "B never relayed again"
+        await asyncio.sleep(0.2)
+    # The call itself went on on A (a dropped connection is not a cancellation): resume it.
+    assert not (a.markers / f"cancelled-{label}").exists()
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call["id"]}}
+    await on_b.post(cancel, expect=202)
+    assert await wait_for_text(a.markers / f"cancelled-{label}", "cancelled", within=10) == "cancelled"
+
+
+async def _rest(stream: AsyncIterator[tuple[str | None, str]]) -> list[str]:
+    return [data async for _, data in stream]
+
+
+async def test_relays_are_bounded(
+    dsn: str, channel: str, pair: tuple[Instance, Instance], tmp_path: Path, http: httpx.AsyncClient
+) -> None:
+    """An instance that relays ``max_relays`` messages already answers 503 (and says why)."""
+    a, _ = pair
+    c = start_instance(dsn, channel, tmp_path / "c", "--max-relays", "1")
+    try:
+        session = await open_on(http, a)
+        on_c = at(session, c)
+        get_headers = {**on_c.headers(), "accept": "text/event-stream"}
+        async with http.stream("GET", c.url, headers=get_headers) as held:
+            assert held.status_code == 200  # the one relay C may hold
+            busy = await on_c.post(on_c.request("tools/list"), expect=503)
+            assert "relays as many requests as it may" in busy.json()["error"]["message"]
+            assert busy.headers["retry-after"] == "1"
+        deadline = time.monotonic() + 10
+        while (
+            await http.post(c.url, json=on_c.request("tools/list"), headers=on_c.headers())
+        ).status_code != 200:
+            assert time.monotonic() < deadline, "the relay was never given back"
+            await asyncio.sleep(0.1)
+    finally:
+        stop(c)
+
+
+async def test_without_its_database_an_instance_opens_no_session(
+    channel: str, tmp_path: Path, http: httpx.AsyncClient
+) -> None:
+    """The router cannot reach PostgreSQL: no 2025-11-25 session is opened (the other instances
+    could not reach it), relayed messages get 503, in bounded time; 2026-07-28 requests, which
+    need no session, are served."""
+    from tests.e2e.test_http import body, headers_for
+    from tests.http_session_support import initialize
+
+    dead = "host=127.0.0.1 port=1 dbname=test user=postgres connect_timeout=2"
+    lone = start_instance(dead, channel, tmp_path / "lone", "--timeout", "2")
+    try:
+        headers = {"content-type": "application/json", "accept": ACCEPT, "authorization": "Bearer alice"}
+        started = time.monotonic()
+        refused = await http.post(lone.url, json=initialize(), headers=headers)
+        assert refused.status_code == 503
+        assert "the instances cannot reach each other" in refused.json()["error"]["message"]
+        relayed = await http.post(
+            lone.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={**headers, "mcp-session-id": "other1.abcdefghijklmnop", "mcp-protocol-version": LEGACY},
+        )
+        assert relayed.status_code == 503
+        assert relayed.headers["retry-after"] == "1"
+        assert time.monotonic() - started < 2 * (2 + SLACK)
+        modern = body("tools/list")
+        served = await http.post(
+            lone.url, json=modern, headers={**headers_for(modern), "authorization": "Bearer alice"}
+        )
+        assert served.status_code == 200
+    finally:
+        stop(lone)
 
 
 async def test_both_instances_run_on_the_loop_under_test(

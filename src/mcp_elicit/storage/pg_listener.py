@@ -2,18 +2,18 @@
 
 :class:`PgListener` hands every notification's payload to ``deliver`` in the order PostgreSQL
 sends them. It keeps listening through failures: a connection that breaks (the server restarted,
-the backend was terminated) or stops answering (a probe every ``probe_every`` seconds of silence,
-bounded by the :class:`~mcp_elicit.storage.pg_connection.PgConnection`'s ``timeout``) is given
-up, ``lost`` is called (notifications sent meanwhile are gone for good: the layer above fails
-what waited for them), and a new connection listens again, retried with a growing pause of up
-to two seconds.
+the backend was terminated, or TCP keepalives found the network silent: :data:`KEEPALIVES`,
+unless the DSN sets its own) is given up, ``lost`` is called (notifications sent meanwhile are
+gone for good: the layer above fails what waited for them), and a new connection listens again,
+retried with a growing pause of up to two seconds.
 
-The issue-17 rule holds here too: a connection is never closed while psycopg may still be
-waiting on its socket under the event loop's watch. A probe that runs out of time is abandoned
-through :meth:`PgConnection.bounded` (the socket is shut down, closed once the probe has ended),
-and :meth:`PgListener.close` shuts the socket down first, so that the wait for notifications
-fails by itself inside psycopg, and closes it only after that wait has ended. So it runs on
-uvloop as well as on asyncio's loop.
+Nothing but ``LISTEN`` ever runs on the connection, so every notification arrives inside
+psycopg's ``notifies()`` (none can be taken in by another statement and set aside). The issue-17
+rule holds here too: the connection is never closed while psycopg may still wait on its socket
+under the event loop's watch. :meth:`PgListener.close` shuts the socket down first, so that the
+wait fails by itself inside psycopg, and closes it only once that wait has ended; a ``LISTEN``
+that runs out of time is abandoned through :meth:`PgConnection.bounded`. So it runs on uvloop as
+well as on asyncio's loop.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 __all__ = ["PgListener"]
 
 _log = logging.getLogger("mcp_elicit.postgres")
+KEEPALIVES: Final[dict[str, Any]] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+"""TCP keepalives of the listening connection: a server gone silent is noticed within about 25 s."""
 _FIRST_PAUSE: Final = 0.05
 _LONGEST_PAUSE: Final = 2.0
 _GRACE: Final = 0.5  # how long close() waits for the reader to end by itself before cancelling it
@@ -47,7 +54,6 @@ class PgListener:
         *,
         deliver: Callable[[str], None],
         lost: Callable[[], None],
-        probe_every: float,
     ) -> None:
         from psycopg import sql
 
@@ -56,7 +62,6 @@ class PgListener:
         self._listen = sql.SQL("LISTEN {}").format(sql.Identifier(channel))
         self._deliver = deliver
         self._lost = lost
-        self._probe_every = probe_every
         self._conn: AsyncConnection[Any] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._closing = False
@@ -94,7 +99,7 @@ class PgListener:
         used: list[AsyncConnection[Any]] = []
 
         async def listen() -> AsyncConnection[Any]:
-            conn = await pg.connect()
+            conn = await pg.connect(**KEEPALIVES)
             used.append(conn)
             await conn.execute(self._listen)
             return conn
@@ -127,35 +132,17 @@ class PgListener:
                 pause = _FIRST_PAUSE
                 _log.info("%s: listening again on %s", self._pg.label, self.channel)
             try:
-                await self._read(conn)
-            except Exception as exc:  # the connection broke, or stopped answering
+                async for notification in conn.notifies():
+                    try:
+                        self._deliver(notification.payload)
+                    except Exception:
+                        _log.exception("%s: delivering a notification failed", self._pg.label)
+            except Exception as exc:  # the connection broke (or close() shut it down)
                 if not self._closing:
                     _log.warning("%s: the listening connection failed (%s)", self._pg.label, exc)
             finally:
                 self._conn = None
-                # psycopg has left the socket (its wait raised or returned), or the probe was
-                # abandoned and its reaper closes the socket: either way drop() closes safely.
+                # psycopg has left the socket (its wait raised): closing is safe now.
                 await self._pg.drop(conn)
             if not self._closing:
                 self._lost()
-
-    async def _read(self, conn: AsyncConnection[Any]) -> None:
-        """Deliver notifications until the connection fails (raises)."""
-        pg = self._pg
-        while True:
-            async for notification in conn.notifies(timeout=self._probe_every):
-                try:
-                    self._deliver(notification.payload)
-                except Exception:
-                    _log.exception("%s: delivering a notification failed", pg.label)
-            if self._closing:
-                raise ConnectionError("closing")
-            # A quiet while: is the server still there? (A dead peer on a silent network gives
-            # no error by itself.)
-            await pg.bounded(
-                "a probe of the listening connection",
-                lambda: conn.execute("SELECT 1"),
-                [conn],
-                asyncio.get_running_loop().time() + pg.timeout,
-                pg.timeout,
-            )

@@ -151,7 +151,6 @@ class PostgresSessionRouter:
             self.channel_of(name),
             deliver=received,
             lost=connection_lost,
-            probe_every=max(self.keepalive, 1.0),
         )
         await listener.start()
         return Mailbox(name, listener)
