@@ -302,6 +302,17 @@ async def test_a_get_stream_opened_on_the_other_instance_gets_the_owners_notific
         "method": "notifications/resources/updated",
         "params": {"uri": "notes://current"},
     }
+    # The client closed its GET stream on B: A hears of it, and the session may open another.
+    deadline = time.monotonic() + 3 * KEEPALIVE + SLACK
+    while True:
+        async with http.stream(
+            "GET", a.url, headers={**session.headers(), "accept": "text/event-stream"}
+        ) as again:
+            if again.status_code == 200:
+                break
+        assert again.status_code == 409
+        assert time.monotonic() < deadline, "the owner never heard that the client went away"
+        await asyncio.sleep(0.05)
 
 
 async def test_a_client_that_leaves_the_other_instance_mid_call_resumes_there(

@@ -244,7 +244,13 @@ class SessionRelay:
             return
         now = asyncio.get_running_loop().time()
         if letter.kind == "open":
-            task = asyncio.ensure_future(self._serve(letter))
+            key = (letter.sender, letter.relay)
+            if key in self._served:
+                return
+            # Registered at once: a "gone" right behind it must find it.
+            over = len(self._served) >= self._bus.max_relays
+            serving = self._served[key] = _Served(self, letter.sender, letter.relay, now)
+            task = asyncio.ensure_future(self._serve(letter, serving, over))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif letter.kind == "gone":
@@ -283,28 +289,35 @@ class SessionRelay:
     async def _tick(self) -> None:
         """Every ``keepalive`` seconds: tell each peer which relays this instance still holds with
         it, and let go of the relays served for an asker that has fallen silent."""
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self._bus.keepalive)
-            now = loop.time()
-            peers: dict[str, tuple[list[int], list[int]]] = {}
-            for number, asked in self._asked.items():
-                peers.setdefault(asked.owner, ([], []))[0].append(number)
-            for served in list(self._served.values()):
-                if now - served.heard > self._dead_after:
-                    logger.info(
-                        "the instance that asked relay %s.%d fell silent: its client is taken as gone",
-                        served.asker,
-                        served.number,
-                    )
-                    served.gone.set()
-                else:
-                    peers.setdefault(served.asker, ([], []))[1].append(served.number)
-            for peer, (asks, serves) in peers.items():
-                try:
-                    await self.post(peer, "alive", 0, {"asks": asks, "serves": serves})
-                except OSError as exc:
-                    logger.info("cannot tell instance %s that relays go on: %s", peer, exc)
+            try:
+                await self._beat()
+            except Exception:  # never the end of the keepalives: relays would die of silence
+                logger.exception("telling other instances which relays go on failed")
+
+    async def _beat(self) -> None:
+        now = asyncio.get_running_loop().time()
+        peers: dict[str, tuple[list[int], list[int]]] = {}
+        for number, asked in self._asked.items():
+            peers.setdefault(asked.owner, ([], []))[0].append(number)
+        for served in list(self._served.values()):
+            if served.gone.is_set():
+                continue  # its request is winding down
+            if now - served.heard > self._dead_after:
+                logger.info(
+                    "the instance that asked relay %s.%d fell silent: its client is taken as gone",
+                    served.asker,
+                    served.number,
+                )
+                served.gone.set()
+            else:
+                peers.setdefault(served.asker, ([], []))[1].append(served.number)
+        for peer, (asks, serves) in peers.items():
+            try:
+                await self.post(peer, "alive", 0, {"asks": asks, "serves": serves})
+            except OSError as exc:
+                logger.info("cannot tell instance %s that relays go on: %s", peer, exc)
 
     # -- asking ----------------------------------------------------------------------------------
     async def forward(
@@ -443,14 +456,8 @@ class SessionRelay:
             await self.post(asked.owner, "gone", number)
 
     # -- serving ---------------------------------------------------------------------------------
-    async def _serve(self, letter: Letter) -> None:
-        key = (letter.sender, letter.relay)
-        if key in self._served:
-            return
-        loop = asyncio.get_running_loop()
-        served = _Served(self, letter.sender, letter.relay, loop.time())
-        over = len(self._served) >= self._bus.max_relays
-        self._served[key] = served
+    async def _serve(self, letter: Letter, served: _Served, over: bool) -> None:
+        """Answer a relayed request (``over``: with 503, this instance serves ``max_relays``)."""
         try:
             if over:
                 await _refuse(
@@ -469,7 +476,7 @@ class SessionRelay:
         except Exception:
             logger.exception("a relayed request failed")
         finally:
-            self._served.pop(key, None)
+            self._served.pop((letter.sender, letter.relay), None)
             if not served.complete and not served.gone.is_set():
                 with contextlib.suppress(OSError):
                     await self.post(letter.sender, "end", letter.relay)
