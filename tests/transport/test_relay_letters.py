@@ -93,3 +93,22 @@ def test_a_key_file_is_followed_as_it_changes(tmp_path: Path) -> None:
     writer = LetterSealer(sealer(second, first), "a1", clock=clock)
     clock.advance(0.001)
     assert reader.open(writer.seal("b2", "gone", 2)) is not None
+
+
+def test_letters_that_do_not_open_are_reported_once_a_minute(caplog: pytest.LogCaptureFixture) -> None:
+    """A wrong key fails every letter: one warning a minute, with the count, not one each."""
+    caplog.set_level(logging.WARNING, logger="mcp_elicit.transport.relay")
+    clock = FakeClock()
+    _, b = pair(clock)
+    stranger = LetterSealer(sealer(KeyRing.generate_secret()), "a1", clock=clock)
+    for _ in range(5):
+        assert b.open(stranger.seal("b2", "alive", 0)) is None
+    clock.advance(61)
+    for _ in range(3):
+        assert b.open(stranger.seal("b2", "alive", 0)) is None
+    warnings = [r.getMessage() for r in caplog.records if "do not open" in r.getMessage()]
+    # The first at once; the next minute, the four held back and the first of that minute.
+    hint = (
+        "letter(s) that do not open were dropped (unknown-key): is every instance given the same state keys?"
+    )
+    assert warnings == [f"1 {hint}", f"5 {hint}"]

@@ -68,6 +68,8 @@ class LetterSealer:
         self._subkeys: Subkeys | None = None
         self._last_stamp = 0
         self._senders: dict[str, tuple[int, float]] = {}  # sender -> (last stamp, when heard)
+        self._unopened = 0  # letters dropped since the last warning
+        self._warn_after = 0.0
 
     def _keys(self) -> Subkeys:
         """The subkeys of the ring in use (a key file is re-read when its check is due)."""
@@ -94,10 +96,17 @@ class LetterSealer:
         try:
             plain = _SEALER.open(self._keys(), sealed, _AD_PREFIX + self.name.encode("ascii"))
         except OpenRefused as exc:
-            _log.warning(
-                "a letter that does not open was dropped (%s): is every instance given the same state keys?",
-                exc.reason,
-            )
+            self._unopened += 1
+            now = self._clock()
+            if now >= self._warn_after:  # once a minute at most: a wrong key fails every letter
+                self._warn_after = now + 60.0
+                _log.warning(
+                    "%d letter(s) that do not open were dropped (%s): is every instance given the "
+                    "same state keys?",
+                    self._unopened,
+                    exc.reason,
+                )
+                self._unopened = 0
             return None
         head, _, data = plain.partition(b"\n")
         try:
