@@ -456,6 +456,55 @@ async def test_the_owner_killed_while_the_other_instance_relays(
         stop(b)
 
 
+async def test_the_relaying_instance_killed_mid_call(
+    dsn: str, channel: str, tmp_path: Path, http: httpx.AsyncClient
+) -> None:
+    """B dies (SIGKILL) while it relays A's streams: A lets go of them within three keepalives
+    (the session may open a GET stream again), and the call, still running on A, is resumed
+    there with ``Last-Event-ID``."""
+    a = start_instance(dsn, channel, tmp_path / "a")
+    b = start_instance(dsn, channel, tmp_path / "b")
+    try:
+        session = await open_on(http, a)
+        on_b = at(session, b)
+        call = on_b.request("tools/call", {"name": "greet", "arguments": {}})
+        get_headers = {**on_b.headers(), "accept": "text/event-stream"}
+        async with http.stream("GET", b.url, headers=get_headers) as listening:
+            assert listening.status_code == 200
+            async with on_b.stream(call) as response:
+                async for event_id, data in events(response):
+                    if data and json.loads(data).get("method") == "elicitation/create":
+                        first_id, first = event_id, json.loads(data)
+                        break
+                b.process.kill()
+                b.process.wait()
+                killed = time.monotonic()
+        while True:  # A gives the GET stream up once B has been silent long enough
+            async with http.stream(
+                "GET", a.url, headers={**session.headers(), "accept": "text/event-stream"}
+            ) as again:
+                if again.status_code == 200:
+                    break
+            assert again.status_code == 409
+            assert time.monotonic() - killed < 3 * KEEPALIVE + SLACK, "A never let go of B's relay"
+            await asyncio.sleep(0.05)
+        await session.post(answer(first, {"name": "Grace"}), expect=202)
+        resume = {**session.headers(), "accept": "text/event-stream", "last-event-id": first_id or ""}
+        final = None
+        async with http.stream("GET", a.url, headers=resume) as resumed:
+            async for _, data in events(resumed):
+                message = json.loads(data) if data else {}
+                if message.get("method") == "elicitation/create":
+                    await session.post(answer(message, {"name": "Hopper"}), expect=202)
+                elif message.get("id") == call["id"] and "method" not in message:
+                    final = message
+        assert final is not None
+        assert final["result"]["content"][0]["text"] == "Hello, Grace Hopper!"
+    finally:
+        stop(a)
+        stop(b)
+
+
 async def test_a_lost_listening_connection_ends_the_relays_and_comes_back(
     dsn: str, channel: str, pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
