@@ -83,9 +83,12 @@ def main() -> None:
     parser.add_argument("--owner-timeout", type=float, default=1.5)
     parser.add_argument("--keepalive", type=float, default=0.5)
     parser.add_argument("--max-relays", type=int, default=1000)
+    parser.add_argument("--max-message-bytes", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds a database operation may take")
     args = parser.parse_args()
     app = build(args)
+    if args.max_message_bytes is not None:
+        app.max_message_bytes = args.max_message_bytes
     from mcp_elicit.transport.http_app import HttpApp
     from mcp_elicit.transport.uvicorn_runner import serve
 

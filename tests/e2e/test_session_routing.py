@@ -550,9 +550,10 @@ async def _rest(stream: AsyncIterator[tuple[str | None, str]]) -> list[str]:
 async def test_relays_are_bounded(
     dsn: str, channel: str, pair: tuple[Instance, Instance], tmp_path: Path, http: httpx.AsyncClient
 ) -> None:
-    """An instance that relays ``max_relays`` messages already answers 503 (and says why)."""
+    """An instance that relays ``max_relays`` messages already answers 503 (and says why); a
+    body over what a relay carries gets 413, even where the instance takes larger ones."""
     a, _ = pair
-    c = start_instance(dsn, channel, tmp_path / "c", "--max-relays", "1")
+    c = start_instance(dsn, channel, tmp_path / "c", "--max-relays", "1", "--max-message-bytes", "40000000")
     try:
         session = await open_on(http, a)
         on_c = at(session, c)
@@ -562,6 +563,11 @@ async def test_relays_are_bounded(
             busy = await on_c.post(on_c.request("tools/list"), expect=503)
             assert "relays as many requests as it may" in busy.json()["error"]["message"]
             assert busy.headers["retry-after"] == "1"
+        huge = on_c.request(
+            "tools/call", {"name": "greet", "arguments": {"padding": "x" * (33 * 1024 * 1024)}}
+        )
+        too_big = await on_c.post(huge, expect=413)
+        assert "relays bodies of at most 33554432 bytes" in too_big.json()["error"]["message"]
         deadline = time.monotonic() + 10
         while (
             await http.post(c.url, json=on_c.request("tools/list"), headers=on_c.headers())
