@@ -41,6 +41,7 @@ from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
 if TYPE_CHECKING:  # types only: Server.asgi() and run_http() import the transport when called
     from mcp_elicit.server.check import CheckResult
     from mcp_elicit.transport.asgi import ASGIApp
+    from mcp_elicit.transport.session_relay import SessionBus
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -85,7 +86,11 @@ class Server:
     ``legacy_max_rounds``: rounds of questions one such call may send. Over HTTP such a client
     has a session: ``legacy_max_sessions`` in all, ``legacy_max_sessions_per_user`` per principal,
     each ended after ``legacy_idle_timeout`` seconds without use (see
-    :mod:`mcp_elicit.transport.http_sessions`).
+    :mod:`mcp_elicit.transport.http_sessions`). A session lives in the instance that opened it:
+    with several instances, give ``session_router=PostgresSessionRouter(dsn)``
+    (:mod:`mcp_elicit.storage.session_router`) and any instance takes any message of any session,
+    handing it to the instance that holds the session (this needs the same ``state_keys`` on
+    every instance); without it, run one instance, or route on ``Mcp-Session-Id``.
 
     ``debug``: for development only. A handler's unexpected exception is then reported to the
     client with its type, message and line (``Tool 'x' failed: NameError: ...``) instead of
@@ -118,6 +123,7 @@ class Server:
         legacy_max_sessions: int = 10_000,
         legacy_max_sessions_per_user: int = 100,
         legacy_idle_timeout: float = 1800.0,
+        session_router: SessionBus | None = None,
         debug: bool | None = None,
     ) -> None:
         self._debug = _debug_setting(debug)
@@ -145,6 +151,9 @@ class Server:
                 "single_use must be a single-use store (SQLiteSingleUseStore or PostgresSingleUseStore), "
                 f"not {type(single_use).__name__}"
             )
+        if session_router is not None:
+            _check_router(session_router, state_keys)
+        self.session_router = session_router
         sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
         if single_use_redelivery and not isinstance(single_use, RedeliveryStore):
             raise ValueError(
@@ -593,6 +602,23 @@ def _called(decorator: str, name: object) -> None:
     (registering nothing, silently, is what happened before)."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"write @app.{decorator}() with parentheses (or @app.{decorator}('name'))")
+
+
+def _check_router(router: object, keys: object) -> None:
+    """A ``session_router`` is one (not a DSN, say), and the instances it joins share keys: the
+    letters they relay are sealed with them."""
+    if not (callable(getattr(router, "post", None)) and callable(getattr(router, "open_mailbox", None))):
+        raise TypeError(
+            "session_router must be a session router such as PostgresSessionRouter(dsn) "
+            f"(from mcp_elicit.storage), not {type(router).__name__}"
+        )
+    if keys is None and not (
+        os.environ.get(KEY_FILE_ENV_VAR, "").strip() or os.environ.get(KEYS_ENV_VAR, "").strip()
+    ):
+        raise ValueError(
+            "session_router hands messages between instances sealed with the state keys: give every "
+            f"instance the same state_keys (or {KEYS_ENV_VAR}; `mcp-elicit keygen` makes one)"
+        )
 
 
 def _make_sealer(

@@ -11,6 +11,9 @@ where SQLite and PostgreSQL differ:
 * :mod:`.postgres`: :class:`~mcp_elicit.storage.postgres.PostgresDatabase` (one shared
   connection, bounded operations, advisory locks), on :mod:`.pg_connection`.
 * :mod:`.names`: table and index names checked and rendered for a dialect (:class:`~.names.Table`).
+* :mod:`.session_router`: :class:`~mcp_elicit.storage.session_router.PostgresSessionRouter`, the
+  mailboxes (``LISTEN/NOTIFY``, :mod:`.pg_listener`, :mod:`.notify_frames`) through which the
+  instances of a deployment hand each other the messages of 2025-11-25 sessions.
 
 Below :mod:`mcp_elicit.state`: nothing here imports the rest of ``mcp_elicit``, and psycopg is
 imported only when a PostgreSQL database is made.
@@ -18,6 +21,35 @@ imported only when a PostgreSQL database is made.
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .database import Database, Dialect, Executor, Index, Row, Schema, Step, in_dialect
 
-__all__ = ["Database", "Dialect", "Executor", "Index", "Row", "Schema", "Step", "in_dialect"]
+if TYPE_CHECKING:
+    from .session_router import PostgresSessionRouter, SessionRouterUnavailable
+
+# Loaded on first use: importing the storage layer (which mcp_elicit.state does) stays free of
+# asyncio and psycopg.
+_LAZY = {"PostgresSessionRouter": ".session_router", "SessionRouterUnavailable": ".session_router"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module, __name__), name)
+
+
+__all__ = [
+    "Database",
+    "Dialect",
+    "Executor",
+    "Index",
+    "PostgresSessionRouter",
+    "Row",
+    "Schema",
+    "SessionRouterUnavailable",
+    "Step",
+    "in_dialect",
+]

@@ -134,6 +134,7 @@ class PgConnection:
         self._dsn = dsn
         password = params.get("password")
         self._password = str(password) if password else None
+        self._dsn_sets = frozenset(params)  # what the DSN says, which connect(**options) keeps
         self._connect_kwargs: dict[str, Any] = {}
         if "connect_timeout" not in params:  # libpq counts whole seconds, minimum 2
             self._connect_kwargs["connect_timeout"] = max(2, math.ceil(timeout))
@@ -182,10 +183,12 @@ class PgConnection:
 
     # ------------------------------------------------------------------------------ connections
 
-    async def connect(self, *, autocommit: bool = True) -> AsyncConnection[Any]:
-        """A new connection of the caller's own (no statement timeout, no DDL)."""
+    async def connect(self, *, autocommit: bool = True, **options: Any) -> AsyncConnection[Any]:
+        """A new connection of the caller's own (no statement timeout, no DDL). ``options`` are
+        libpq connection parameters (``keepalives_idle=10``...), each unless the DSN sets it."""
+        extra = {name: value for name, value in options.items() if name not in self._dsn_sets}
         conn: AsyncConnection[Any] = await self.psycopg.AsyncConnection.connect(
-            self._dsn, autocommit=autocommit, **self._connect_kwargs
+            self._dsn, autocommit=autocommit, **self._connect_kwargs, **extra
         )
         return conn
 

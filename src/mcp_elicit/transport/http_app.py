@@ -26,6 +26,7 @@ from mcp_elicit.transport.http_checks import Head, Policy
 from mcp_elicit.transport.http_sessions import SessionTable
 from mcp_elicit.transport.in_flight import InFlight, InFlightRequest
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
+from mcp_elicit.transport.session_relay import SessionRelay
 from mcp_elicit.transport.sse import SseStream
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_elicit.wire.http import status_for_error
@@ -71,7 +72,9 @@ class HttpApp:
 
     Both protocol eras are served on the one endpoint (:func:`era_of`): a request with the
     2026-07-28 ``_meta`` envelope statelessly, here; the messages of 2025-11-25 clients in their
-    sessions (:mod:`mcp_elicit.transport.http_legacy`).
+    sessions (:mod:`mcp_elicit.transport.http_legacy`), handed to the instance that holds the
+    session when it is another one and the server has a ``session_router``
+    (:mod:`mcp_elicit.transport.session_relay`).
     """
 
     def __init__(
@@ -109,6 +112,9 @@ class HttpApp:
                 **(sessions or {}),
             },
         )
+        # Several instances: a message for a session another instance holds goes to it.
+        router = server.session_router
+        self.relay = None if router is None else SessionRelay(self, router)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -132,7 +138,7 @@ class HttpApp:
                 if head.method == "GET":
                     await http_legacy.get(self, head, caller, send, receive)
                 else:
-                    await http_legacy.delete(self, head, caller, send)
+                    await http_legacy.delete(self, head, caller, send, receive)
             return
 
         entry = self._in_flight.start(receive)

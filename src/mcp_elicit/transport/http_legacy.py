@@ -19,7 +19,13 @@ expired or another user's). Then:
 * ``GET`` opens the session's stream for messages that belong to no request (one at a time,
   409 for a second; ``notifications/resources/updated`` for the resources the session
   subscribed to), or, with ``Last-Event-ID``, resumes a call's stream;
-* ``DELETE`` ends the session.
+* ``DELETE`` ends the session (and its streams: the GET stream's connection ends too).
+
+A message for a session another instance holds (its id names that instance) is handed to that
+instance when the server has a ``session_router``
+(:mod:`mcp_elicit.transport.session_relay`), which runs it through this same code; without one
+it gets the 404 of an unknown session (one instance, or a load balancer that sends every
+request of a session to the instance its ``Mcp-Session-Id`` names).
 """
 
 from __future__ import annotations
@@ -95,6 +101,16 @@ async def post(
     table = app.sessions
     session_id = head.headers.get("mcp-session-id")
     if isinstance(message, Request) and message.method == "initialize":
+        if app.relay is not None and not await app.relay.ready():
+            # Other instances could not hand this session's messages here: no session then.
+            await _refuse(
+                send,
+                503,
+                "Service Unavailable: the instances cannot reach each other (their database is "
+                "unavailable); retry shortly",
+                message.id,
+            )
+            return
         await _initialize(table, session_id, message, caller, send)
         return
     request_id = message.id if isinstance(message, Request) else None
@@ -102,6 +118,10 @@ async def post(
         await _refuse(
             send, 400, "Bad Request: an Mcp-Session-Id header is required (send initialize first)", request_id
         )
+        return
+    owner = _elsewhere(app, session_id)
+    if owner is not None and app.relay is not None:
+        await app.relay.forward(owner, head, message, caller, send, receive)
         return
     session = table.get(session_id, caller)
     if session is None:
@@ -216,6 +236,8 @@ def _forget_later(session: HttpSession, stream_id: str, after: float) -> None:
 
 
 async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:
+    if await _relayed(app, head, caller, send, receive):
+        return
     session = await _session_of(app, head, caller, send)
     if session is None:
         return
@@ -228,28 +250,49 @@ async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, recei
             return
         await serve_events(stream, resume[1], send, receive, headers)
         return
-    if session.listening:
+    if session.get_stream is not None:
         await _refuse(send, 409, "Conflict: this session has a GET stream open already")
         return
-    session.listening = True
     stream = EventStream(session.new_stream_id(), resume_grace=0.0, on_abandoned=lambda: None)
+    session.get_stream = stream
     stream.prime()
     session.legacy.standalone = _StreamChannel(stream)
     try:
         await serve_events(stream, None, send, receive, headers)
     finally:
         session.legacy.standalone = None
-        session.listening = False
+        session.get_stream = None
         stream.finish(None)
 
 
-async def delete(app: HttpApp, head: Head, caller: Caller | None, send: Send) -> None:
+async def delete(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:
+    if await _relayed(app, head, caller, send, receive):
+        return
     session = await _session_of(app, head, caller, send)
     if session is None:
         return
     app.sessions.end(session)
     with contextlib.suppress(Exception):
         await send_response(send, 200, [])
+
+
+def _elsewhere(app: HttpApp, session_id: str) -> str | None:
+    """The other instance that holds the session ``session_id`` names, when messages are handed
+    between instances; None otherwise (this one, no routing, or an id no instance mints: 404)."""
+    if app.relay is None:
+        return None
+    owner = app.sessions.instance_of(session_id)
+    return None if owner == app.sessions.instance else owner
+
+
+async def _relayed(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> bool:
+    """Hand a GET or DELETE to the instance that holds its session; False when it is this one's."""
+    session_id = head.headers.get("mcp-session-id")
+    owner = None if session_id is None else _elsewhere(app, session_id)
+    if owner is None or app.relay is None:
+        return False
+    await app.relay.forward(owner, head, None, caller, send, receive)
+    return True
 
 
 async def _session_of(app: HttpApp, head: Head, caller: Caller | None, send: Send) -> HttpSession | None:

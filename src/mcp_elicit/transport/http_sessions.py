@@ -1,9 +1,10 @@
 """The 2025-11-25 sessions of one HTTP endpoint: minted at ``initialize``, bounded, expired.
 
 A session id is ``<instance>.<random>``: the instance that holds the session (the one that
-answered ``initialize``; its id is random per process unless given) and 192 random bits in
-URL-safe base64 -- visible ASCII, unguessable. The instance part lets another instance of a
-deployment tell whose session a request names without a table. A session is never
+answered ``initialize``; its id is 32 random bits per process unless given, at most 20 letters and
+digits) and 192 random bits in URL-safe base64 -- visible ASCII, unguessable. The instance part
+lets another instance of a deployment tell whose session a request names without a table (and
+hand the request to it: :mod:`mcp_elicit.transport.session_relay`). A session is never
 authentication: it records the principal whose token opened it, every request must come with a
 token for the same principal (checked on every request), and a request for an ended, expired,
 unknown or someone else's session gets 404, which makes a client initialize again.
@@ -36,6 +37,7 @@ DEFAULT_MAX_PER_PRINCIPAL: Final = 100
 DEFAULT_MAX_CALLS: Final = 64
 DEFAULT_IDLE_TIMEOUT: Final = 1800.0
 DEFAULT_RESUME_GRACE: Final = 30.0
+MAX_INSTANCE_LENGTH: Final = 20
 _SWEEP_EVERY: Final = 30.0
 
 
@@ -58,7 +60,7 @@ class HttpSession:
     last_used: float
     calls: dict[object, asyncio.Task[None]] = field(default_factory=dict)  # request id -> call
     streams: dict[str, EventStream] = field(default_factory=dict)  # stream id -> stream
-    listening: bool = False  # a GET stream is open
+    get_stream: EventStream | None = None  # the GET stream open now (one at a time)
     _stream_ids: int = 0
 
     def new_stream_id(self) -> str:
@@ -67,7 +69,7 @@ class HttpSession:
 
     @property
     def busy(self) -> bool:
-        return bool(self.calls) or self.listening
+        return bool(self.calls) or self.get_stream is not None
 
 
 class SessionTable:
@@ -86,9 +88,14 @@ class SessionTable:
     ) -> None:
         self.server = server
         self.instance = instance or secrets.token_hex(4)
-        if not self.instance.isalnum() or not self.instance.isascii():
+        if (
+            not self.instance.isalnum()
+            or not self.instance.isascii()
+            or len(self.instance) > MAX_INSTANCE_LENGTH
+        ):
             raise ValueError(
-                f"instance must be letters and digits (it starts every session id), not {instance!r}"
+                f"instance must be 1 to {MAX_INSTANCE_LENGTH} letters and digits (it starts every "
+                f"session id), not {instance!r}"
             )
         self.max_sessions = max_sessions
         self.max_per_principal = max_per_principal
@@ -102,9 +109,19 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def owner(self, session_id: str) -> str:
-        """The instance a session id names (this one or another of the deployment)."""
-        return session_id.partition(".")[0]
+    def instance_of(self, session_id: str) -> str | None:
+        """The instance a session id names (this one or another of the deployment), or None
+        when the id is not one an instance mints."""
+        instance, dot, rest = session_id.partition(".")
+        if not (
+            dot
+            and rest
+            and instance.isascii()
+            and instance.isalnum()
+            and len(instance) <= MAX_INSTANCE_LENGTH
+        ):
+            return None
+        return instance
 
     def create(self, caller: Caller | None) -> HttpSession:
         """A new session for ``caller``; :class:`SessionLimit` at a bound."""
@@ -158,6 +175,8 @@ class SessionTable:
             call.cancel()
         for stream in session.streams.values():
             stream.finish(None)
+        if session.get_stream is not None:  # its connection ends (it may be on another instance)
+            session.get_stream.finish(None)
 
     def sweep(self, now: float) -> None:
         """End the sessions idle for longer than ``idle_timeout`` (at most every 30 s)."""
