@@ -161,6 +161,7 @@ async def test_responses_that_answer_no_question_are_refused(
     both = {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}
     malformed = await alice.post(both, expect=400)
     assert malformed.json()["error"]["code"] == -32600
+    assert malformed.json()["id"] is None  # 1 is the server's own request id, not the client's
     # A question of one session, answered twice, and in the other session.
     call = alice.request("tools/call", {"name": "grüßen", "arguments": {}})
     async with alice.stream(call) as response:

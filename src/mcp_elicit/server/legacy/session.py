@@ -56,6 +56,9 @@ logger = logging.getLogger("mcp_elicit.server.legacy")
 UrlMode = Literal["request", "error"]
 DEFAULT_LEG_TIMEOUT = 600.0
 DEFAULT_MAX_ROUNDS = 50
+# How long a request to the client waits for ``notifications/initialized`` (a client sends it right
+# after the initialize result; on HTTP it may cross a call's POST) before the call fails.
+INITIALIZED_GRACE = 5.0
 
 
 class Channel(Protocol):
@@ -106,7 +109,7 @@ class LegacySession:
         self.capabilities = ClientCapabilities({})
         self.client_info: dict[str, Any] | None = None
         self.log_level: str | None = None
-        self.initialized = False  # notifications/initialized arrived
+        self._initialized = asyncio.Event()  # notifications/initialized arrived
         # Where messages that belong to no request go: stdout on stdio, the GET stream on HTTP
         # (None while no GET stream is open); the transport sets it.
         self.standalone: Channel | None = None
@@ -129,11 +132,16 @@ class LegacySession:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def initialized(self) -> bool:
+        """Whether the client sent ``notifications/initialized`` (only then is it sent requests)."""
+        return self._initialized.is_set()
+
     # -- what the client sends -----------------------------------------------------------------
     def initialize(self, request: Request) -> dict[str, Any]:
         """Answer ``initialize`` (run at once, before anything the client sends after it)."""
         if self.version is not None:
-            raise invalid_request("Invalid request: this session is already initialized")
+            raise invalid_request("this session is already initialized")
         params = legacy.read_initialize(request.params)
         version = legacy.negotiate(params.requested)
         self.version = version
@@ -173,7 +181,7 @@ class LegacySession:
         if method == "initialize":
             return self.initialize(request)
         if self.version is None:
-            raise invalid_request("Invalid request: send initialize first")
+            raise invalid_request("send initialize first")
         if method == "ping":
             return {}
         if method == "logging/setLevel":
@@ -221,8 +229,8 @@ class LegacySession:
     def notification(self, notification: Notification) -> None:
         """A notification from the client (the transport handles ``notifications/cancelled``,
         which is about one of its requests)."""
-        if notification.method == "notifications/initialized":
-            self.initialized = True
+        if notification.method == "notifications/initialized" and self.version is not None:
+            self._initialized.set()
         # notifications/roots/list_changed: roots are asked again by the next call that needs
         # them (nothing is cached); others are ignored, as the spec asks.
 
@@ -242,6 +250,7 @@ class LegacySession:
         answer. A timeout or cancellation tells the client (``notifications/cancelled``)."""
         if self._closed:
             raise McpError(INTERNAL_ERROR, "Internal error: the client has gone away")
+        await self._wait_initialized(method)
         request_id = next(self._ids)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -262,6 +271,23 @@ class LegacySession:
             raise
         finally:
             self._pending.pop(request_id, None)
+
+    async def _wait_initialized(self, method: str) -> None:
+        """The lifecycle's order: nothing but ``ping`` goes to a client before its
+        ``notifications/initialized``. A client that sends a call first (allowed once it has the
+        initialize result) gets its question once the notification is in; one that never sends
+        it gets a clear error after :data:`INITIALIZED_GRACE` seconds, and nothing was sent."""
+        if self._initialized.is_set():
+            return
+        try:
+            async with asyncio.timeout(min(INITIALIZED_GRACE, self.leg_timeout)):
+                await self._initialized.wait()
+        except TimeoutError:
+            raise invalid_request(
+                f"this call must send the client {method}, and the client has not sent "
+                "notifications/initialized, which must follow the initialize result before the "
+                "server may send it anything"
+            ) from None
 
     async def _cancel(self, request_id: RequestId, channel: Channel, reason: str) -> None:
         if self._closed:
