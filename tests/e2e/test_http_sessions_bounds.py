@@ -114,8 +114,11 @@ async def test_a_call_that_keeps_asking_ends_at_the_round_cap(
     questions = [m["params"]["message"] for m in seen if m.get("method") == "elicitation/create"]
     assert questions == ["Question 0?", "Question 1?", "Question 2?", "Question 3?"]
     assert final is not None
-    assert final["error"]["code"] == -32603
-    assert "asked the client in more than 3 rounds; giving up" in final["error"]["message"]
+    assert final["result"]["isError"] is True
+    assert final["result"]["content"][0]["text"] == (
+        "Tool 'endless' could not finish: tools/call 'endless' asked the client in more than 3 rounds; "
+        "giving up"
+    )
 
 
 async def test_an_answer_with_another_users_token_is_refused_and_the_question_waits(

@@ -289,3 +289,24 @@ async def test_sampling_with_tools_or_context_is_gated_by_the_sessions_capabilit
         reply = {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}
         await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": reply})
         assert (await peer.receive())["result"]["content"][0]["text"] == "42"
+
+
+async def test_a_question_never_answered_ends_the_call_with_a_tool_error(tmp_path: Path) -> None:
+    async with running_peer(tmp_path, "--leg-timeout", "1") as peer:
+        await opened(peer)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "grüßen"}})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        withdrawn = await peer.receive(wait=10)
+        assert withdrawn["method"] == "notifications/cancelled"
+        assert withdrawn["params"] == {"requestId": question["id"], "reason": "timed out"}
+        final = await peer.receive()
+        assert final["id"] == 1
+        assert final["result"]["isError"] is True
+        assert final["result"]["content"][0]["text"] == (
+            "Tool 'grüßen' could not finish: the client did not answer elicitation/create within 1 s"
+        )
+        # Nothing is left waiting: the late answer is dropped, and the process goes on.
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "cancel"}})
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from mcp_elicit.server.app import encoded
 from mcp_elicit.server.auth import Caller
-from mcp_elicit.server.legacy.bridge import Bridge
+from mcp_elicit.server.legacy.bridge import Bridge, ClientFailed
 from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
@@ -207,7 +207,14 @@ class LegacySession:
         if found is not None:
             entry, call = found
             call = dataclasses.replace(call, close_stream=channel.close)
-            return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+            try:
+                return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+            except ClientFailed as failed:
+                if method != "tools/call":
+                    raise  # -32603: prompts and resources have no error result of their own
+                # A tool error, as any failure of the tool: the model reads why it did not finish.
+                text = f"Tool {call.target!r} could not finish: {failed.reason}"
+                return {"content": [{"type": "text", "text": text}], "isError": True}
         raise method_not_found(method)  # server/discover and other 2026 methods too
 
     def _meta(self, request: Request) -> RequestMeta:
@@ -249,7 +256,7 @@ class LegacySession:
         """Send ``method`` to the client on ``channel`` and wait (``leg_timeout`` at most) for its
         answer. A timeout or cancellation tells the client (``notifications/cancelled``)."""
         if self._closed:
-            raise McpError(INTERNAL_ERROR, "Internal error: the client has gone away")
+            raise ClientFailed("the client has gone away")
         await self._wait_initialized(method)
         request_id = next(self._ids)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
@@ -260,12 +267,9 @@ class LegacySession:
                 return await future
         except TimeoutError:
             await self._cancel(request_id, channel, "timed out")
-            raise McpError(
-                INTERNAL_ERROR,
-                f"Internal error: the client did not answer {method} within {self.leg_timeout:g} s",
-            ) from None
+            raise ClientFailed(f"the client did not answer {method} within {self.leg_timeout:g} s") from None
         except SessionClosed:
-            raise McpError(INTERNAL_ERROR, "Internal error: the client went away") from None
+            raise ClientFailed("the client went away") from None
         except asyncio.CancelledError:
             await self._cancel(request_id, channel, "the request it belongs to was cancelled")
             raise
