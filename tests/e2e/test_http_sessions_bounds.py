@@ -253,3 +253,33 @@ async def test_a_stream_not_picked_up_again_cancels_its_call_and_withdraws_the_q
     withdrawn = [m for m in resumed if m.get("method") == "notifications/cancelled"]
     assert [m["params"]["requestId"] for m in withdrawn] == [question["id"]]
     assert not [m for m in resumed if m.get("id") == call["id"]]  # a cancelled call gets no response
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "1999-01-01"])
+async def test_a_session_message_naming_a_version_no_session_speaks_is_400(
+    http_server: HttpServer, http: httpx.AsyncClient, version: str
+) -> None:
+    """``MCP-Protocol-Version`` must be a version of the sessions (the spec: 400 for an invalid or
+    unsupported one), on every message and verb of a session; without it, the session's own."""
+    session = Session(http, http_server.url)
+    await session.open()
+    headers = {**session.headers(), "mcp-protocol-version": version}
+    listed = session.request("tools/list")
+    refused = await http.post(http_server.url, json=listed, headers=headers)
+    assert refused.status_code == 400
+    assert refused.json()["id"] == listed["id"]
+    assert refused.json()["error"]["code"] == -32600
+    assert (
+        f"MCP-Protocol-Version {version} is not a version of this server's"
+        in refused.json()["error"]["message"]
+    )
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}
+    assert (await http.post(http_server.url, json=answer, headers=headers)).status_code == 400
+    for verb in ("GET", "DELETE"):
+        assert (await http.request(verb, http_server.url, headers=headers)).status_code == 400, verb
+    without = {k: v for k, v in session.headers().items() if k != "mcp-protocol-version"}
+    assert (
+        await http.post(http_server.url, json=session.request("ping"), headers=without)
+    ).status_code == 200
+    older = {**session.headers(), "mcp-protocol-version": "2025-06-18"}  # one the sessions speak
+    assert (await http.post(http_server.url, json=session.request("ping"), headers=older)).status_code == 200
