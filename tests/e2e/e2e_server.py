@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,26 @@ async def sample_with_context(ctx: Context) -> str:
     """Asks to include context: needs the client's ``sampling.context``."""
     reply = await ctx.sample("Summarise", max_tokens=10, includeContext="thisServer")
     return reply.text
+
+
+@dataclass
+class Login:
+    username: str
+    password: str
+
+
+@app.tool()
+async def log_in(ctx: Context) -> str:
+    """Asks for a password in a form: refused before anything is sent (secrets go by URL)."""
+    await ctx.elicit("Log in", Login)
+    return "unreachable"
+
+
+@app.tool()
+async def visit_with_token(ctx: Context) -> str:
+    """A URL carrying a credential: refused before anything is sent."""
+    await ctx.elicit_url("Open the page.", "https://example.com/start?access_token=abcdef0123456789")
+    return "unreachable"
 
 
 @app.tool()

@@ -310,3 +310,26 @@ async def test_a_question_never_answered_ends_the_call_with_a_tool_error(tmp_pat
         await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "cancel"}})
         await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
         assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+async def test_a_form_asking_a_secret_or_an_unsafe_url_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    """The same checks as on 2026-07-28, before the question would become a request: no secret
+    in a form, no credential in a URL."""
+    async with running_peer(tmp_path) as peer:
+        await opened(peer, {"elicitation": {"form": {}, "url": {}}})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "log_in"}})
+        refused = await peer.receive()  # the call's answer: no elicitation/create came first
+        assert refused["id"] == 1
+        assert refused["error"]["code"] == -32603
+        assert "password" in refused["error"]["message"]
+        assert "URL mode" in refused["error"]["message"]
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "visit_with_token"}}
+        )
+        unsafe = await peer.receive()
+        assert unsafe["id"] == 2
+        assert unsafe["result"]["isError"] is True
+        assert "abcdef0123456789" not in json.dumps(unsafe)
+        assert await nothing_within(peer, 0.3)
