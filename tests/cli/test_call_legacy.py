@@ -58,3 +58,24 @@ def test_legacy_and_modern_cannot_both_be_given() -> None:
     done = cli("tools", ROGUE, "--legacy", "--modern")
     assert done.returncode == 2
     assert "not allowed with argument" in done.stderr
+
+
+def test_call_and_tools_find_a_legacy_http_server_by_themselves(tmp_path: Path) -> None:
+    """Over Streamable HTTP, with no flag: ``server/discover`` is refused, ``initialize`` opens a
+    session, and the questions come as real requests on the call's stream -- named as 2025-11-25."""
+    from tests.interop.legacy_support import TS_SERVER, http_server, node24, ts_env
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(
+        json.dumps([{"action": "accept", "content": {"name": n}} for n in ("Grace", "Hopper")])
+    )
+    with http_server([str(node24()), str(TS_SERVER)], ts_env()) as url:  # TypeScript SDK v1
+        done = cli("call", url, "full_name", "--answers", str(answers))
+        listed = cli("tools", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello, Grace Hopper!\n"
+    asker = f"legacy-ts (reached via {url}, MCP 2025-11-25 (initialize handshake)) asks:"
+    assert done.stderr.splitlines()[0] == f"{asker} First name?"
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0].startswith("# legacy-ts ")
+    assert listed.stdout.splitlines()[0].endswith(", speaking MCP 2025-11-25 (initialize handshake)")

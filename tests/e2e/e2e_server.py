@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
 
 from mcp_elicit import Context, McpError, Server
 from mcp_elicit.server.auth import Caller
-from tests.shared_tools import add_shared_tools
+from tests.shared_tools import Name, add_shared_tools
 
 MARKERS = Path(".")
 
@@ -46,6 +47,60 @@ async def visit(ctx: Context) -> str:
     """Sends the person to a page (URL mode); says what they answered."""
     answer = await ctx.elicit_url("Open the start page.", "https://example.com/start", key="visit")
     return f"visit: {answer.action}"
+
+
+@app.tool()
+async def two_at_once(ctx: Context) -> str:
+    """Two questions in one round (``asyncio.gather``): two requests to a 2025-11-25 client at
+    once."""
+    first, last = await asyncio.gather(
+        ctx.elicit("First name?", Name, key="first"), ctx.elicit("Last name?", Name, key="last")
+    )
+    return f"Hello, {first.data.name} {last.data.name}!"
+
+
+@app.tool()
+async def endless(ctx: Context) -> str:
+    """Asks a new question each round, forever: the round cap must end it."""
+    number = 0
+    while True:
+        await ctx.elicit(f"Question {number}?", Name, key=f"q{number}")
+        number += 1
+
+
+@app.tool()
+async def sample_with_tools(ctx: Context) -> str:
+    """Offers the client's model a tool: needs the client's ``sampling.tools``."""
+    tools = [{"name": "calc", "inputSchema": {"type": "object"}}]
+    reply = await ctx.sample("Use a tool", max_tokens=10, tools=tools, toolChoice={"mode": "auto"})
+    return reply.text
+
+
+@app.tool()
+async def sample_with_context(ctx: Context) -> str:
+    """Asks to include context: needs the client's ``sampling.context``."""
+    reply = await ctx.sample("Summarise", max_tokens=10, includeContext="thisServer")
+    return reply.text
+
+
+@dataclass
+class Login:
+    username: str
+    password: str
+
+
+@app.tool()
+async def log_in(ctx: Context) -> str:
+    """Asks for a password in a form: refused before anything is sent (secrets go by URL)."""
+    await ctx.elicit("Log in", Login)
+    return "unreachable"
+
+
+@app.tool()
+async def visit_with_token(ctx: Context) -> str:
+    """A URL carrying a credential: refused before anything is sent."""
+    await ctx.elicit_url("Open the page.", "https://example.com/start?access_token=abcdef0123456789")
+    return "unreachable"
 
 
 @app.tool()
@@ -186,6 +241,9 @@ def main() -> None:
     parser.add_argument("--sessions-per-user", type=int, default=None)
     parser.add_argument("--idle-timeout", type=float, default=None, help="seconds a session may sit idle")
     parser.add_argument("--leg-timeout", type=float, default=None, help="seconds a 2025 client may take")
+    parser.add_argument("--max-rounds", type=int, default=None, help="rounds of questions of a 2025 call")
+    parser.add_argument("--max-calls", type=int, default=None, help="calls running at once in a session")
+    parser.add_argument("--resume-grace", type=float, default=None, help="seconds to pick a stream up again")
     args = parser.parse_args()
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
@@ -195,6 +253,7 @@ def main() -> None:
         ("legacy_max_sessions_per_user", args.sessions_per_user),
         ("legacy_idle_timeout", args.idle_timeout),
         ("legacy_leg_timeout", args.leg_timeout),
+        ("legacy_max_rounds", args.max_rounds),
     ):
         if value is not None:
             setattr(app, option, value)
@@ -207,8 +266,15 @@ def main() -> None:
         options: dict[str, Any] = {"http": "h11"} if args.h11 else {}
         if args.graceful is not None:
             options["timeout_graceful_shutdown"] = args.graceful
+        from mcp_elicit.transport.http_app import HttpApp
+
+        sessions = {
+            name: value
+            for name, value in (("max_calls", args.max_calls), ("resume_grace", args.resume_grace))
+            if value is not None
+        }
         serve(
-            app.asgi(authenticate=bearer, body_timeout=args.body_timeout),
+            HttpApp(app, authenticate=bearer, body_timeout=args.body_timeout, sessions=sessions),
             host="127.0.0.1",
             port=args.port,
             head_timeout=args.head_timeout,

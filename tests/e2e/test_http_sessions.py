@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import HttpServer, start_http_server, stop
-from tests.http_session_support import ACCEPT, LEGACY, Session, events, initialize
+from tests.http_session_support import ACCEPT, LEGACY, Session, answer_questions, events, initialize
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}\.[A-Za-z0-9_-]{32}")
 
@@ -161,6 +161,7 @@ async def test_responses_that_answer_no_question_are_refused(
     both = {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}
     malformed = await alice.post(both, expect=400)
     assert malformed.json()["error"]["code"] == -32600
+    assert malformed.json()["id"] is None  # 1 is the server's own request id, not the client's
     # A question of one session, answered twice, and in the other session.
     call = alice.request("tools/call", {"name": "grüßen", "arguments": {}})
     async with alice.stream(call) as response:
@@ -220,8 +221,17 @@ async def test_a_client_that_never_answers_gets_a_clear_error(
     (withdrawn,) = [m for m in seen if m.get("method") == "notifications/cancelled"]
     assert withdrawn["params"]["requestId"] == question["id"]
     (final,) = [m for m in seen if m.get("id") == call["id"] and "method" not in m]
-    assert final["error"]["code"] == -32603
-    assert "did not answer elicitation/create within 1.5 s" in final["error"]["message"]
+    # A tool error that says why (the model reads it), not a protocol error.
+    assert final["result"] == {
+        "content": [
+            {
+                "type": "text",
+                "text": "Tool 'grüßen' could not finish: "
+                "the client did not answer elicitation/create within 1.5 s",
+            }
+        ],
+        "isError": True,
+    }
     late = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "cancel"}}
     await session.post(late, expect=400)  # withdrawn: nothing waits for it any more
 
@@ -353,3 +363,45 @@ def test_session_ids_are_random(tmp_path: Path) -> None:
     ids = asyncio.run(mint())
     assert len(set(ids)) == 200
     assert all(SESSION_ID.fullmatch(i) for i in ids)
+
+
+async def test_the_same_handlers_log_reaches_both_eras(
+    http_server: HttpServer, http: httpx.AsyncClient
+) -> None:
+    """``ctx.log`` in one handler: on a 2025-11-25 session, a ``notifications/message`` on the
+    call's stream at the level ``logging/setLevel`` chose; on a 2026-07-28 request, the same
+    notification on its SSE reply at the level its ``_meta`` ``io.modelcontextprotocol/logLevel``
+    asks (the 2026 equivalent of the session's level). Below the level, nothing."""
+    from tests.e2e.test_http import body, headers_for
+
+    session = Session(http, http_server.url)
+    await session.open()
+    logged = []
+    for level in ("warning", "error"):
+        await session.post(session.request("logging/setLevel", {"level": level}))
+        seen, final = await answer_questions(
+            session, session.request("tools/call", {"name": "noisy", "arguments": {}}), lambda p: {}
+        )
+        assert final is not None
+        assert final["result"]["content"][0]["text"] == "quiet on stdout"
+        logged.append([m["params"] for m in seen if m.get("method") == "notifications/message"])
+    assert logged == [[{"level": "warning", "data": "a log message"}], []]
+    modern = []
+    for level in ("warning", "error"):
+        message = body("tools/call", {"name": "noisy", "arguments": {}})
+        message["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = level
+        reply = await http.post(http_server.url, json=message, headers=headers_for(message))
+        assert reply.status_code == 200
+        messages = []
+        if reply.headers["content-type"].startswith("text/event-stream"):
+            messages = [
+                json.loads(line[5:])
+                for line in reply.text.splitlines()
+                if line.startswith("data:") and line[5:].strip()
+            ]
+        else:
+            messages = [reply.json()]
+        modern.append([m["params"] for m in messages if m.get("method") == "notifications/message"])
+        (result,) = [m for m in messages if m.get("id") == message["id"]]
+        assert result["result"]["resultType"] == "complete"
+    assert modern == [[{"level": "warning", "data": "a log message"}], []]

@@ -18,24 +18,33 @@ from tests.e2e.test_stdio import StdioPeer, running_peer
 LEGACY = "2025-11-25"
 
 
-def initialize(version: str = LEGACY) -> dict[str, Any]:
+def initialize(version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": "init",
         "method": "initialize",
         "params": {
             "protocolVersion": version,
-            "capabilities": {"elicitation": {"form": {}}},
+            "capabilities": {"elicitation": {"form": {}}} if capabilities is None else capabilities,
             "clientInfo": {"name": "by-hand", "version": "1"},
         },
     }
 
 
-async def opened(peer: StdioPeer) -> dict[str, Any]:
-    await peer.send(initialize())
+async def opened(peer: StdioPeer, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    await peer.send(initialize(capabilities=capabilities))
     answer = await peer.receive()
     await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return answer
+
+
+async def nothing_within(peer: StdioPeer, seconds: float) -> bool:
+    """Whether the server writes nothing for ``seconds``."""
+    try:
+        await peer.receive(wait=seconds)
+    except TimeoutError:
+        return True
+    return False
 
 
 async def test_initialize_makes_the_process_2025_11_25(tmp_path: Path) -> None:
@@ -157,3 +166,170 @@ async def test_logging_set_level_takes_only_the_levels_of_the_spec(tmp_path: Pat
             else:
                 assert answer["error"]["code"] == -32602
                 assert levels in answer["error"]["message"]
+
+
+async def test_a_ping_before_initialize_is_answered_and_chooses_no_era(tmp_path: Path) -> None:
+    async with running_peer(tmp_path) as peer:
+        await peer.send({"jsonrpc": "2.0", "id": "early", "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": "early", "result": {}}
+        answer = await opened(peer)
+        assert answer["result"]["protocolVersion"] == LEGACY
+
+
+async def test_initialize_twice_is_refused_and_the_session_goes_on(tmp_path: Path) -> None:
+    async with running_peer(tmp_path) as peer:
+        await opened(peer)
+        await peer.send({**initialize("2025-06-18"), "id": "again"})
+        refused = await peer.receive()
+        assert refused["id"] == "again"
+        assert refused["error"] == {
+            "code": -32600,
+            "message": "Invalid request: this session is already initialized",
+        }
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet"}})
+        assert (await peer.receive())["method"] == "elicitation/create"  # still 2025-11-25, as opened
+
+
+async def test_no_question_goes_out_before_notifications_initialized(tmp_path: Path) -> None:
+    """A client may send a call once it has the initialize result; the server asks nothing until
+    the client's notifications/initialized is in (and answers ping meanwhile)."""
+    async with running_peer(tmp_path) as peer:
+        await peer.send(initialize())
+        await peer.receive()
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "grüßen"}})
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert await nothing_within(peer, 0.5)
+        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+        )
+        assert (await peer.receive())["result"]["content"][0]["text"] == "Grüß dich, Ada!"
+
+
+async def test_a_client_that_never_sends_initialized_gets_a_clear_error(tmp_path: Path) -> None:
+    async with running_peer(tmp_path, "--leg-timeout", "1") as peer:
+        await peer.send(initialize())
+        await peer.receive()
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet"}})
+        refused = await peer.receive(wait=10)
+        assert refused["id"] == 1  # the call's error, and no question was sent before it
+        assert refused["error"]["code"] == -32600
+        assert "has not sent notifications/initialized" in refused["error"]["message"]
+
+
+async def test_cancelling_a_call_withdraws_each_of_its_questions(tmp_path: Path) -> None:
+    async with running_peer(tmp_path) as peer:
+        await opened(peer)
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "two_at_once"}}
+        )
+        questions = [await peer.receive(), await peer.receive()]
+        assert {q["method"] for q in questions} == {"elicitation/create"}
+        await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+        withdrawn = [await peer.receive(), await peer.receive()]
+        assert {m["method"] for m in withdrawn} == {"notifications/cancelled"}
+        assert sorted(m["params"]["requestId"] for m in withdrawn) == sorted(q["id"] for q in questions)
+        for question in questions:  # late answers find nothing waiting, and get no reply
+            await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "cancel"}})
+        await peer.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+async def test_bad_answers_from_the_client(tmp_path: Path) -> None:
+    """A response with both result and error is refused (-32600) and changes nothing; an
+    ElicitResult with an action outside accept/decline/cancel ends the call with -32602."""
+    async with running_peer(tmp_path) as peer:
+        await opened(peer)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "grüßen"}})
+        question = await peer.receive()
+        both = {"jsonrpc": "2.0", "id": question["id"], "result": {}, "error": {"code": 1, "message": "m"}}
+        await peer.send(both)
+        refused = await peer.receive()
+        # Without an id: the question's id is the server's own, and the client's call has the
+        # same number (1) in its own id space.
+        assert question["id"] == 1
+        assert refused["id"] is None
+        assert refused["error"]["code"] == -32600
+        assert "both" in refused["error"]["message"]
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "maybe"}})
+        final = await peer.receive()
+        assert final["id"] == 1
+        assert final["error"]["code"] == -32602
+        assert "action must be one of accept, decline, cancel" in final["error"]["message"]
+
+
+async def test_sampling_with_tools_or_context_is_gated_by_the_sessions_capabilities(tmp_path: Path) -> None:
+    async with running_peer(tmp_path) as peer:
+        await opened(peer, {"sampling": {}})
+        for number, (tool, missing) in enumerate(
+            (("sample_with_tools", {"tools": {}}), ("sample_with_context", {"context": {}})), start=1
+        ):
+            await peer.send(
+                {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": tool}}
+            )
+            refused = await peer.receive()  # the call's error: nothing was sent to the client first
+            assert refused["id"] == number
+            assert refused["error"]["code"] == -32021
+            assert refused["error"]["data"] == {"requiredCapabilities": {"sampling": missing}}
+    async with running_peer(tmp_path) as peer:
+        await opened(peer, {"sampling": {"tools": {}}})
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sample_with_tools"}}
+        )
+        request = await peer.receive()
+        assert request["method"] == "sampling/createMessage"
+        assert request["params"]["tools"][0]["name"] == "calc"
+        reply = {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": reply})
+        assert (await peer.receive())["result"]["content"][0]["text"] == "42"
+
+
+async def test_a_question_never_answered_ends_the_call_with_a_tool_error(tmp_path: Path) -> None:
+    async with running_peer(tmp_path, "--leg-timeout", "1") as peer:
+        await opened(peer)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "grüßen"}})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        withdrawn = await peer.receive(wait=10)
+        assert withdrawn["method"] == "notifications/cancelled"
+        assert withdrawn["params"] == {"requestId": question["id"], "reason": "timed out"}
+        final = await peer.receive()
+        assert final["id"] == 1
+        assert final["result"]["isError"] is True
+        assert final["result"]["content"][0]["text"] == (
+            "Tool 'grüßen' could not finish: the client did not answer elicitation/create within 1 s"
+        )
+        # Nothing is left waiting: the late answer is dropped, and the process goes on.
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "cancel"}})
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+async def test_a_form_asking_a_secret_or_an_unsafe_url_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    """The same checks as on 2026-07-28, before the question would become a request: no secret
+    in a form, no credential in a URL."""
+    async with running_peer(tmp_path) as peer:
+        await opened(peer, {"elicitation": {"form": {}, "url": {}}})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "log_in"}})
+        refused = await peer.receive()  # the call's answer: no elicitation/create came first
+        assert refused["id"] == 1
+        assert refused["error"]["code"] == -32603
+        assert "password" in refused["error"]["message"]
+        assert "URL mode" in refused["error"]["message"]
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "visit_with_token"}}
+        )
+        unsafe = await peer.receive()
+        assert unsafe["id"] == 2
+        assert unsafe["result"]["isError"] is True
+        assert "abcdef0123456789" not in json.dumps(unsafe)
+        assert await nothing_within(peer, 0.3)

@@ -163,3 +163,20 @@ def test_url_elicitation_required_is_32042_with_the_elicitations() -> None:
     error = legacy.url_elicitation_required(asked, "Open these first")
     assert error.code == -32042
     assert error.data == {"elicitations": asked}
+
+
+@pytest.mark.parametrize("value", [None, "2025-11-25", "2025-06-18"])
+def test_check_version_header_takes_the_sessions_versions(value: str | None) -> None:
+    legacy.check_version_header(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("2024-11-05", "2024-11-05"), ("x" * 50, "'" + "x" * 40 + "'..."), ("a\x1bb", "'a\\x1bb'...")],
+)
+def test_check_version_header_refuses_the_rest_with_invalid_request(value: str, shown: str) -> None:
+    with pytest.raises(McpError) as refused:
+        legacy.check_version_header(value)
+    assert refused.value.code == -32600
+    assert refused.value.message.startswith(f"Invalid request: MCP-Protocol-Version {shown} is not")
+    assert "2025-11-25, 2025-06-18" in refused.value.message

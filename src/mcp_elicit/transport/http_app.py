@@ -42,7 +42,7 @@ from mcp_elicit.wire.jsonrpc import (
     encode_error,
     parse_message,
 )
-from mcp_elicit.wire.legacy import is_legacy_version
+from mcp_elicit.wire.legacy import check_version_header, is_legacy_version
 from mcp_elicit.wire.meta import RequestMeta, is_modern
 
 if TYPE_CHECKING:
@@ -133,6 +133,11 @@ class HttpApp:
         if origin is not None and self.allowed_origins is not None:
             send = http_checks.with_cors(send, origin)
         if head.method != "POST":  # GET or DELETE: a 2025-11-25 session's stream or its end
+            # (A 2026-07-28 version here is not refused: GET and DELETE exist only in sessions,
+            # which then answer for the session id.)
+            dated = is_legacy_version(head.headers.get("mcp-protocol-version"))
+            if dated and not await _session_version_ok(head, None, send):
+                return
             passed, caller = await self._authenticated(send, head.headers, None)
             if passed:
                 if head.method == "GET":
@@ -150,6 +155,9 @@ class HttpApp:
             return  # answered (-32700, -32600, 413)
         era = era_of(message, head)
         if era == "legacy":
+            opening = isinstance(message, Request) and message.method == "initialize"
+            if not opening and not await _session_version_ok(head, _id_of(message), send):
+                return
             passed, caller = await self._authenticated(send, head.headers, _id_of(message))
             if passed:
                 await http_legacy.post(self, head, message, caller, send, receive)
@@ -248,7 +256,9 @@ class HttpApp:
             await send_json(send, 413, encode_error(exc.request_id, exc))
             return None
         except InvalidMessage as exc:
-            await send_json(send, status_for_error(exc.code), encode_error(exc.request_id, exc))
+            # (A malformed response's id is one of ours: the error does not repeat it.)
+            request_id = None if exc.of_response else exc.request_id
+            await send_json(send, status_for_error(exc.code), encode_error(request_id, exc))
             return None
         return message
 
@@ -324,6 +334,17 @@ def era_of(message: Message, head: Head) -> Literal["modern", "legacy"]:
         return "modern"
     version = head.headers.get("mcp-protocol-version")
     return "legacy" if version is None or is_legacy_version(version) else "modern"
+
+
+async def _session_version_ok(head: Head, request_id: RequestId | None, send: Send) -> bool:
+    """Whether a 2025-11-25 session message's ``MCP-Protocol-Version`` is absent or one these
+    sessions speak; False once the 400 is sent."""
+    try:
+        check_version_header(head.headers.get("mcp-protocol-version"))
+    except McpError as exc:
+        await send_json(send, 400, encode_error(request_id, exc))
+        return False
+    return True
 
 
 def _id_of(message: Message) -> RequestId | None:

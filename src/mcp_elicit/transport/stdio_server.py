@@ -34,6 +34,7 @@ from mcp_elicit.wire.jsonrpc import (
     Result,
     encode_error,
     encode_notification,
+    encode_result,
     parse_message,
     refuse_response,
 )
@@ -439,7 +440,9 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                 session.receive(message)  # only this session's own requests are answered
                 return
         except InvalidMessage as exc:
-            write(encode_error(exc.request_id, exc))
+            # A malformed response names one of our own requests: the error must not carry its
+            # id, which the client would match against its own request of that number.
+            write(encode_error(None if exc.of_response else exc.request_id, exc))
             return
         if isinstance(message, Notification):
             if message.method == "notifications/cancelled":
@@ -457,6 +460,11 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             write(encode_error(message.id, error))
             return
         modern = is_modern(message.params)
+        if era is None and not modern and message.method == "ping":
+            # A 2025-11-25 client may ping before initialize (the spec: answer it even then);
+            # it chooses no era.
+            write(encode_result(message.id, {}))
+            return
         if era is None and (modern or message.method == "initialize"):
             era = "modern" if modern else "legacy"
             if era == "legacy":

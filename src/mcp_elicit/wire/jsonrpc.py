@@ -69,11 +69,18 @@ Message = Request | Notification | Result | ErrorResponse
 
 
 class InvalidMessage(McpError):
-    """A message that cannot be processed; ``request_id`` is set when the id was readable."""
+    """A message that cannot be processed; ``request_id`` is set when the id was readable.
 
-    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+    ``of_response``: the message was a response, so its id is one of the *receiver's own*
+    requests (each side numbers its own): an error sent back about it must not carry that id, or
+    the peer would take it for the answer to its own request with the same number."""
+
+    def __init__(
+        self, code: int, message: str, request_id: RequestId | None = None, *, of_response: bool = False
+    ) -> None:
         super().__init__(code, message)
         self.request_id = request_id
+        self.of_response = of_response
 
 
 class MessageTooLarge(InvalidMessage):
@@ -145,15 +152,22 @@ def _id_problem(raw_id: object) -> str:
 def _response(data: dict[str, Any], request_id: RequestId | None, has_id: bool) -> Response:
     if "result" in data and "error" in data:
         raise InvalidMessage(
-            INVALID_REQUEST, 'Invalid response: it carries both "result" and "error"', request_id
+            INVALID_REQUEST,
+            'Invalid response: it carries both "result" and "error"',
+            request_id,
+            of_response=True,
         )
     raw_id = data.get("id")
     if "result" in data:
         if request_id is None:
-            raise InvalidMessage(INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None)
+            raise InvalidMessage(
+                INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None, of_response=True
+            )
         return Result(request_id, data["result"])
     if has_id and raw_id is not None and request_id is None:
-        raise InvalidMessage(INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None)
+        raise InvalidMessage(
+            INVALID_REQUEST, f"Invalid response: {_id_problem(raw_id)}", None, of_response=True
+        )
     error = data["error"]
     code = error.get("code") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
@@ -162,6 +176,7 @@ def _response(data: dict[str, Any], request_id: RequestId | None, has_id: bool) 
             INVALID_REQUEST,
             'Invalid response: "error" must be an object with an integer "code" and a string "message"',
             request_id,
+            of_response=True,
         )
     assert isinstance(error, dict)
     return ErrorResponse(request_id, code, message, error.get("data"))

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_elicit.wire.errors import McpError, invalid_params
+from mcp_elicit.wire.errors import McpError, invalid_params, invalid_request
 from mcp_elicit.wire.meta import SERVER_INFO_KEY
 from mcp_elicit.wire.mrtr import ELICIT, check_elicit_result
 
@@ -45,6 +45,19 @@ def is_legacy_version(version: object) -> bool:
     """Whether ``version`` names a revision with the ``initialize`` handshake (any of them, also
     those this implementation does not speak: they all predate 2026-07-28)."""
     return isinstance(version, str) and len(version) == 10 and version < "2026-07-28"
+
+
+def check_version_header(value: str | None) -> None:
+    """The ``MCP-Protocol-Version`` header of a message in a 2025-11-25 session (any but its
+    ``initialize``): absent, or a version these sessions speak. Any other value is refused
+    (-32600, HTTP 400: the spec's MUST), rather than served as if it named the session's."""
+    if value is None or value in LEGACY_VERSIONS:
+        return
+    shown = value if len(value) <= 40 and value.isprintable() else repr(value[:40]) + "..."
+    raise invalid_request(
+        f"MCP-Protocol-Version {shown} is not a version of this server's 2025-11-25 sessions "
+        f"({', '.join(LEGACY_VERSIONS)}): send the one initialize answered"
+    )
 
 
 def negotiate(requested: object) -> str:

@@ -38,6 +38,7 @@ class LegacyServer:
     sessions: int = 0
     expire_after: int | None = None  # 404 every request of a session past this many tools/calls
     answers: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    discover: bytes | None = None  # the reply to server/discover (default: 400 with -32000)
 
     def posts(self) -> list[Seen]:
         return [s for s in self.seen if s.method == "POST"]
@@ -105,6 +106,9 @@ async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) 
     if method is None:  # the answer to our elicitation/create
         await state.answers.put(message)
         writer.write(reply("202 Accepted"))
+        return
+    if method == "server/discover" and state.discover is not None:
+        writer.write(state.discover)
         return
     if method == "server/discover":
         writer.write(
@@ -248,3 +252,27 @@ async def test_auth_and_server_errors_on_discover_are_errors_not_a_fallback(stat
     finally:
         server.close()
         await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    "discover",
+    [
+        reply("404 Not Found", b"Not Found", "text/plain"),
+        reply("405 Method Not Allowed", b""),
+        reply("400 Bad Request", b"Bad Request: no valid session ID provided", "text/plain"),
+        reply("400 Bad Request", rpc({"id": None, "error": {"code": -32601, "message": "Method not found"}})),
+        reply("400 Bad Request", rpc({"id": 1, "error": {"code": -32022, "message": "no", "data": {}}})),
+    ],
+    ids=["404-text", "405-empty", "400-text", "400-32601", "400-32022-without-versions"],
+)
+async def test_discover_refused_without_modern_evidence_falls_back_to_initialize(
+    legacy_server: Any, discover: bytes
+) -> None:
+    """400/404/405 without a recognised 2026-07-28 error body (a DiscoverResult, or -32022 naming a
+    2026 version) means a 2025-11-25 server: initialize, and the session works."""
+    server = await legacy_server(discover=discover)
+    async with Client.connect(server.url) as client:
+        assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
+        assert (await client.call_tool("plain")).text == "plain"
+    methods = [(s.body or {}).get("method") for s in server.posts()]
+    assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]

@@ -355,3 +355,35 @@ async def test_an_sse_reply_with_a_notification_first(rogue_over_http: Target) -
     async with connecting as client:
         result = await client.call_tool("plain", {"region": "x"})
     assert result.structured == {"arguments": {"region": "x"}}
+
+
+async def test_a_server_remembered_as_legacy_is_probed_again_when_initialize_fails(rogue: Target) -> None:
+    """A remembered 2025-11-25 verdict goes straight to ``initialize``; when that fails (this
+    server speaks only 2026-07-28: -32601), the verdict is forgotten and ``server/discover``
+    decides again, in the same connect."""
+    from urllib.parse import urlsplit
+
+    from mcp_elicit.client import era
+
+    if isinstance(rogue.target, list):
+        key = f"stdio:{' '.join(rogue.target)}"
+    else:
+        key = f"http://{urlsplit(rogue.target).netloc}"
+    era.remember(key, "legacy")
+    try:
+        connecting, name = connect(rogue)
+        async with connecting as client:
+            assert client.era == "modern"
+            assert (await client.call_tool("plain")).text
+        assert era.remembered(key) == "modern"
+    finally:
+        era.forget(key)
+    received = [entry["message"] for entry in log_of(rogue).entries() if entry["kind"] == "message"]
+    opened = [
+        m
+        for m in received
+        if m.get("method") == "initialize"
+        and (m.get("params") or {}).get("clientInfo", {}).get("name") == name
+    ]
+    assert len(opened) == 1  # tried once, as remembered
+    assert log_of(rogue).requests(name, "server/discover")  # then asked again

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 from kit_sites import SiteFactory, fp
-from kit_support import browser_connects, flow_id_of
+from kit_support import browser_connects, browser_enters_secret, flow_id_of
 from tests.http_session_support import Session, answer_questions
 
 
@@ -102,3 +102,51 @@ async def test_with_url_mode_error_the_call_ends_with_32042_and_the_retry_finds_
     _, retried = await answer_questions(session, again, lambda params: {"action": "decline"})
     assert retried is not None
     assert retried["result"]["structuredContent"]["token_fingerprint"] == fp("gho_bob")
+
+
+async def test_a_secret_is_asked_once_and_the_call_goes_on_when_it_is_entered(
+    make_site: SiteFactory, http: httpx.AsyncClient
+) -> None:
+    """``ctx.secret`` on a 2025-11-25 session: one URL question (never a form: no secret in a
+    form), the call waits while the user types the key on the page, then completes by itself;
+    the secret is in no message the client gets."""
+    site = await make_site(hold=0.3)
+    session = Session(http, site.mcp_url, token=site.token("dora"))
+    await session.open(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}, "url": {}}},
+                "clientInfo": {"name": "desktop-app", "version": "3"},
+            },
+        }
+    )
+    owner = site.auth.principal("dora")
+    value = "sk-legacy-very-secret-value"
+    typing: list[asyncio.Task[None]] = []
+
+    def agree(params: dict[str, Any]) -> dict[str, Any]:
+        assert params["mode"] == "url"
+
+        async def on_the_page() -> None:
+            await asyncio.sleep(0.8)
+            await browser_enters_secret(
+                site.flows, site.vault, flow_id_of(params["url"]), owner, "openai_api_key", value
+            )
+
+        typing.append(asyncio.ensure_future(on_the_page()))
+        return {"action": "accept"}
+
+    call = session.request("tools/call", {"name": "summarize", "arguments": {"text": "hello world"}})
+    seen, final = await asyncio.wait_for(answer_questions(session, call, agree), 30)
+    await asyncio.gather(*typing)
+    questions = [m for m in seen if m.get("method") == "elicitation/create"]
+    assert [q["params"]["mode"] for q in questions] == ["url"]
+    completed = [m for m in seen if m.get("method") == "notifications/elicitation/complete"]
+    assert [m["params"] for m in completed] == [{"elicitationId": questions[0]["params"]["elicitationId"]}]
+    assert final is not None
+    assert final["result"]["content"][0]["text"] == f"summary of 11 characters with key {fp(value)}"
+    assert value not in str(seen)

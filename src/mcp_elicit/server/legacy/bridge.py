@@ -24,7 +24,11 @@ step is done. When it is no longer asked, the step is over, and the client is to
 ``notifications/elicitation/complete`` for its ``elicitationId`` (to this session only).
 
 Capabilities come from the session's ``initialize`` and are checked before anything is sent (the
-engine gates every round), so a refusal has no side effects. Cancelling the call (the client's
+engine gates every round), so a refusal has no side effects (``-32021`` naming what is missing).
+A call the client lets down -- a question not answered within ``leg_timeout``, answered with a
+JSON-RPC error, the client gone, or more than ``max_rounds`` rounds -- ends with
+:class:`ClientFailed`: a ``tools/call`` then gets a tool error (``isError``) that says why,
+``prompts/get`` and ``resources/read`` a ``-32603``. Cancelling the call (the client's
 ``notifications/cancelled``, a closed stream) cancels every leg still waiting, and the client is
 sent ``notifications/cancelled`` for each of them.
 """
@@ -56,6 +60,15 @@ _FIRST_PAUSE = 0.25
 _MAX_PAUSE = 2.0
 
 
+class ClientFailed(McpError):
+    """The call cannot go on because of the client's side of the exchange (see the module
+    docstring); ``reason`` is the sentence a tool error shows."""
+
+    def __init__(self, reason: str, data: Any = None) -> None:
+        super().__init__(INTERNAL_ERROR, f"Internal error: {reason}", data)
+        self.reason = reason
+
+
 class Bridge:
     """Runs one call of a legacy session to its end (see the module docstring)."""
 
@@ -82,10 +95,9 @@ class Bridge:
                 rounds += 1
                 pause, waiting_since = _FIRST_PAUSE, None
                 if rounds > session.max_rounds:
-                    raise McpError(
-                        INTERNAL_ERROR,
-                        f"Internal error: {call.method} {call.target!r} asked the client in more "
-                        f"than {session.max_rounds} rounds; giving up",
+                    raise ClientFailed(
+                        f"{call.method} {call.target!r} asked the client in more than "
+                        f"{session.max_rounds} rounds; giving up"
                     )
             else:
                 # Nothing went to the client: the handler waits for something else (a state-only
@@ -94,10 +106,9 @@ class Bridge:
                 if waiting_since is None:
                     waiting_since = loop.time()
                 elif loop.time() - waiting_since > session.leg_timeout:
-                    raise McpError(
-                        INTERNAL_ERROR,
-                        f"Internal error: {call.method} {call.target!r} waited more than "
-                        f"{session.leg_timeout:g} s without asking anything; giving up",
+                    raise ClientFailed(
+                        f"{call.method} {call.target!r} waited more than {session.leg_timeout:g} s "
+                        "without asking anything; giving up"
                     )
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _MAX_PAUSE)
@@ -159,18 +170,14 @@ class Bridge:
     async def _send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         response = await self._session.request(method, params, self._channel)
         if isinstance(response, ErrorResponse):
-            raise McpError(
-                INTERNAL_ERROR,
-                f"Internal error: the client answered {method} with error {response.code}: "
-                f"{response.message}",
+            raise ClientFailed(
+                f"the client answered {method} with error {response.code}: {response.message}",
                 {"clientError": {"code": response.code, "message": response.message}},
             )
         if method == mrtr.ELICIT:
             return legacy.read_elicit_result(response.result)
         if not isinstance(response.result, dict):
-            raise McpError(
-                INTERNAL_ERROR, f"Internal error: the client's answer to {method} is not an object"
-            )
+            raise ClientFailed(f"the client's answer to {method} is not an object")
         return response.result
 
     def _refuse_urls(self, requests: Mapping[str, dict[str, Any]]) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from mcp_elicit.server.app import encoded
 from mcp_elicit.server.auth import Caller
-from mcp_elicit.server.legacy.bridge import Bridge
+from mcp_elicit.server.legacy.bridge import Bridge, ClientFailed
 from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
@@ -56,6 +56,9 @@ logger = logging.getLogger("mcp_elicit.server.legacy")
 UrlMode = Literal["request", "error"]
 DEFAULT_LEG_TIMEOUT = 600.0
 DEFAULT_MAX_ROUNDS = 50
+# How long a request to the client waits for ``notifications/initialized`` (a client sends it right
+# after the initialize result; on HTTP it may cross a call's POST) before the call fails.
+INITIALIZED_GRACE = 5.0
 
 
 class Channel(Protocol):
@@ -106,7 +109,7 @@ class LegacySession:
         self.capabilities = ClientCapabilities({})
         self.client_info: dict[str, Any] | None = None
         self.log_level: str | None = None
-        self.initialized = False  # notifications/initialized arrived
+        self._initialized = asyncio.Event()  # notifications/initialized arrived
         # Where messages that belong to no request go: stdout on stdio, the GET stream on HTTP
         # (None while no GET stream is open); the transport sets it.
         self.standalone: Channel | None = None
@@ -129,11 +132,16 @@ class LegacySession:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def initialized(self) -> bool:
+        """Whether the client sent ``notifications/initialized`` (only then is it sent requests)."""
+        return self._initialized.is_set()
+
     # -- what the client sends -----------------------------------------------------------------
     def initialize(self, request: Request) -> dict[str, Any]:
         """Answer ``initialize`` (run at once, before anything the client sends after it)."""
         if self.version is not None:
-            raise invalid_request("Invalid request: this session is already initialized")
+            raise invalid_request("this session is already initialized")
         params = legacy.read_initialize(request.params)
         version = legacy.negotiate(params.requested)
         self.version = version
@@ -173,7 +181,7 @@ class LegacySession:
         if method == "initialize":
             return self.initialize(request)
         if self.version is None:
-            raise invalid_request("Invalid request: send initialize first")
+            raise invalid_request("send initialize first")
         if method == "ping":
             return {}
         if method == "logging/setLevel":
@@ -199,7 +207,14 @@ class LegacySession:
         if found is not None:
             entry, call = found
             call = dataclasses.replace(call, close_stream=channel.close)
-            return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+            try:
+                return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+            except ClientFailed as failed:
+                if method != "tools/call":
+                    raise  # -32603: prompts and resources have no error result of their own
+                # A tool error, as any failure of the tool: the model reads why it did not finish.
+                text = f"Tool {call.target!r} could not finish: {failed.reason}"
+                return {"content": [{"type": "text", "text": text}], "isError": True}
         raise method_not_found(method)  # server/discover and other 2026 methods too
 
     def _meta(self, request: Request) -> RequestMeta:
@@ -221,8 +236,8 @@ class LegacySession:
     def notification(self, notification: Notification) -> None:
         """A notification from the client (the transport handles ``notifications/cancelled``,
         which is about one of its requests)."""
-        if notification.method == "notifications/initialized":
-            self.initialized = True
+        if notification.method == "notifications/initialized" and self.version is not None:
+            self._initialized.set()
         # notifications/roots/list_changed: roots are asked again by the next call that needs
         # them (nothing is cached); others are ignored, as the spec asks.
 
@@ -241,7 +256,8 @@ class LegacySession:
         """Send ``method`` to the client on ``channel`` and wait (``leg_timeout`` at most) for its
         answer. A timeout or cancellation tells the client (``notifications/cancelled``)."""
         if self._closed:
-            raise McpError(INTERNAL_ERROR, "Internal error: the client has gone away")
+            raise ClientFailed("the client has gone away")
+        await self._wait_initialized(method)
         request_id = next(self._ids)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -251,17 +267,31 @@ class LegacySession:
                 return await future
         except TimeoutError:
             await self._cancel(request_id, channel, "timed out")
-            raise McpError(
-                INTERNAL_ERROR,
-                f"Internal error: the client did not answer {method} within {self.leg_timeout:g} s",
-            ) from None
+            raise ClientFailed(f"the client did not answer {method} within {self.leg_timeout:g} s") from None
         except SessionClosed:
-            raise McpError(INTERNAL_ERROR, "Internal error: the client went away") from None
+            raise ClientFailed("the client went away") from None
         except asyncio.CancelledError:
             await self._cancel(request_id, channel, "the request it belongs to was cancelled")
             raise
         finally:
             self._pending.pop(request_id, None)
+
+    async def _wait_initialized(self, method: str) -> None:
+        """The lifecycle's order: nothing but ``ping`` goes to a client before its
+        ``notifications/initialized``. A client that sends a call first (allowed once it has the
+        initialize result) gets its question once the notification is in; one that never sends
+        it gets a clear error after :data:`INITIALIZED_GRACE` seconds, and nothing was sent."""
+        if self._initialized.is_set():
+            return
+        try:
+            async with asyncio.timeout(min(INITIALIZED_GRACE, self.leg_timeout)):
+                await self._initialized.wait()
+        except TimeoutError:
+            raise invalid_request(
+                f"this call must send the client {method}, and the client has not sent "
+                "notifications/initialized, which must follow the initialize result before the "
+                "server may send it anything"
+            ) from None
 
     async def _cancel(self, request_id: RequestId, channel: Channel, reason: str) -> None:
         if self._closed:
