@@ -208,8 +208,14 @@ def _value_text(p: _Problems, parts: tuple[str, ...], value: object, what: str) 
             "choices are outside the elicitation schema subset",
         )
         return False
-    if len(value) > MAX_TEXT:
-        p.add(parts, f"{what} is longer than {MAX_TEXT} characters")
+    return _shown_text(p, parts, value, what, MAX_TEXT)
+
+
+def _shown_text(p: _Problems, parts: tuple[str, ...], value: str, what: str, limit: int) -> bool:
+    """Text a client shows as it is or pre-fills (an option, a property name, a default): at most
+    ``limit`` characters, none of them invisible or a control character."""
+    if len(value) > limit:
+        p.add(parts, f"{what} is longer than {limit} characters")
         return False
     bad = bad_name_char(value)
     if bad is not None:
@@ -550,14 +556,9 @@ def _property(p: _Problems, name: str, prop: object, required: bool, tolerant: b
 def _with_default(p: _Problems, base: tuple[str, ...], default: object, rule: FieldRule) -> FieldRule:
     """``rule`` with its checked ``default``; a default that does not fit is reported (and
     ``rule`` returned as it is)."""
-    if isinstance(default, str) and len(default) > MAX_TEXT:
-        p.add((*base, "default"), f"default is longer than {MAX_TEXT} characters")
-        return rule
     # A client pre-fills the default into its input line: a bidi override or an escape
     # there would reach the terminal, so defaults follow the rules of enum values.
-    bad = bad_name_char(default) if isinstance(default, str) else None
-    if bad is not None:
-        p.add((*base, "default"), f"default contains the invisible or control character U+{ord(bad):04X}")
+    if isinstance(default, str) and not _shown_text(p, (*base, "default"), default, "default", MAX_TEXT):
         return rule
     if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
         p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")
@@ -626,14 +627,7 @@ def _name(p: _Problems, name: object) -> bool:
     if not name.strip():
         p.add(parts, "property names must not be empty or blank")
         return False
-    if len(name) > MAX_NAME:
-        p.add(parts, f"property name is longer than {MAX_NAME} characters")
-        return False
-    bad = bad_name_char(name)
-    if bad is not None:
-        p.add(parts, f"property name contains the invisible or control character U+{ord(bad):04X}")
-        return False
-    return True
+    return _shown_text(p, parts, name, "property name", MAX_NAME)
 
 
 def _top(p: _Problems, schema: object, tolerant: bool) -> CompiledForm | None:

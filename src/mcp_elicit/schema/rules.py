@@ -98,17 +98,20 @@ def _choices(rule: FieldRule) -> str:
     return text
 
 
+def _counted(count: int, unit: str) -> str:
+    """``count`` and ``unit``, plural unless it is one: "1 character", "3 choices"."""
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
 def _check_text(rule: FieldRule, value: object) -> tuple[Any, str | None]:
     if not isinstance(value, str):
         return None, f"must be text, got {describe(value)}"
     n = len(value)
     # Lengths first: an over-long answer is refused before anything scans it.
     if rule.min_length is not None and n < rule.min_length:
-        unit = "character" if rule.min_length == 1 else "characters"
-        return None, f"must be at least {rule.min_length} {unit} long (got {n})"
+        return None, f"must be at least {_counted(rule.min_length, 'character')} long (got {n})"
     if rule.max_length is not None and n > rule.max_length:
-        unit = "character" if rule.max_length == 1 else "characters"
-        return None, f"must be at most {rule.max_length} {unit} long (got {n})"
+        return None, f"must be at most {_counted(rule.max_length, 'character')} long (got {n})"
     # Unpaired surrogates cannot be encoded as UTF-8; NUL breaks many stores.
     if _UNSTORABLE.search(value) is not None:
         return None, "contains a character that is not allowed (NUL or a lone surrogate)"
@@ -188,11 +191,9 @@ def _check_multi(rule: FieldRule, value: object) -> tuple[Any, str | None]:
         seen.add(item)
     n = len(value)
     if rule.min_items is not None and n < rule.min_items:
-        unit = "choice" if rule.min_items == 1 else "choices"
-        return None, f"select at least {rule.min_items} {unit} (got {n})"
+        return None, f"select at least {_counted(rule.min_items, 'choice')} (got {n})"
     if rule.max_items is not None and n > rule.max_items:
-        unit = "choice" if rule.max_items == 1 else "choices"
-        return None, f"select at most {rule.max_items} {unit} (got {n})"
+        return None, f"select at most {_counted(rule.max_items, 'choice')} (got {n})"
     return list(value), None
 
 

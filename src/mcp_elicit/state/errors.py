@@ -7,10 +7,11 @@ ever sees is :data:`INVALID_STATE_MESSAGE`. The machine-readable cause travels i
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import ClassVar, Final, Generic, Literal, TypeVar
 
 __all__ = [
     "INVALID_STATE_MESSAGE",
+    "FixedMessageError",
     "RejectReason",
     "StateRejected",
     "StateStoreUnavailable",
@@ -40,29 +41,45 @@ RejectReason = Literal[
 ]
 
 
-class StateRejected(Exception):
+_Reason = TypeVar("_Reason", bound=str)
+
+
+class FixedMessageError(Exception, Generic[_Reason]):
+    """An error whose text is always the class's one :attr:`public_message`, whoever formats it;
+    the cause is in :attr:`reason`, for logs only (``repr()`` shows it; a pickled copy keeps it).
+
+    The refusals that must not tell a caller which check failed are made of it: a refused
+    ``requestState`` here, a refused access token and an unusable flow id in the connect kit."""
+
+    __slots__ = ("reason",)
+
+    public_message: ClassVar[str]
+    reason: _Reason
+
+    def __init__(self, reason: _Reason) -> None:
+        super().__init__(self.public_message)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.public_message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(reason={self.reason!r})"
+
+    def __reduce__(self) -> tuple[type[FixedMessageError[_Reason]], tuple[_Reason]]:
+        return (type(self), (self.reason,))
+
+
+class StateRejected(FixedMessageError[RejectReason]):
     """A ``requestState`` that must be refused.
 
     ``str(exc)`` is always :data:`INVALID_STATE_MESSAGE`, so an engine that formats the exception
     cannot leak the cause. The cause is in :attr:`reason` (log it, never send it).
     """
 
-    __slots__ = ("reason",)
+    __slots__ = ()
 
-    reason: RejectReason
-
-    def __init__(self, reason: RejectReason) -> None:
-        super().__init__(INVALID_STATE_MESSAGE)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return INVALID_STATE_MESSAGE
-
-    def __repr__(self) -> str:
-        return f"StateRejected(reason={self.reason!r})"
-
-    def __reduce__(self) -> tuple[type[StateRejected], tuple[RejectReason]]:
-        return (type(self), (self.reason,))
+    public_message = INVALID_STATE_MESSAGE
 
 
 class StateStoreUnavailable(Exception):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from mcp_elicit.state.errors import FixedMessageError
+
 __all__ = [
     "FLOW_NOT_FOUND_MESSAGE",
     "FlowError",
@@ -34,26 +36,13 @@ class FlowError(Exception):
     """Base class of the flow errors."""
 
 
-class FlowNotFound(FlowError):
+class FlowNotFound(FlowError, FixedMessageError[FlowNotFoundReason]):
     """No usable flow for this id *for this caller*. ``str()`` is always
     :data:`FLOW_NOT_FOUND_MESSAGE`; :attr:`reason` is for logs, never for the page or the wire."""
 
-    __slots__ = ("reason",)
+    __slots__ = ()
 
-    reason: FlowNotFoundReason
-
-    def __init__(self, reason: FlowNotFoundReason) -> None:
-        super().__init__(FLOW_NOT_FOUND_MESSAGE)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return FLOW_NOT_FOUND_MESSAGE
-
-    def __repr__(self) -> str:
-        return f"FlowNotFound(reason={self.reason!r})"
-
-    def __reduce__(self) -> tuple[type[FlowNotFound], tuple[FlowNotFoundReason]]:
-        return (type(self), (self.reason,))
+    public_message = FLOW_NOT_FOUND_MESSAGE
 
 
 class TooManyPendingFlows(FlowError):

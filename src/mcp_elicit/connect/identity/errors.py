@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from mcp_elicit.state.errors import FixedMessageError
+
 __all__ = [
     "INVALID_TOKEN_MESSAGE",
     "DevelopmentIdentityRefused",
@@ -41,29 +43,16 @@ TokenRejectReason = Literal[
 ]
 
 
-class InvalidToken(Exception):
+class InvalidToken(FixedMessageError[TokenRejectReason]):
     """An access token that must be refused (answer ``401`` with ``error="invalid_token"``).
 
     ``str(exc)`` is always :data:`INVALID_TOKEN_MESSAGE`; the cause is in :attr:`reason` (log it,
     never send it). Neither ever contains the token.
     """
 
-    __slots__ = ("reason",)
+    __slots__ = ()
 
-    reason: TokenRejectReason
-
-    def __init__(self, reason: TokenRejectReason) -> None:
-        super().__init__(INVALID_TOKEN_MESSAGE)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return INVALID_TOKEN_MESSAGE
-
-    def __repr__(self) -> str:
-        return f"InvalidToken(reason={self.reason!r})"
-
-    def __reduce__(self) -> tuple[type[InvalidToken], tuple[TokenRejectReason]]:
-        return (type(self), (self.reason,))
+    public_message = INVALID_TOKEN_MESSAGE
 
 
 class IdentityUnavailable(Exception):

@@ -1,4 +1,5 @@
-"""Compact JWS: a strict parse, and a signature check with a public key (PyJWT does the crypto).
+"""Compact JWS: a strict parse, a signature check with a public key (PyJWT does the crypto), and
+the payload read as a JSON object.
 
 PyJWT's algorithm objects verify the signatures (RSASSA-PKCS1-v1_5, RSASSA-PSS, ECDSA with the
 fixed-length ``R || S`` of RFC 7518 §3.4, EdDSA) and its decoder reads base64url. The rules are ours:
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -72,6 +74,14 @@ class CompactJWS:
     payload: bytes
     signing_input: bytes
     signature: bytes
+
+    def json_payload(self) -> dict[str, Any] | None:
+        """The payload as a JSON object (a JWT's claims), or ``None`` when it is not one."""
+        try:
+            claims = orjson.loads(self.payload)
+        except orjson.JSONDecodeError:
+            return None
+        return claims if isinstance(claims, dict) else None
 
 
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

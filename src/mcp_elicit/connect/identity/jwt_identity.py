@@ -34,8 +34,6 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-import orjson
-
 from .errors import InvalidToken
 from .jwks import JWKSCache
 from .jws import SUPPORTED_ALGORITHMS, MalformedJWS, parse_compact, verify_signature
@@ -203,11 +201,8 @@ class JWTIdentity:
         if not any(verify_signature(jws, alg, key) for key in keys):
             raise InvalidToken("bad-signature")
 
-        try:
-            claims = orjson.loads(jws.payload)
-        except orjson.JSONDecodeError:
-            raise InvalidToken("malformed") from None
-        if not isinstance(claims, dict):
+        claims = jws.json_payload()
+        if claims is None:
             raise InvalidToken("malformed")
         return self._principal(claims)
 

@@ -27,8 +27,6 @@ import math
 from collections.abc import Callable, Collection
 from typing import Any, Final
 
-import orjson
-
 from ..identity.errors import IdentityUnavailable, InvalidToken
 from ..identity.jwks import JWKSCache
 from ..identity.jws import SUPPORTED_ALGORITHMS, MalformedJWS, parse_compact, verify_signature
@@ -112,11 +110,8 @@ class IdTokenValidator:
             raise AuthorizationFailed("jwks-unavailable") from None
         if not any(verify_signature(jws, alg, key) for key in keys):
             raise _fail("bad-signature")
-        try:
-            claims = orjson.loads(jws.payload)
-        except orjson.JSONDecodeError:
-            raise _fail("malformed") from None
-        if not isinstance(claims, dict):
+        claims = jws.json_payload()
+        if claims is None:
             raise _fail("malformed")
         self._check_claims(claims, nonce)
         if access_token is not None and "at_hash" in claims:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, Literal
 
-from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict
+from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict, PendingFlow
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
 from mcp_elicit.connect.oauth.grant import TokenGrant
 from mcp_elicit.connect.vault import RevocationFailed, VaultCorrupt, VaultUnavailable
@@ -36,7 +36,6 @@ from mcp_elicit.transport.asgi import Receive
 
 from . import views
 from .context import PagesContext, log
-from .csrf import csrf_token
 from .decline import decline, declines
 from .guards import checked_post
 from .headers import origin_of
@@ -51,8 +50,10 @@ _AGAIN: Final = "Go back to your app and try again in a minute."
 _WITHDRAW_TIMEOUT: Final = 30.0  # seconds for revoking a grant that could not be stored
 
 
-def _requester(ctx: PagesContext, client: str | None) -> views.Requester:
-    return views.Requester(client=client, server_name=ctx.chrome.server_name)
+def _unconfigured(ctx: PagesContext, flow: PendingFlow) -> Response:
+    """A flow whose provider is not configured (any more): the 404, and an error for the operator."""
+    log.error("flow %s names provider %r, which is not configured", flow.fingerprint, flow.provider)
+    return ctx.not_found()
 
 
 def _host(url: str) -> str:
@@ -62,25 +63,17 @@ def _host(url: str) -> str:
 
 
 async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
-    path = ctx.paths.flow_path("connect", flow_id)
-    session = await ctx.session(request)
-    if session is None:
-        return await ctx.signed_out_page("connect", flow_id, "connect an account")
-    owned = await ctx.pending_flow(session, flow_id, "connect", "view")
-    if isinstance(owned, Response):
-        return owned
+    viewed = await ctx.owner_view(request, "connect", flow_id, "connect an account")
+    if isinstance(viewed, Response):
+        return viewed
+    session, owned = viewed
     provider = ctx.providers.get(owned.provider)
     if provider is None:
-        log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
-        return ctx.not_found()
+        return _unconfigured(ctx, owned)
     response = ctx.page(
         views.connect_confirm(
             ctx.chrome,
-            identity=session.identity,
-            logout_token=ctx.logout_token(session),
-            path=path,
-            token=csrf_token(session, "connect", flow_id),
-            requester=_requester(ctx, owned.client),
+            ctx.owner_frame(session, owned),
             provider_name=provider.display_name,
             destination=_host(provider.authorize_url),
             scopes=owned.scopes,
@@ -100,14 +93,10 @@ async def connect_post(ctx: PagesContext, request: Request, receive: Receive, fl
         return owned
     oauth = ctx.oauth.get(owned.provider)
     if oauth is None:
-        log.error("flow %s names provider %r, which is not configured", owned.fingerprint, owned.provider)
-        return ctx.not_found()
-    try:
-        flow = await ctx.flows.begin(flow_id, session.principal)
-    except FlowNotFound:
-        return ctx.not_found()
-    except FlowStateConflict as exc:
-        return ctx.state_page(exc.status)
+        return _unconfigured(ctx, owned)
+    flow = await ctx.begin_flow(session, flow_id)
+    if isinstance(flow, Response):
+        return flow
     url, pending = oauth.begin(flow.scopes)  # the flow's scopes, as the confirmation page listed
     cookies = ctx.seal_transaction(request, "tx", pending, flow=flow_id, owner=flow.owner)
     log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
-from mcp_elicit.connect.flows import FlowNotFound, FlowStore, PendingFlow, SessionRevocations
+from mcp_elicit.connect.flows import (
+    FlowNotFound,
+    FlowStateConflict,
+    FlowStore,
+    PendingFlow,
+    SessionRevocations,
+)
 from mcp_elicit.connect.oauth.authorization import AuthorizationCodeGrant
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
 from mcp_elicit.connect.oauth.pending import PendingAuthorization
@@ -176,6 +182,41 @@ class PagesContext:
         if isinstance(owned, Response) or owned.status == "pending":
             return owned
         return self.state_page(owned.status)
+
+    async def owner_view(
+        self, request: Request, kind: str, flow_id: str, purpose: str
+    ) -> tuple[Session, PendingFlow] | Response:
+        """What a flow's GET page shows: the owner's session and the flow, still pending; else the
+        response to send instead ("Sign in" to ``purpose``, the 404, the refusal page, the page
+        for the flow's state). Changes nothing."""
+        session = await self.session(request)
+        if session is None:
+            return await self.signed_out_page(kind, flow_id, purpose)
+        owned = await self.pending_flow(session, flow_id, kind, "view")
+        if isinstance(owned, Response):
+            return owned
+        return session, owned
+
+    async def begin_flow(self, session: Session, flow_id: str) -> PendingFlow | Response:
+        """``flows.begin`` for the owner signed in as ``session`` (pending → in progress, of two
+        tabs exactly one wins): the flow, or the response to send instead (the 404, or the page
+        for the state the other tab left it in)."""
+        try:
+            return await self.flows.begin(flow_id, session.principal)
+        except FlowNotFound:
+            return self.not_found()
+        except FlowStateConflict as exc:
+            return self.state_page(exc.status)
+
+    def owner_frame(self, session: Session, flow: PendingFlow) -> views.OwnerFrame:
+        """What frames the form on ``flow``'s page for its owner, signed in as ``session``."""
+        return views.OwnerFrame(
+            identity=session.identity,
+            logout_token=self.logout_token(session),
+            path=self.paths.flow_path(flow.kind, flow.id),
+            token=csrf_token(session, flow.kind, flow.id),
+            requester=views.Requester(client=flow.client, server_name=self.chrome.server_name),
+        )
 
     def state_page(self, status: str) -> Response:
         """What the owner sees for a flow that is not pending any more."""

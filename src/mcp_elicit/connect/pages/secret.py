@@ -20,7 +20,6 @@ from mcp_elicit.transport.asgi import Receive
 
 from . import views
 from .context import PagesContext, log
-from .csrf import csrf_token
 from .decline import decline, declines
 from .guards import checked_post
 from .request import Request
@@ -33,28 +32,19 @@ MAX_SECRET_CHARS: Final = 4096
 
 
 def _form(ctx: PagesContext, session: Session, flow: PendingFlow, problem: str | None = None) -> Response:
+    frame = ctx.owner_frame(session, flow)
     return ctx.page(
         views.secret_form(
-            ctx.chrome,
-            identity=session.identity,
-            logout_token=ctx.logout_token(session),
-            path=ctx.paths.flow_path("secret", flow.id),
-            token=csrf_token(session, "secret", flow.id),
-            requester=views.Requester(client=flow.client, server_name=ctx.chrome.server_name),
-            name=flow.provider,
-            description=flow.description,
-            problem=problem,
+            ctx.chrome, frame, name=flow.provider, description=flow.description, problem=problem
         )
     )
 
 
 async def secret_page(ctx: PagesContext, request: Request, flow_id: str) -> Response:
-    session = await ctx.session(request)
-    if session is None:
-        return await ctx.signed_out_page("secret", flow_id, "enter this information")
-    owned = await ctx.pending_flow(session, flow_id, "secret", "view")
-    if isinstance(owned, Response):
-        return owned
+    viewed = await ctx.owner_view(request, "secret", flow_id, "enter this information")
+    if isinstance(viewed, Response):
+        return viewed
+    session, owned = viewed
     return _form(ctx, session, owned)
 
 
@@ -72,12 +62,9 @@ async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flo
         return _form(ctx, session, owned, f"That is too long (at most {MAX_SECRET_CHARS} characters).")
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
         return _form(ctx, session, owned, "That contains characters that cannot be part of a key.")
-    try:
-        flow = await ctx.flows.begin(flow_id, session.principal)
-    except FlowNotFound:
-        return ctx.not_found()
-    except FlowStateConflict as exc:
-        return ctx.state_page(exc.status)
+    flow = await ctx.begin_flow(session, flow_id)
+    if isinstance(flow, Response):
+        return flow
     try:
         await ctx.vault.put_secret(flow.owner, flow.provider, value)
     except Exception:

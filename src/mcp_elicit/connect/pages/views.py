@@ -17,7 +17,7 @@ from mcp_elicit.connect.flows.model import clean_label
 
 from .templates import Identity, Page, esc, paragraphs, post_form, render, scope_list, who_block
 
-__all__ = ["Chrome", "Requester"]
+__all__ = ["Chrome", "OwnerFrame", "Requester"]
 
 NAME_SHOWN: Final = 64
 """Characters shown of the name a client gives itself (the rest is cut with "…")."""
@@ -66,6 +66,33 @@ class Requester:
             )
         server = f"<strong>{esc(self.server_name)}</strong>"
         return f"<p>{who} asks you, through the server {server}, to {what}.</p>"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerFrame:
+    """What the owner's form on a flow's page is framed by: who is signed in (with the sign-out
+    form, which comes back to ``path``), who asks, and where the form posts (``path``, with this
+    session's CSRF ``token`` for it)."""
+
+    identity: Identity
+    logout_token: str
+    path: str
+    token: str
+    requester: Requester
+
+    def intro(self, chrome: Chrome, what: str) -> str:
+        """Who is signed in, then who asks to ``what`` (markup)."""
+        who = who_block(
+            self.identity,
+            logout_action=chrome.logout_action,
+            logout_token=self.logout_token,
+            next_path=self.path,
+        )
+        return who + self.requester.sentence(what)
+
+    def form(self, inner: str, submit: str) -> str:
+        """The form: ``inner`` fields, then the ``submit`` button and Decline."""
+        return post_form(self.path, self.token, inner, submit, decline="Decline")
 
 
 def message(chrome: Chrome, status: int, title: str, *texts: str) -> Page:
@@ -128,12 +155,8 @@ def other_account(chrome: Chrome, identity: Identity, logout_token: str, next_pa
 
 def connect_confirm(
     chrome: Chrome,
+    frame: OwnerFrame,
     *,
-    identity: Identity,
-    logout_token: str,
-    path: str,
-    token: str,
-    requester: Requester,
     provider_name: str,
     destination: str,
     scopes: Sequence[str],
@@ -143,27 +166,22 @@ def connect_confirm(
     where Continue goes (``destination``: the host of the provider's authorize URL), and the
     two answers, Continue and Decline."""
     body = (
-        who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
-        + requester.sentence(f"connect your <strong>{esc(provider_name)}</strong> account")
+        frame.intro(chrome, f"connect your <strong>{esc(provider_name)}</strong> account")
         + (paragraphs(description) if description else "")
         + scope_list(scopes)
         + f'<p>Continue takes you to <strong class="host">{esc(destination)}</strong>, where '
         + f"{esc(provider_name)} asks you to approve. The connection is stored for the account shown "
         + f"above; the app itself never sees your {esc(provider_name)} credentials.</p>"
         + paragraphs("Decline ends the request here: nothing is connected, and the app is told you declined.")
-        + post_form(path, token, "", "Continue", decline="Decline")
+        + frame.form("", "Continue")
     )
     return _page(chrome, 200, f"Connect {provider_name}", body)
 
 
 def secret_form(
     chrome: Chrome,
+    frame: OwnerFrame,
     *,
-    identity: Identity,
-    logout_token: str,
-    path: str,
-    token: str,
-    requester: Requester,
     name: str,
     description: str | None,
     problem: str | None = None,
@@ -175,15 +193,14 @@ def secret_form(
         'autocapitalize="off" required maxlength="4096" autofocus></p>'
     )
     body = (
-        who_block(identity, logout_action=chrome.logout_action, logout_token=logout_token, next_path=path)
-        + requester.sentence(f"enter <strong>{esc(what)}</strong>")
+        frame.intro(chrome, f"enter <strong>{esc(what)}</strong>")
         + (f'<p class="warn">{esc(problem)}</p>' if problem else "")
         + paragraphs(
             "It is stored encrypted for the account shown above and used by the server only; "
             "the app never sees it. Decline ends the request here: nothing is stored, and the "
             "app is told you declined."
         )
-        + post_form(path, token, inner, "Save", decline="Decline")
+        + frame.form(inner, "Save")
     )
     return _page(chrome, 400 if problem else 200, f"Enter {what}", body)
 
