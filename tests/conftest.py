@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser
 
 ROOT = Path(__file__).resolve().parent
-BOTH_LOOPS = ("state", "storage", "connect/flows", "connect/vault", "connect/kit", "reliability")
+BOTH_LOOPS = ("transport", "state", "storage", "connect/flows", "connect/vault", "connect/kit", "reliability")
 """Folders (under tests/) whose async tests run on asyncio and on uvloop."""
 
 _ASYNCIO: Mapping[str, Callable[[], asyncio.AbstractEventLoop]] = {"asyncio": asyncio.new_event_loop}

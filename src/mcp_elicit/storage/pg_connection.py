@@ -97,7 +97,8 @@ class PgConnection:
     * :meth:`run` waits for the connection's ``asyncio.Lock`` and runs the operation as a task, all
       within ``timeout``. On timeout or cancellation the operation is abandoned (:meth:`_abandon`):
       its connections are shut down, so it fails at once inside psycopg, and closed only once it
-      has ended (never under the event loop's watch); a new call connects again. Any failure
+      has ended (never under the event loop's watch), and no later operation may use them; a
+      new call connects again. Any failure
       drops the connection; psycopg and OS errors become ``unavailable(message)`` (chained to the
       original when ``chain``; worded by :meth:`failure`), and ``label`` starts every message.
     * :meth:`connect`, :meth:`bounded` and :meth:`drop` serve connections of the caller's own
@@ -312,7 +313,13 @@ class PgConnection:
         timeout: float,  # noqa: ASYNC109 - only reported in the message; the deadline is enforced
     ) -> _T:
         """Run ``op`` as a task until the loop time ``deadline``; abandon it (closing the
-        connections in ``used``) on timeout or cancellation."""
+        connections in ``used``) on timeout or cancellation.
+
+        A connection of an abandoned operation is never used again: its reaper closes it as soon
+        as that operation ends, which could be while a later operation waits on its socket (a
+        caller that caught the error inside :meth:`PostgresDatabase.exclusive` and went on)."""
+        if any(conn in self._retiring for conn in used):
+            raise self._unavailable(f"{self.label}: {what} refused: its connection was abandoned")
         loop = asyncio.get_running_loop()
         # The operation runs in its own task: on timeout it is abandoned, never awaited.
         task = asyncio.ensure_future(op())
