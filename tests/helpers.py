@@ -1,9 +1,11 @@
-"""Shared test helpers: build 2026-07-28 requests and drive a Server in-process."""
+"""Shared test helpers: an answerer that records, hand-written requests to a server in this
+process, and the servers tests start."""
 
 from __future__ import annotations
 
 import asyncio
 import getpass
+import inspect
 import itertools
 import os
 import socket
@@ -11,20 +13,29 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
 
+from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client.asgi_transport import AsgiApp, AsgiTransport, app_of
+from mcp_elicit.client.messages import encode_request
+from mcp_elicit.client.transport import Outgoing
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.auth import Caller
 from mcp_elicit.wire.errors import McpError
-from mcp_elicit.wire.jsonrpc import Request
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_KEY
+
+if TYPE_CHECKING:
+    from mcp_elicit.transport.http_app import HttpApp
 
 FORM_AND_URL = {"elicitation": {"form": {}, "url": {}}}
 _ids = itertools.count(1)
+_NAMED = ("tools/call", "prompts/get", "resources/read")  # the methods whose target is a header
 
 
 def meta(capabilities: dict[str, Any] | None = None, version: str = "2026-07-28") -> dict[str, Any]:
@@ -43,12 +54,66 @@ def request(
     return Request(next(_ids), method, body)
 
 
-class Flow:
-    """Drives one tool call through its rounds the way a client would."""
+def signed_in(server: Server, principal: str | None) -> HttpApp:
+    """``server``'s MCP endpoint (its Streamable HTTP app) with every request made by
+    ``principal``, as if a validated token named them (None: anonymous). For a server with a
+    ConnectKit this is its ``/mcp`` without the kit's identity, whose tokens need an
+    authorization server these tests do not run."""
+    from mcp_elicit.transport.http_app import HttpApp
+
+    async def authenticate(headers: Mapping[str, str]) -> str | None:
+        return principal
+
+    return HttpApp(server, authenticate=authenticate)
+
+
+async def post(
+    target: Server | AsgiApp,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    capabilities: dict[str, Any] | None = None,
+    notifications: list[Notification] | None = None,
+) -> dict[str, Any]:
+    """One JSON-RPC request, written by hand, to a server in this process: a real POST through
+    the path ``Client.connect(server)`` takes (the server's HTTP app and header checks, the
+    client's reply parsing), for what no honest client sends. ``params`` gets a ``_meta``
+    (:func:`meta`) unless it has one. Returns the result; a JSON-RPC error is raised as
+    :class:`McpError`. The server's notifications about the request go to ``notifications``."""
+    found = app_of(target)
+    assert found is not None, f"not a server in this process: {target!r}"
+    app, path = found
+    body = dict(params or {})
+    body.setdefault("_meta", meta(capabilities))
+    request_id = next(_ids)
+    envelope = body["_meta"]
+    version = envelope.get(PROTOCOL_VERSION_KEY) if isinstance(envelope, dict) else None
+    name = body.get("uri" if method == "resources/read" else "name") if method in _NAMED else None
+    outgoing = Outgoing(
+        request_id,
+        method,
+        encode_request(request_id, method, body),
+        version if isinstance(version, str) else "2026-07-28",  # the header says what _meta says
+        name if isinstance(name, str) else None,
+    )
+    transport = AsgiTransport(app, url=f"http://in-process{path}")
+    response = await transport.send(outgoing, None if notifications is None else notifications.append)
+    if isinstance(response, ErrorResponse):
+        raise response.to_error()
+    assert isinstance(response.result, dict), response
+    return response.result
+
+
+class RawCall:
+    """One call's rounds as hand-written JSON-RPC (:func:`post`), for tests that must do what no
+    honest client does: replay or tamper with ``requestState``, answer keys never asked, send
+    answers that fail validation, or look at the ``InputRequiredResult`` itself. Each
+    :meth:`send` carries the last round's ``requestState`` unless told otherwise. A test that
+    plays a normal client uses ``Client.connect(server)`` instead."""
 
     def __init__(
         self,
-        server: Server,
+        target: Server | AsgiApp,
         tool: str,
         arguments: dict[str, Any] | None = None,
         *,
@@ -56,13 +121,15 @@ class Flow:
         capabilities: dict[str, Any] | None = None,
         principal: str | None = None,
     ) -> None:
-        self.server = server
+        if principal is not None:
+            assert isinstance(target, Server), "principal= needs the Server itself"
+            target = signed_in(target, principal)
+        self.target = target
         self.method = method
         self.target_key = "uri" if method == "resources/read" else "name"
         self.tool = tool
         self.arguments = arguments or {}
         self.capabilities = capabilities
-        self.principal = principal
         self.state: str | None = None
         self.results: list[dict[str, Any]] = []
 
@@ -83,10 +150,7 @@ class Flow:
             params["requestState"] = chosen
         if extra:
             params.update(extra)
-        result = await self.server.dispatch(
-            request(self.method, params, capabilities=self.capabilities),
-            caller=None if self.principal is None else Caller(self.principal),
-        )
+        result = await post(self.target, self.method, params, capabilities=self.capabilities)
         self.results.append(result)
         self.state = result.get("requestState")
         return result
@@ -95,6 +159,47 @@ class Flow:
         with pytest.raises(McpError) as info:
             await self.send(responses, state=state)
         return info.value
+
+
+# The old name, for tests/docs/test_guide.py only (whose move to the client is the docs' work):
+# delete it with that last use.
+Flow = RawCall
+
+
+def _never(question: Any) -> Answer:
+    raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
+
+
+@dataclass
+class Script:
+    """An answerer driven by functions (each given the question, returning an
+    :class:`~mcp_elicit.client.Answer`, or awaitable one); records every question it was shown."""
+
+    form: Callable[[FormQuestion], Answer | Awaitable[Answer]] = _never
+    url: Callable[[UrlQuestion], Answer | Awaitable[Answer]] = _never
+    mode_names: Iterable[str] = ("form", "url")
+    asked: list[FormQuestion | UrlQuestion] = field(default_factory=list)
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset(self.mode_names)
+
+    async def answer_form(self, question: FormQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.form(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    async def answer_url(self, question: UrlQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.url(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+class UnusedModel:
+    """A sampler the server is not meant to call: with it the client declares ``sampling``."""
+
+    async def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError(f"this model was not supposed to be asked: {params!r}")
 
 
 def text(result: dict[str, Any]) -> str:
