@@ -7,6 +7,7 @@ import asyncio
 import getpass
 import inspect
 import itertools
+import json
 import os
 import socket
 import stat
@@ -23,7 +24,6 @@ import uvicorn
 
 from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
 from mcp_elicit.client.asgi_transport import AsgiApp, AsgiTransport, app_of
-from mcp_elicit.client.messages import encode_request
 from mcp_elicit.client.transport import Outgoing
 from mcp_elicit.server.app import Server
 from mcp_elicit.wire.errors import McpError
@@ -92,7 +92,8 @@ async def post(
     outgoing = Outgoing(
         request_id,
         method,
-        encode_request(request_id, method, body),
+        # The standard library's JSON: it writes what orjson cannot (integers past 64 bits).
+        json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}).encode(),
         version if isinstance(version, str) else "2026-07-28",  # the header says what _meta says
         name if isinstance(name, str) else None,
     )

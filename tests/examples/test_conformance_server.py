@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Flow, accept, only_key, text
+from mcp_elicit.client import Answer, Client
+from tests.helpers import Script
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conformance_server.py"
 USER = {"username": "testuser", "email": "test@example.com"}
@@ -33,14 +34,14 @@ def fixtures(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 async def test_the_2026_era_asks_the_same_question_in_a_round(fixtures: ModuleType) -> None:
-    flow = Flow(fixtures.app, "test_elicitation", {"message": "Who are you?"})
-    first = await flow.send()
-    key = only_key(first)
-    params = first["inputRequests"][key]["params"]
-    assert params["message"] == "Who are you?"
-    assert params["requestedSchema"]["required"] == ["username", "email"]
-    done = await flow.send({key: accept(USER)})
-    assert text(done) == f"User response: action=accept, content={json.dumps(USER)}"
+    person = Script(form=lambda question: Answer("accept", USER))
+    async with Client.connect(fixtures.app, answerer=person) as client:
+        assert client.era == "modern"
+        done = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    assert done.text == f"User response: action=accept, content={json.dumps(USER)}"
+    (question,) = person.asked
+    assert question.message == "Who are you?"
+    assert question.schema["required"] == ["username", "email"]
 
 
 class Peer:
