@@ -3,7 +3,8 @@
 :func:`running_server` spawns a command line with its stdout and stderr in a log file, waits
 until an HTTP server listens on ``127.0.0.1:port`` (failing with the log if it exits first or
 never listens), and stops it afterwards (SIGTERM, then SIGKILL). A stdio server is not started
-here: the client under test spawns its command line.
+here: the client under test spawns its command line, unless the test speaks the wire itself
+(:func:`piped_server`).
 
 Whichever way a Python server is started (here, or by a client), it runs on the event loop that
 ``MCP_ELICIT_TEST_LOOP`` names, as ``tests/e2e`` runs every module: ``uvloop`` (what production
@@ -12,13 +13,14 @@ takes whenever it is installed) or ``asyncio`` (where it is not); see :func:`loo
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,14 +68,27 @@ class ServerProcess:
 
     def stop(self) -> int:
         """SIGTERM, then SIGKILL 5 s later; its exit status."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        return self.process.returncode
+        return stop_process(self.process)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> int:
+    """SIGTERM (unless it ended), then SIGKILL 5 s later; its exit status."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+    return process.returncode
+
+
+def _environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """``env`` (or this process's environment) with what runs Python on the loop it names."""
+    environ = dict(os.environ if env is None else env)
+    if LOOP in environ:
+        environ.update(loop_env(environ[LOOP], environ))
+    return environ
 
 
 def start_server(
@@ -88,12 +103,14 @@ def start_server(
     """Spawn ``argv`` (in ``cwd``, with ``env`` or this process's environment, on the loop its
     ``MCP_ELICIT_TEST_LOOP`` names), its output in ``log``; with ``port``, once it listens there.
     The caller stops it (:func:`running_server` does)."""
-    environ = dict(os.environ if env is None else env)
-    if LOOP in environ:
-        environ.update(loop_env(environ[LOOP], environ))
     with log.open("ab") as out:
         process = subprocess.Popen(
-            list(argv), cwd=cwd, env=environ, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+            list(argv),
+            cwd=cwd,
+            env=_environment(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     server = ServerProcess(process, log, port)
     if port is not None:
@@ -121,6 +138,30 @@ def running_server(
         yield server
     finally:
         server.stop()
+
+
+@asynccontextmanager
+async def piped_server(
+    argv: Sequence[str], *, limit: int = 2**16, env: Mapping[str, str] | None = None, cwd: Path = REPO
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A stdio server for a test that speaks the wire itself: its stdin, stdout and stderr are
+    the test's (asyncio streams reading lines of up to ``limit`` bytes), on the loop of
+    :func:`start_server`; killed when the block ends if it still runs."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=_environment(env),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=limit,
+    )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def _wait_until_listening(server: ServerProcess, within: float) -> None:
