@@ -11,7 +11,6 @@ import json
 import os
 import socket
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -254,22 +253,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 15.0) -> None:
-    """Wait until a spawned server accepts connections on 127.0.0.1:``port``."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited early: {process.stderr.read().decode() if process.stderr else ''}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"server did not listen on 127.0.0.1:{port} within {within}s")
-
-
 def find_pg_dsn(what: str) -> str:
     """A PostgreSQL DSN that answers (``MCP_ELICIT_PG_DSN``, else 127.0.0.1:5432/test as postgres
     or the OS user), or a clear test failure naming ``what`` cannot be tested; a skip instead only
@@ -309,18 +292,28 @@ def find_pg_dsn(what: str) -> str:
     pytest.fail(message, pytrace=False)
 
 
-class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop, of the
-    kind the test runs on: uvloop for a test on uvloop, else asyncio's).
+def bound_socket() -> socket.socket:
+    """A socket bound to a free port on 127.0.0.1, not listening yet: its address is known
+    before the server that will listen on it is built."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
-    ``on_close``, when set, runs in that loop after the server stopped (to close stores the app
-    opened in it)."""
+
+class InProcessServer:
+    """uvicorn serving ``app`` on 127.0.0.1 (on ``sock``, else a free port) in this process, the
+    one way tests serve an app over real HTTP without a process of its own:
+
+    * ``with InProcessServer(app)``: in a background thread with its own event loop, of the kind
+      the test runs on (uvloop for a test on uvloop, else asyncio's); for a test that blocks, or an
+      app whose async objects belong to that loop. ``on_close``, when set, runs in that loop after
+      the server stopped (to close stores the app opened in it).
+    * ``async with InProcessServer(app)``: in the test's own event loop, for an app that shares
+      the test's async objects (stores the test opened); ``on_close`` runs there.
+    """
 
     def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
-        if sock is None:
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-        self.sock = sock
+        self.sock = bound_socket() if sock is None else sock
         self.port = int(self.sock.getsockname()[1])
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
@@ -331,27 +324,29 @@ class ThreadedServer:
             running = None
         self._uvloop = type(running).__module__.startswith("uvloop")
         self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        async def main() -> None:
-            try:
-                await self.server.serve(sockets=[self.sock])
-            finally:
-                if self.on_close is not None:
-                    await self.on_close()
-
-        if self._uvloop:
-            import uvloop
-
-            uvloop.run(main())
-        else:
-            asyncio.run(main())
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ThreadedServer:
+    async def _serve(self) -> None:
+        try:
+            await self.server.serve(sockets=[self.sock])
+        finally:
+            if self.on_close is not None:
+                await self.on_close()
+
+    # -- in a thread of its own ------------------------------------------------------------------
+    def _run(self) -> None:
+        if self._uvloop:
+            import uvloop
+
+            uvloop.run(self._serve())
+        else:
+            asyncio.run(self._serve())
+
+    def __enter__(self) -> InProcessServer:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -364,6 +359,30 @@ class ThreadedServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()
+
+    # -- in the test's event loop ----------------------------------------------------------------
+    async def __aenter__(self) -> InProcessServer:
+        self._task = asyncio.create_task(self._serve())
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if self._task.done():
+                self._task.result()  # why it failed
+                raise RuntimeError("test server stopped before it started")
+            if time.monotonic() > deadline:
+                raise RuntimeError("test server did not start")
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        if self._task is not None:
+            await self._task
+        self.sock.close()
+
+
+# The old name, for tests/docs/test_connect_guides.py only (the docs' to change): delete it with
+# that last use.
+ThreadedServer = InProcessServer
 
 
 def file_modes(folder: Path) -> dict[str, int]:

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.client import Client
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 from tests.server.legacy_http import Event, LegacyClient, result_text
 
 app = Server("legacy-close-stream")
@@ -50,13 +50,13 @@ async def closes(ctx: Context) -> str:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[ThreadedServer]:
-    with ThreadedServer(app.asgi()) as server:
+def served() -> Iterator[InProcessServer]:
+    with InProcessServer(app.asgi()) as server:
         yield server
 
 
 @pytest.fixture
-async def client(served: ThreadedServer) -> AsyncIterator[LegacyClient]:
+async def client(served: InProcessServer) -> AsyncIterator[LegacyClient]:
     async with httpx.AsyncClient(timeout=10) as http:
         legacy = LegacyClient(http, served.base + "/mcp")
         await legacy.initialize()

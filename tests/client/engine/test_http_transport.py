@@ -433,7 +433,7 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
     from mcp_elicit import Server
     from mcp_elicit.server.auth import Unauthorized
     from mcp_elicit.state import KeyRing
-    from tests.helpers import ThreadedServer
+    from tests.helpers import InProcessServer
 
     challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'
 
@@ -448,7 +448,7 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
     async def hello() -> str:
         return "hello"
 
-    with ThreadedServer(app.asgi(authenticate=authenticate)) as server:
+    with InProcessServer(app.asgi(authenticate=authenticate)) as server:
         url = f"{server.base}/mcp"
         async with httpx.AsyncClient() as http:
             options: dict[str, Any] = {"http_client": http} if via == "httpx" else {}
