@@ -32,7 +32,7 @@ from mcp_elicit.wire.meta import PROTOCOL_VERSION_KEY
 if TYPE_CHECKING:
     from mcp_elicit.transport.http_app import HttpApp
 
-FORM_AND_URL = {"elicitation": {"form": {}, "url": {}}}
+FORM_AND_URL: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 _ids = itertools.count(1)
 _NAMED = ("tools/call", "prompts/get", "resources/read")  # the methods whose target is a header
 
@@ -210,7 +210,7 @@ def text(result: dict[str, Any]) -> str:
 def only_key(result: dict[str, Any]) -> str:
     assert result["resultType"] == "input_required", result
     (key,) = result["inputRequests"]
-    return key
+    return str(key)
 
 
 def accept(content: dict[str, Any] | None = None) -> dict[str, Any]:
