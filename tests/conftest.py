@@ -7,9 +7,10 @@
   process (:data:`BOTH_LOOPS`) run twice, on asyncio's loop and on uvloop, which production uses
   (``run_http()`` and the stdio server take it whenever it is installed): a crash that only one
   loop has cannot hide behind pytest's default one (issue 17: closing a socket the loop still
-  watched aborted uvloop, while asyncio shrugged). A :class:`tests.helpers.ThreadedServer` started
-  by such a test runs on the same kind of loop. The transports' end-to-end servers, which run in
-  processes of their own, are run on both loops by ``tests/e2e/conftest.py``.
+  watched aborted uvloop, while asyncio shrugged). A :class:`tests.helpers.InProcessServer` started
+  by such a test runs on the same kind of loop (in its thread, or in the test's loop). The
+  transports' end-to-end servers, which run in processes of their own
+  (:mod:`tests.server_process`), are run on both loops by ``tests/e2e/conftest.py``.
 """
 
 from __future__ import annotations

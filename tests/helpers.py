@@ -1,30 +1,40 @@
-"""Shared test helpers: build 2026-07-28 requests and drive a Server in-process."""
+"""Shared test helpers: an answerer that records, hand-written requests to a server in this
+process, and the servers tests start."""
 
 from __future__ import annotations
 
 import asyncio
 import getpass
+import inspect
 import itertools
+import json
 import os
 import socket
 import stat
-import subprocess
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
 
+from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client.asgi_transport import AsgiApp, AsgiTransport, app_of
+from mcp_elicit.client.transport import Outgoing
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.auth import Caller
 from mcp_elicit.wire.errors import McpError
-from mcp_elicit.wire.jsonrpc import Request
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_KEY
 
-FORM_AND_URL = {"elicitation": {"form": {}, "url": {}}}
+if TYPE_CHECKING:
+    from mcp_elicit.transport.http_app import HttpApp
+
+FORM_AND_URL: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 _ids = itertools.count(1)
+_NAMED = ("tools/call", "prompts/get", "resources/read")  # the methods whose target is a header
 
 
 def meta(capabilities: dict[str, Any] | None = None, version: str = "2026-07-28") -> dict[str, Any]:
@@ -43,12 +53,67 @@ def request(
     return Request(next(_ids), method, body)
 
 
-class Flow:
-    """Drives one tool call through its rounds the way a client would."""
+def signed_in(server: Server, principal: str | None) -> HttpApp:
+    """``server``'s MCP endpoint (its Streamable HTTP app) with every request made by
+    ``principal``, as if a validated token named them (None: anonymous). For a server with a
+    ConnectKit this is its ``/mcp`` without the kit's identity, whose tokens need an
+    authorization server these tests do not run."""
+    from mcp_elicit.transport.http_app import HttpApp
+
+    async def authenticate(headers: Mapping[str, str]) -> str | None:
+        return principal
+
+    return HttpApp(server, authenticate=authenticate)
+
+
+async def post(
+    target: Server | AsgiApp,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    capabilities: dict[str, Any] | None = None,
+    notifications: list[Notification] | None = None,
+) -> dict[str, Any]:
+    """One JSON-RPC request, written by hand, to a server in this process: a real POST through
+    the path ``Client.connect(server)`` takes (the server's HTTP app and header checks, the
+    client's reply parsing), for what no honest client sends. ``params`` gets a ``_meta``
+    (:func:`meta`) unless it has one. Returns the result; a JSON-RPC error is raised as
+    :class:`McpError`. The server's notifications about the request go to ``notifications``."""
+    found = app_of(target)
+    assert found is not None, f"not a server in this process: {target!r}"
+    app, path = found
+    body = dict(params or {})
+    body.setdefault("_meta", meta(capabilities))
+    request_id = next(_ids)
+    envelope = body["_meta"]
+    version = envelope.get(PROTOCOL_VERSION_KEY) if isinstance(envelope, dict) else None
+    name = body.get("uri" if method == "resources/read" else "name") if method in _NAMED else None
+    outgoing = Outgoing(
+        request_id,
+        method,
+        # The standard library's JSON: it writes what orjson cannot (integers past 64 bits).
+        json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}).encode(),
+        version if isinstance(version, str) else "2026-07-28",  # the header says what _meta says
+        name if isinstance(name, str) else None,
+    )
+    transport = AsgiTransport(app, url=f"http://in-process{path}")
+    response = await transport.send(outgoing, None if notifications is None else notifications.append)
+    if isinstance(response, ErrorResponse):
+        raise response.to_error()
+    assert isinstance(response.result, dict), response
+    return response.result
+
+
+class RawCall:
+    """One call's rounds as hand-written JSON-RPC (:func:`post`), for tests that must do what no
+    honest client does: replay or tamper with ``requestState``, answer keys never asked, send
+    answers that fail validation, or look at the ``InputRequiredResult`` itself. Each
+    :meth:`send` carries the last round's ``requestState`` unless told otherwise. A test that
+    plays a normal client uses ``Client.connect(server)`` instead."""
 
     def __init__(
         self,
-        server: Server,
+        target: Server | AsgiApp,
         tool: str,
         arguments: dict[str, Any] | None = None,
         *,
@@ -56,13 +121,15 @@ class Flow:
         capabilities: dict[str, Any] | None = None,
         principal: str | None = None,
     ) -> None:
-        self.server = server
+        if principal is not None:
+            assert isinstance(target, Server), "principal= needs the Server itself"
+            target = signed_in(target, principal)
+        self.target = target
         self.method = method
         self.target_key = "uri" if method == "resources/read" else "name"
         self.tool = tool
         self.arguments = arguments or {}
         self.capabilities = capabilities
-        self.principal = principal
         self.state: str | None = None
         self.results: list[dict[str, Any]] = []
 
@@ -83,10 +150,7 @@ class Flow:
             params["requestState"] = chosen
         if extra:
             params.update(extra)
-        result = await self.server.dispatch(
-            request(self.method, params, capabilities=self.capabilities),
-            caller=None if self.principal is None else Caller(self.principal),
-        )
+        result = await post(self.target, self.method, params, capabilities=self.capabilities)
         self.results.append(result)
         self.state = result.get("requestState")
         return result
@@ -97,6 +161,47 @@ class Flow:
         return info.value
 
 
+# The old name, for tests/docs/test_guide.py only (whose move to the client is the docs' work):
+# delete it with that last use.
+Flow = RawCall
+
+
+def _never(question: Any) -> Answer:
+    raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
+
+
+@dataclass
+class Script:
+    """An answerer driven by functions (each given the question, returning an
+    :class:`~mcp_elicit.client.Answer`, or awaitable one); records every question it was shown."""
+
+    form: Callable[[FormQuestion], Answer | Awaitable[Answer]] = _never
+    url: Callable[[UrlQuestion], Answer | Awaitable[Answer]] = _never
+    mode_names: Iterable[str] = ("form", "url")
+    asked: list[FormQuestion | UrlQuestion] = field(default_factory=list)
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset(self.mode_names)
+
+    async def answer_form(self, question: FormQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.form(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    async def answer_url(self, question: UrlQuestion) -> Answer:
+        self.asked.append(question)
+        answer = self.url(question)
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+class UnusedModel:
+    """A sampler the server is not meant to call: with it the client declares ``sampling``."""
+
+    async def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError(f"this model was not supposed to be asked: {params!r}")
+
+
 def text(result: dict[str, Any]) -> str:
     assert result["resultType"] == "complete", result
     return "".join(block["text"] for block in result["content"] if block["type"] == "text")
@@ -105,7 +210,7 @@ def text(result: dict[str, Any]) -> str:
 def only_key(result: dict[str, Any]) -> str:
     assert result["resultType"] == "input_required", result
     (key,) = result["inputRequests"]
-    return key
+    return str(key)
 
 
 def accept(content: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -148,22 +253,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], within: float = 15.0) -> None:
-    """Wait until a spawned server accepts connections on 127.0.0.1:``port``."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited early: {process.stderr.read().decode() if process.stderr else ''}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"server did not listen on 127.0.0.1:{port} within {within}s")
-
-
 def find_pg_dsn(what: str) -> str:
     """A PostgreSQL DSN that answers (``MCP_ELICIT_PG_DSN``, else 127.0.0.1:5432/test as postgres
     or the OS user), or a clear test failure naming ``what`` cannot be tested; a skip instead only
@@ -203,18 +292,28 @@ def find_pg_dsn(what: str) -> str:
     pytest.fail(message, pytrace=False)
 
 
-class ThreadedServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a background thread (its own event loop, of the
-    kind the test runs on: uvloop for a test on uvloop, else asyncio's).
+def bound_socket() -> socket.socket:
+    """A socket bound to a free port on 127.0.0.1, not listening yet: its address is known
+    before the server that will listen on it is built."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
-    ``on_close``, when set, runs in that loop after the server stopped (to close stores the app
-    opened in it)."""
+
+class InProcessServer:
+    """uvicorn serving ``app`` on 127.0.0.1 (on ``sock``, else a free port) in this process, the
+    one way tests serve an app over real HTTP without a process of its own:
+
+    * ``with InProcessServer(app)``: in a background thread with its own event loop, of the kind
+      the test runs on (uvloop for a test on uvloop, else asyncio's); for a test that blocks, or an
+      app whose async objects belong to that loop. ``on_close``, when set, runs in that loop after
+      the server stopped (to close stores the app opened in it).
+    * ``async with InProcessServer(app)``: in the test's own event loop, for an app that shares
+      the test's async objects (stores the test opened); ``on_close`` runs there.
+    """
 
     def __init__(self, app: Any, sock: socket.socket | None = None) -> None:
-        if sock is None:
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-        self.sock = sock
+        self.sock = bound_socket() if sock is None else sock
         self.port = int(self.sock.getsockname()[1])
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
@@ -225,27 +324,29 @@ class ThreadedServer:
             running = None
         self._uvloop = type(running).__module__.startswith("uvloop")
         self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        async def main() -> None:
-            try:
-                await self.server.serve(sockets=[self.sock])
-            finally:
-                if self.on_close is not None:
-                    await self.on_close()
-
-        if self._uvloop:
-            import uvloop
-
-            uvloop.run(main())
-        else:
-            asyncio.run(main())
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ThreadedServer:
+    async def _serve(self) -> None:
+        try:
+            await self.server.serve(sockets=[self.sock])
+        finally:
+            if self.on_close is not None:
+                await self.on_close()
+
+    # -- in a thread of its own ------------------------------------------------------------------
+    def _run(self) -> None:
+        if self._uvloop:
+            import uvloop
+
+            uvloop.run(self._serve())
+        else:
+            asyncio.run(self._serve())
+
+    def __enter__(self) -> InProcessServer:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -258,6 +359,30 @@ class ThreadedServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()
+
+    # -- in the test's event loop ----------------------------------------------------------------
+    async def __aenter__(self) -> InProcessServer:
+        self._task = asyncio.create_task(self._serve())
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if self._task.done():
+                self._task.result()  # why it failed
+                raise RuntimeError("test server stopped before it started")
+            if time.monotonic() > deadline:
+                raise RuntimeError("test server did not start")
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        if self._task is not None:
+            await self._task
+        self.sock.close()
+
+
+# The old name, for tests/docs/test_connect_guides.py only (the docs' to change): delete it with
+# that last use.
+ThreadedServer = InProcessServer
 
 
 def file_modes(folder: Path) -> dict[str, int]:

@@ -39,6 +39,8 @@ from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
 import httpx
 
+from tests.server_process import stop_process
+
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
@@ -152,13 +154,7 @@ class OidcProvider:
         process, self._process = self._process, None
         if process is None:
             return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        stop_process(process)
         if process.stdout is not None:
             process.stdout.close()
         self._log.close()

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
+from tests.server_process import PY, running_server
 
 SERVER = Path(__file__).with_name("cli_server.py")
 STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
@@ -44,17 +45,9 @@ def one_clear_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @contextmanager
-def http_server(*extra: str) -> Iterator[str]:
-    """The test server over HTTP on 127.0.0.1 (``extra``: its other arguments): its URL."""
+def http_server(log: Path, *extra: str) -> Iterator[str]:
+    """The test server over HTTP on 127.0.0.1 (``extra``: its other arguments; its output in
+    ``log``): its URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with running_server([PY, str(SERVER), "--port", str(port), *extra], log=log, port=port) as server:
+        yield server.url

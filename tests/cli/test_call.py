@@ -148,9 +148,9 @@ def test_tools_lists_name_description_and_arguments(http_target: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def guarded_target() -> Iterator[str]:
+def guarded_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same server behind a bearer-token check (401 without the right token)."""
-    with http_server("s3cret-token") as url:
+    with http_server(tmp_path_factory.mktemp("guarded") / "server.log", "s3cret-token") as url:
         yield url
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_support import cli, http_server, one_clear_line
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
+from tests.server_process import PY, ServerProcess, running_server
 
 SERVER = textwrap.dedent(
     """
@@ -43,43 +44,30 @@ SERVER = textwrap.dedent(
 
 
 @contextmanager
-def trips(
-    tmp_path: Path, *args: str, debug: str | None = None
-) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """The server above on a free port (``debug``: its MCP_ELICIT_DEBUG), with its stderr piped."""
+def trips(tmp_path: Path, *args: str, debug: str | None = None) -> Iterator[tuple[int, ServerProcess]]:
+    """The server above on a free port (``debug``: its MCP_ELICIT_DEBUG), its output in a log."""
     script = tmp_path / "trips_http.py"
     script.write_text(SERVER)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_ELICIT_")}
     if debug is not None:
         env["MCP_ELICIT_DEBUG"] = debug
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(script), str(port), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    try:
-        wait_for_port(port, process)
-        yield port, process
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    argv = [PY, str(script), str(port), *args]
+    with running_server(argv, log=tmp_path / "trips.log", port=port, env=env) as server:
+        yield port, server
 
 
-def stderr_of(process: subprocess.Popen[bytes]) -> list[str]:
-    """Everything the (stopped) server wrote to stderr."""
-    process.terminate()
-    process.wait(timeout=10)
-    assert process.stderr is not None
-    return process.stderr.read().decode().splitlines()
+def output_of(server: ServerProcess) -> list[str]:
+    """Everything the server wrote (to stderr: nothing goes to its stdout), once it stopped."""
+    server.stop()
+    return server.log_text().splitlines()
 
 
 # -- point 7: the path forgotten ----------------------------------------------------------------
 @pytest.fixture(scope="module")
-def served() -> Iterator[int]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """The CLI tests' server, which serves MCP at /mcp: its port."""
-    with http_server() as url:
+    with http_server(tmp_path_factory.mktemp("served") / "server.log") as url:
         yield int(url.removesuffix("/mcp").rpartition(":")[2])
 
 
@@ -128,8 +116,8 @@ def test_the_right_url_still_works(served: int) -> None:
 
 # -- point 7: run_http() says where it serves ---------------------------------------------------
 def test_run_http_says_where_it_serves_and_what_once_listening(tmp_path: Path) -> None:
-    with trips(tmp_path) as (port, process):
-        lines = stderr_of(process)
+    with trips(tmp_path) as (port, server):
+        lines = output_of(server)
     assert lines[:3] == [
         "requestState uses an ephemeral key (lost on restart, unknown to other instances): "
         "run `mcp-elicit keygen` once and set MCP_ELICIT_STATE_KEYS to it",
@@ -140,8 +128,8 @@ def test_run_http_says_where_it_serves_and_what_once_listening(tmp_path: Path) -
 
 
 def test_run_http_says_so_when_debug_is_on(tmp_path: Path) -> None:
-    with trips(tmp_path, debug="1") as (port, process):
-        lines = stderr_of(process)
+    with trips(tmp_path, debug="1") as (port, server):
+        lines = output_of(server)
     assert lines[1:] == [
         f"trips 1.2.0: MCP over Streamable HTTP at http://127.0.0.1:{port}/mcp",
         "  tools: greet, book_trip",
@@ -150,8 +138,8 @@ def test_run_http_says_so_when_debug_is_on(tmp_path: Path) -> None:
 
 
 def test_quiet_run_http_prints_no_start_message(tmp_path: Path) -> None:
-    with trips(tmp_path, "quiet") as (_, process):
-        lines = stderr_of(process)
+    with trips(tmp_path, "quiet") as (_, server):
+        lines = output_of(server)
     assert len(lines) == 1
     assert lines[0].startswith("requestState uses an ephemeral key")
 
@@ -180,11 +168,11 @@ def test_with_debug_a_failing_tool_names_its_exception(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("debug", [None, "0"])
 def test_without_debug_the_error_stays_as_it_was_and_leaks_nothing(tmp_path: Path, debug: str | None) -> None:
-    with trips(tmp_path, debug=debug) as (port, process):
+    with trips(tmp_path, debug=debug) as (port, server):
         started = time.monotonic()
         done = cli("call", f"http://127.0.0.1:{port}/mcp", "book_trip", "--args", '{"city": "Oslo"}')
         assert time.monotonic() - started < 30
-        log = "\n".join(stderr_of(process))
+        log = "\n".join(output_of(server))
     assert done.returncode == 1
     assert one_clear_line(done) == (
         "mcp-elicit: the tool reported an error: Tool 'book_trip' failed with an unexpected error; "

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from mcp_elicit.demo.ci_provider import DemoCIProvider, DemoClient
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 REDIRECT = "http://127.0.0.1:9/oauth/ci/callback"
 
@@ -25,7 +25,7 @@ def provider() -> DemoCIProvider:
 
 @pytest.fixture(scope="module")
 def served(provider: DemoCIProvider) -> Iterator[tuple[str, DemoClient]]:
-    with ThreadedServer(provider) as server:
+    with InProcessServer(provider) as server:
         provider.issuer = server.base
         yield server.base, provider.register(REDIRECT)
 

@@ -13,11 +13,11 @@ import pytest
 
 from mcp_elicit.cli.demo import ScriptedWalkThrough
 from mcp_elicit.client import AuthorizationRequiredError, Client
-from mcp_elicit.client.questions import Answer, UrlQuestion
+from mcp_elicit.client.questions import Answer, FormQuestion, UrlQuestion
 from mcp_elicit.connect.oauth.revoke import token_revoker
 from mcp_elicit.connect.vault import Connection, RevocationFailed
 from mcp_elicit.demo.site import DemoSite
-from tests.helpers import Flow, accept, only_key, text
+from tests.helpers import Script
 
 DETAILS = {"reporter": "ada@example.com", "severity": "high", "labels": ["bug", "ux"], "due": "2027-01-15"}
 CONNECTED = "CI service connected as demo-user; last build #812 passed."
@@ -25,7 +25,7 @@ CONNECTED = "CI service connected as demo-user; last build #812 passed."
 
 @pytest.fixture
 async def built() -> AsyncIterator[DemoSite]:
-    """The site, not served (for in-process rounds)."""
+    """The site, not served (the client reaches it in process)."""
     site = DemoSite.create()
     yield site
     await site.kit.aclose()
@@ -61,44 +61,49 @@ async def _file(site: DemoSite, answerer: Any) -> Any:
         return await client.call_tool("file_issue", {"title": "Login button"})
 
 
+def _filling_in(*, modes: tuple[str, ...] = ("form", "url")) -> Script:
+    """A person who gives DETAILS, confirms, and declines the link."""
+    answers = iter([Answer("accept", DETAILS), Answer("accept", {"ok": True})])
+    return Script(
+        form=lambda question: next(answers), url=lambda question: Answer("decline"), mode_names=modes
+    )
+
+
+async def _file_in_process(site: DemoSite, person: Script, title: str) -> Any:
+    """``file_issue`` through the site's own ASGI app (its DEMO ONLY identity checks the token)."""
+    async with Client.connect(site.server, answerer=person, headers=_headers(site)) as client:
+        return await client.call_tool("file_issue", {"title": title})
+
+
 async def test_form_fields_cover_every_kind(built: DemoSite) -> None:
-    flow = Flow(built.server, "file_issue", {"title": "Login button"}, principal=built.identity.principal.key)
-    first = await flow.send()
-    key = only_key(first)
-    props = first["inputRequests"][key]["params"]["requestedSchema"]["properties"]
+    person = _filling_in()
+    await _file_in_process(built, person, "Login button")
+    details, confirm, *_ = person.asked
+    assert isinstance(details, FormQuestion)
+    props = details.schema["properties"]
     assert props["reporter"] == {"type": "string", "title": "Your e-mail", "format": "email"}
     assert [o["const"] for o in props["severity"]["oneOf"]] == ["low", "medium", "high"]
     assert props["labels"]["items"]["enum"] == ["bug", "ux", "docs", "performance"]
     assert props["due"]["format"] == "date"
-    confirm = await flow.send({key: accept(DETAILS)})
-    message = confirm["inputRequests"][only_key(confirm)]["params"]["message"]
-    assert "high severity, labels: bug, ux, 2027-01-15" in message
+    assert "high severity, labels: bug, ux, 2027-01-15" in confirm.message
 
 
 async def test_the_url_step_is_the_kits_connect_page(built: DemoSite) -> None:
-    flow = Flow(built.server, "file_issue", {"title": "x"}, principal=built.identity.principal.key)
-    key = only_key(await flow.send())
-    confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
-    url_round = await flow.send({confirm_key: accept({"ok": True})})
-    params = url_round["inputRequests"][only_key(url_round)]["params"]
-    assert params["mode"] == "url"
-    assert params["url"].startswith(f"{built.base_url}/connect/")
-    assert params["message"] == (
+    person = _filling_in()
+    await _file_in_process(built, person, "x")
+    _, _, link = person.asked
+    assert isinstance(link, UrlQuestion)
+    assert link.url.startswith(f"{built.base_url}/connect/")
+    assert link.message == (
         "Connect your Demo CI service (demo only) account to let it watch builds for this issue."
     )
 
 
 async def test_form_only_client_skips_the_url_step(built: DemoSite) -> None:
-    flow = Flow(
-        built.server,
-        "file_issue",
-        {"title": "x"},
-        capabilities={"elicitation": {}},
-        principal=built.identity.principal.key,
-    )
-    key = only_key(await flow.send())
-    confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
-    assert "cannot open links" in text(await flow.send({confirm_key: accept({"ok": True})}))
+    person = _filling_in(modes=("form",))
+    result = await _file_in_process(built, person, "x")
+    assert "cannot open links" in result.text
+    assert [type(question) for question in person.asked] == [FormQuestion, FormQuestion]
 
 
 async def test_connects_end_to_end_and_the_token_stays_on_the_server(served: DemoSite) -> None:
@@ -230,10 +235,9 @@ async def test_an_unrevocable_connection_is_a_clear_error_and_no_link(built: Dem
     await built.kit.vault.put_connection(owner, "ci", access_token="old-access", refresh_token="old-refresh")
     with pytest.raises(RevocationFailed):
         await built.kit.disconnect(owner, "ci")
-    flow = Flow(built.server, "file_issue", {"title": "x"}, principal=owner)
-    key = only_key(await flow.send())
-    confirm_key = only_key(await flow.send({key: accept(DETAILS)}))
-    final = text(await flow.send({confirm_key: accept({"ok": True})}))  # no URL round: no link
+    person = _filling_in()
+    final = (await _file_in_process(built, person, "x")).text
+    assert [type(question) for question in person.asked] == [FormQuestion, FormQuestion]  # no link
     assert (
         "CI service not connected: Your earlier Demo CI service (demo only) connection has to be revoked"
         in (final)

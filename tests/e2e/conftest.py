@@ -2,69 +2,76 @@
 
 Every test module here runs twice: with the servers on uvloop (production: ``run_http()``,
 ``serve()`` and the stdio server take it whenever it is installed) and on asyncio's loop (where
-uvloop is not installed). ``server_loop`` sets ``MCP_ELICIT_TEST_LOOP`` for every server process
-the module's tests start, whichever way they start it.
+uvloop is not installed). ``server_loop`` sets ``MCP_ELICIT_TEST_LOOP`` (and the ``PYTHONPATH``
+that hides uvloop, see :func:`tests.server_process.loop_env`) for every server process the
+module's tests start, whichever way they start it; the HTTP servers start through
+:func:`tests.server_process.start_server`, like every server process of the tests.
 """
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
+from tests.server_process import PY, ServerProcess, loop_env, start_server
 
 SERVER = Path(__file__).with_name("e2e_server.py")
 
 
 @dataclass
 class HttpServer:
-    url: str
+    """``e2e_server.py`` on HTTP, and the folder its tools leave markers in (its log is there too)."""
+
+    running: ServerProcess
     markers: Path
-    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return self.running.url
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.running.process
+
+    def log_text(self) -> str:
+        """What the server wrote to stdout and stderr."""
+        return self.running.log_text()
 
 
 def start_http_server(markers: Path, *extra: str) -> HttpServer:
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(SERVER),
-            "--port",
-            str(port),
-            "--marker-dir",
-            str(markers),
-            "--max-message-bytes",
-            "65536",
-            "--body-timeout",
-            "1",
-            "--head-timeout",
-            "1",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    wait_for_port(port, process)
-    return HttpServer(f"http://127.0.0.1:{port}/mcp", markers, process)
+    argv = [
+        PY,
+        str(SERVER),
+        "--port",
+        str(port),
+        "--marker-dir",
+        str(markers),
+        "--max-message-bytes",
+        "65536",
+        "--body-timeout",
+        "1",
+        "--head-timeout",
+        "1",
+        *extra,
+    ]
+    return HttpServer(start_server(argv, log=markers / f"server-{port}.log", port=port), markers)
 
 
 def stop(server: HttpServer) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
+    server.running.stop()
 
 
 @pytest.fixture(scope="module", params=["uvloop", "asyncio"], autouse=True)
 def server_loop(request: pytest.FixtureRequest) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MCP_ELICIT_TEST_LOOP", request.param)
+        for name, value in loop_env(request.param).items():
+            patch.setenv(name, value)
         yield request.param
 
 

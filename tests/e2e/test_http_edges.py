@@ -96,7 +96,7 @@ async def test_progress_reported_after_the_result_is_dropped_without_an_error(
 
 
 def _stoppable(tmp_path: Path, *extra: str) -> HttpServer:
-    """A server of its own (this test stops it), with its stderr kept for the test to read."""
+    """A server of its own (this test stops it), with its output kept for the test to read."""
     return start_http_server(tmp_path, *extra)
 
 
@@ -123,7 +123,7 @@ async def test_sigterm_lets_short_requests_finish_and_answers_the_rest_with_503(
             await asyncio.sleep(0.3)  # the SSE reply has started (its progress went out)
             code, took = await _sigterm_and_wait(server, 10)
             stuck_reply, short_reply, stream_reply = await asyncio.gather(*calls)
-        assert code == -signal.SIGTERM, server.process.stderr.read() if server.process.stderr else ""
+        assert code == -signal.SIGTERM, server.log_text()
         assert took < 5
         assert short_reply.status_code == 200
         assert short_reply.json()["result"]["content"][0]["text"] == "thread done"
@@ -138,8 +138,7 @@ async def test_sigterm_lets_short_requests_finish_and_answers_the_rest_with_503(
         events = _events(stream_reply.text)
         assert events[0]["method"] == "notifications/progress"
         assert events[-1] == {**stuck_reply.json(), "id": streaming["id"]}
-        stderr = server.process.stderr.read().decode() if server.process.stderr else ""
-        assert "Exception in ASGI application" not in stderr
+        assert "Exception in ASGI application" not in server.log_text()
     finally:
         stop(server)
 

@@ -14,7 +14,7 @@ from mcp_elicit import Server
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.conftest import HttpServer
 from tests.e2e.test_http import body, headers_for
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 
 @pytest.fixture
@@ -284,7 +284,7 @@ async def test_a_page_at_a_listed_origin_can_call_through_cors(listed: list[str]
         return "hello"
 
     origin = "https://app.example"
-    with ThreadedServer(app.asgi(allowed_origins=listed)) as served:
+    with InProcessServer(app.asgi(allowed_origins=listed)) as served:
         url = f"{served.base}/mcp"
         async with httpx.AsyncClient(timeout=10) as client:
             preflight = await client.options(

@@ -6,36 +6,25 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
 from tests.server.legacy_http import LegacyClient, result_text
+from tests.server_process import PY, running_server
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conformance_server.py"
 
 
 @pytest.fixture(scope="module")
-def url(server_loop: str) -> Iterator[str]:
+def url(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(EXAMPLE), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    log = tmp_path_factory.mktemp("conformance") / "server.log"
+    with running_server([PY, str(EXAMPLE), "--port", str(port)], log=log, port=port) as server:
+        yield server.url
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import wait_for_text
+from tests.server_process import PY, piped_server
 
 SERVER = Path(__file__).with_name("e2e_server.py")
 LIMIT_4096 = ("--max-message-bytes", "4096")
@@ -55,24 +56,9 @@ class StdioPeer:
 async def running_peer(marker_dir: Path, *options: str, line_limit: int = 2**16) -> AsyncIterator[StdioPeer]:
     """``e2e_server.py --stdio`` with ``options``, killed afterwards if still running;
     ``line_limit``: the longest answer line this side reads."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(SERVER),
-        "--stdio",
-        "--marker-dir",
-        str(marker_dir),
-        *options,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=line_limit,
-    )
-    try:
+    argv = [PY, str(SERVER), "--stdio", "--marker-dir", str(marker_dir), *options]
+    async with piped_server(argv, limit=line_limit) as process:
         yield StdioPeer(process)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 @pytest.fixture

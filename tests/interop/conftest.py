@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +12,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.helpers import free_port
 from tests.interop.sdk_support import REPO_ROOT, SERVER_ENV, SERVER_SCRIPT, HttpTransport, MakeTransport
+from tests.server_process import running_server
 
 
 @pytest.fixture(scope="module")
@@ -24,35 +22,9 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     Yields the endpoint URL and the file that holds the server's stdout and stderr."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("interop") / "http-server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, str(SERVER_SCRIPT), "--port", str(port)],
-            cwd=REPO_ROOT,
-            env={**os.environ, **SERVER_ENV},
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"HTTP server exited with {proc.returncode}: {log_path.read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"HTTP server did not accept connections: {log_path.read_text()}")
-                time.sleep(0.05)
+    argv = [sys.executable, str(SERVER_SCRIPT), "--port", str(port)]
+    with running_server(argv, log=log_path, port=port, env={**os.environ, **SERVER_ENV}, cwd=REPO_ROOT):
         yield f"http://127.0.0.1:{port}/mcp", log_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import os
 import platform
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
+from tests.server_process import running_server
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -54,26 +54,12 @@ def ts_stdio() -> list[str]:
 
 
 @contextmanager
-def http_server(argv: list[str], env: dict[str, str] | None = None) -> Iterator[str]:
-    """``argv`` plus a free port, serving on 127.0.0.1: its URL; stopped (by its pid) after."""
+def http_server(argv: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``argv`` plus a free port, serving on 127.0.0.1 (its output in ``log``): its URL; stopped
+    after."""
     port = free_port()
-    process = subprocess.Popen(
-        [*argv, str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+    with running_server([*argv, str(port)], log=log, port=port, env={**os.environ, **(env or {})}) as server:
+        yield server.url
 
 
 FormFn = Callable[[FormQuestion], Answer | Awaitable[Answer]]

@@ -23,8 +23,8 @@ from .legacy_support import FLOW_TIMEOUT, Person, answers, http_server, py_stdio
 
 
 @pytest.fixture(scope="module")
-def py_http() -> Iterator[str]:
-    with http_server(py_stdio()[:2]) as url:
+def py_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with http_server(py_stdio()[:2], tmp_path_factory.mktemp("py-sdk") / "server.log") as url:
         yield url
 
 

@@ -19,8 +19,9 @@ from .legacy_support import FLOW_TIMEOUT, Person, answers, http_server, node24, 
 
 
 @pytest.fixture(scope="module")
-def ts_http() -> Iterator[str]:
-    with http_server([str(node24()), str(ts_stdio()[1])], ts_env()) as url:
+def ts_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("ts-sdk") / "server.log"
+    with http_server([str(node24()), str(ts_stdio()[1])], log, ts_env()) as url:
         yield url
 
 

@@ -1,5 +1,8 @@
 """A hostile ``content`` through the real server path (``ctx.elicit`` with a dict schema): what the
-tool receives, and what the client is told when the answer is refused (security.md §5.6)."""
+tool receives, and what the client is told when the answer is refused (security.md §5.6).
+
+No honest client sends such answers (ours checks them against the form first): the rounds are
+written by hand (:class:`tests.helpers.RawCall`)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Server
-from tests.helpers import Flow, text
+from tests.helpers import RawCall, text
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -38,7 +41,7 @@ def make_server() -> Server:
 
 async def answer(response: dict[str, Any]) -> tuple[str, Any]:
     """("done", what the tool got) or ("again", the message of the question asked again)."""
-    flow = Flow(make_server(), "ask")
+    flow = RawCall(make_server(), "ask")
     await flow.send()
     result = await flow.send({"q": response})
     if result.get("resultType") == "input_required":

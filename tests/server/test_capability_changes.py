@@ -1,5 +1,8 @@
 """A retry that declares other client capabilities than the round that asked: the handler may
-rightly take another branch, and the answers to the old questions are left unused, at once."""
+rightly take another branch, and the answers to the old questions are left unused, at once.
+
+No honest client changes what it declares between the rounds of a call: that test sends its rounds
+by hand (:class:`tests.helpers.RawCall`); the others run the real client."""
 
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ from dataclasses import dataclass
 import pytest
 
 from mcp_elicit import Context, Server
+from mcp_elicit.client import Answer, Client, McpClientError
 from mcp_elicit.server.record import CallRecord as FlowRecord
 from mcp_elicit.server.record import MalformedRecord as MalformedFlow
 from mcp_elicit.wire.errors import INTERNAL_ERROR
 from mcp_elicit.wire.meta import ClientCapabilities as client_capabilities
-from tests.helpers import Flow, accept, only_key, text
+from tests.helpers import RawCall, Script, accept, only_key, text
 
 FORM_AND_SAMPLING = {"elicitation": {}, "sampling": {}}
 SAMPLING_ONLY = {"sampling": {}}
@@ -47,7 +51,7 @@ def make_server(grace: float = 2.0) -> Server:
 
 
 async def test_fewer_capabilities_on_the_retry_take_the_other_branch_at_once() -> None:
-    flow = Flow(make_server(), "suggest", capabilities=FORM_AND_SAMPLING)
+    flow = RawCall(make_server(), "suggest", capabilities=FORM_AND_SAMPLING)
     assert only_key(await flow.send()) == "form_q"
     flow.capabilities = SAMPLING_ONLY
     started = time.monotonic()
@@ -59,11 +63,13 @@ async def test_fewer_capabilities_on_the_retry_take_the_other_branch_at_once() -
 
 
 async def test_the_same_capabilities_still_catch_a_handler_that_changes_its_questions() -> None:
-    flow = Flow(make_server(grace=0.05), "moody", capabilities=FORM_AND_SAMPLING)
-    assert only_key(await flow.send()) == "q0"
-    error = await flow.error({"q0": accept({"name": "Ada"})})
-    assert error.code == INTERNAL_ERROR
-    assert "asked other questions instead" in error.message
+    person = Script(form=lambda question: Answer("accept", {"name": "Ada"}), mode_names=["form"])
+    async with Client.connect(make_server(grace=0.05), answerer=person) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("moody")
+    assert [question.key for question in person.asked] == ["q0"]
+    assert info.value.code == INTERNAL_ERROR
+    assert "asked other questions instead" in info.value.message
 
 
 def test_input_kinds_tell_apart_what_a_handler_may_ask() -> None:

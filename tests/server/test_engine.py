@@ -1,4 +1,8 @@
-"""The server engine end to end in-process: rounds, replay, batching, once, gating, state."""
+"""The server engine end to end in-process: rounds, replay, batching, once, gating, state.
+
+A test that plays a normal client runs the real one (``Client.connect(app)``); one that must
+send what no honest client sends, or look at the ``InputRequiredResult`` itself, writes the
+requests by hand (:class:`tests.helpers.RawCall`), over the same in-process HTTP path."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any, Literal
 import pytest
 
 from mcp_elicit import Context, InputRequired, Server, ToolError
+from mcp_elicit.client import Answer, Client, McpClientError, MissingCapabilityError
 from mcp_elicit.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -17,7 +22,8 @@ from mcp_elicit.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from tests.helpers import Flow, accept, only_key, request, text
+from mcp_elicit.wire.jsonrpc import Notification
+from tests.helpers import RawCall, Script, UnusedModel, accept, meta, only_key, post, text
 
 
 @dataclass
@@ -42,14 +48,15 @@ async def test_discover_lists_versions_capabilities_and_server_info() -> None:
     async def noop() -> str:
         return "ok"
 
-    result = await app.dispatch(request("server/discover"))
+    async with Client.connect(app) as client:
+        result = (await client.discover(refresh=True)).raw
     assert result["supportedVersions"] == ["2026-07-28"]
     assert result["capabilities"] == {"logging": {}, "tools": {}}
     assert result["instructions"] == "Be nice."
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "public"
     assert result["ttlMs"] > 0
-    listed = await app.dispatch(request("tools/list"))
+    listed = await post(app, "tools/list")  # the client keeps only the tools of a listing
     assert listed["cacheScope"] == "public"
     assert listed["ttlMs"] == result["ttlMs"]
     assert result["_meta"] == {"io.modelcontextprotocol/serverInfo": {"name": "test", "version": "9.9"}}
@@ -63,7 +70,7 @@ async def test_single_round_elicitation() -> None:
         answer = await ctx.elicit("What is your name?", Name)
         return f"Hello, {answer.data.name}!" if answer.accepted else f"no ({answer.action})"
 
-    flow = Flow(app, "greet")
+    flow = RawCall(app, "greet")
     first = await flow.send()
     key = only_key(first)
     asked = first["inputRequests"][key]
@@ -84,7 +91,7 @@ async def test_decline_and_cancel_reach_the_handler(action: str) -> None:
         answer = await ctx.elicit("Name?", Name)
         return answer.action
 
-    flow = Flow(app, "greet")
+    flow = RawCall(app, "greet")
     key = only_key(await flow.send())
     assert text(await flow.send({key: {"action": action, "content": {"junk": 1}}})) == action
 
@@ -100,13 +107,14 @@ async def test_sequential_questions_take_rounds_and_replay_recorded_answers() ->
         b = await ctx.elicit("Second?", Name)
         return f"{a.data.name}+{b.data.name}"
 
-    flow = Flow(app, "two")
-    k1 = only_key(await flow.send())
-    second = await flow.send({k1: accept({"name": "a"})})
-    k2 = only_key(second)
-    assert k2 != k1
+    names = iter(["a", "b"])
+    person = Script(form=lambda question: Answer("accept", {"name": next(names)}))
+    async with Client.connect(app, answerer=person) as client:
+        result = await client.call_tool("two")
     # Only the latest round is answered: the first answer travels in the sealed state.
-    assert text(await flow.send({k2: accept({"name": "b"})})) == "a+b"
+    assert result.text == "a+b"
+    k1, k2 = (question.key for question in person.asked)
+    assert k2 != k1
     assert calls == ["run", "run", "run"]
 
 
@@ -126,7 +134,7 @@ async def test_concurrent_questions_go_out_in_one_round() -> None:
         c = await asyncio.gather(ask("C"), ctx.elicit("D?", Name))
         return a.result() + b.result() + c[0] + c[1].data.name
 
-    flow = Flow(app, "many")
+    flow = RawCall(app, "many")
     first = await flow.send()
     assert first["resultType"] == "input_required"
     assert sorted(r["params"]["message"] for r in first["inputRequests"].values()) == ["A?", "B?"]
@@ -147,7 +155,7 @@ async def test_partial_answers_reask_only_what_is_missing_and_extra_keys_are_ign
         a, b = await asyncio.gather(ctx.elicit("A?", Name, key="a"), ctx.elicit("B?", Name, key="b"))
         return a.data.name + b.data.name
 
-    flow = Flow(app, "pair")
+    flow = RawCall(app, "pair")
     assert sorted((await flow.send())["inputRequests"]) == ["a", "b"]
     again = await flow.send({"a": accept({"name": "1"}), "zzz": {"action": "accept"}})
     assert list(again["inputRequests"]) == ["b"]
@@ -163,7 +171,7 @@ async def test_stateless_answers_without_state_complete() -> None:
         answer = await ctx.elicit("What is your name?", Name, key="user_name")
         return f"Hello, {answer.data.name}!"
 
-    flow = Flow(app, "greet")
+    flow = RawCall(app, "greet")
     result = await flow.send({"user_name": accept({"name": "Bo"}), "unknown": {"x": 1}}, state=None)
     assert text(result) == "Hello, Bo!"
 
@@ -176,7 +184,7 @@ async def test_invalid_answer_is_asked_again_with_the_reason_then_gives_up() -> 
         answer = await ctx.elicit("Details?", Details, key="d")
         return f"{answer.data.priority}/{answer.data.count}"
 
-    flow = Flow(app, "details")
+    flow = RawCall(app, "details")
     await flow.send()
     again = await flow.send({"d": accept({"priority": "urgent"})})
     message = again["inputRequests"]["d"]["params"]["message"]
@@ -194,7 +202,7 @@ async def test_invalid_then_valid_answer_applies_defaults() -> None:
         answer = await ctx.elicit("Details?", Details, key="d")
         return f"{answer.data.priority}/{answer.data.count}"
 
-    flow = Flow(app, "details")
+    flow = RawCall(app, "details")
     await flow.send()
     await flow.send({"d": accept({"count": "many"})})
     assert text(await flow.send({"d": accept({})})) == "normal/1"
@@ -211,9 +219,10 @@ async def test_once_runs_its_side_effect_once_per_flow_and_gets_a_stable_key() -
         stamp = await ctx.once("stamp", lambda: "stamped")
         return f"{ticket} {confirm.data.name} {stamp}"
 
-    flow = Flow(app, "create", {"title": "x"})
-    key = only_key(await flow.send())
-    assert text(await flow.send({key: accept({"name": "n"})})) == "T-1 n stamped"
+    person = Script(form=lambda question: Answer("accept", {"name": "n"}))
+    async with Client.connect(app, answerer=person) as client:
+        assert (await client.call_tool("create", {"title": "x"})).text == "T-1 n stamped"
+    assert len(person.asked) == 1
     assert len(effects) == 1
     assert effects[0].endswith(":insert")
     assert len(effects[0]) > len(":insert") + 16
@@ -227,8 +236,9 @@ async def test_once_refuses_results_that_cannot_be_recorded() -> None:
         await ctx.once("obj", object)
         return "unreachable"
 
-    result = await Flow(app, "bad").send()
-    assert result["isError"] is True
+    async with Client.connect(app) as client:
+        result = await client.call_tool("bad")
+    assert result.is_error is True
 
 
 async def test_state_only_round_with_retry_later() -> None:
@@ -242,7 +252,7 @@ async def test_state_only_round_with_retry_later() -> None:
             ctx.retry_later()
         return f"{started} finished on round {ctx.round}"
 
-    flow = Flow(app, "job")
+    flow = RawCall(app, "job")
     first = await flow.send()
     assert first == {
         "resultType": "input_required",
@@ -272,7 +282,7 @@ async def test_low_level_handler_returns_its_own_input_required() -> None:
             state="asked",
         )
 
-    flow = Flow(app, "manual")
+    flow = RawCall(app, "manual")
     first = await flow.send()
     assert list(first["inputRequests"]) == ["ok"]
     assert first["requestState"] != "asked"
@@ -293,16 +303,22 @@ async def test_low_level_requests_are_gated_too() -> None:
             }
         )
 
-    error = await Flow(app, "manual", capabilities={"elicitation": {}}).error()
+    error = await RawCall(app, "manual", capabilities={"elicitation": {}}).error()
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert error.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
 
 
 @pytest.mark.parametrize(
-    ("capabilities", "needs"),
-    [({}, "form"), ({"elicitation": {"url": {}}}, "form"), ({"sampling": {}}, "form")],
+    ("client_has", "declared", "needs"),
+    [
+        ({}, {}, "form"),
+        ({"answerer": Script(mode_names=["url"])}, {"elicitation": {"url": {}}}, "form"),
+        ({"sampler": UnusedModel()}, {"sampling": {}}, "form"),
+    ],
 )
-async def test_form_elicitation_needs_the_form_capability(capabilities: dict[str, Any], needs: str) -> None:
+async def test_form_elicitation_needs_the_form_capability(
+    client_has: dict[str, Any], declared: dict[str, Any], needs: str
+) -> None:
     app = make_server()
 
     @app.tool()
@@ -310,9 +326,12 @@ async def test_form_elicitation_needs_the_form_capability(capabilities: dict[str
         await ctx.elicit("Name?", Name)
         return "unreachable"
 
-    error = await Flow(app, "greet", capabilities=capabilities).error()
-    assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
-    assert error.data == {"requiredCapabilities": {"elicitation": {needs: {}}}}
+    async with Client.connect(app, **client_has) as client:
+        assert client.capabilities == declared
+        with pytest.raises(MissingCapabilityError) as info:
+            await client.call_tool("greet")
+    assert info.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert info.value.data == {"requiredCapabilities": {"elicitation": {needs: {}}}}
 
 
 async def test_empty_elicitation_capability_means_form_only() -> None:
@@ -325,8 +344,8 @@ async def test_empty_elicitation_capability_means_form_only() -> None:
         await ctx.elicit_url("Connect", "https://example.com/connect/1")
         return "unreachable"
 
-    assert text(await Flow(app, "connect", capabilities={"elicitation": {}}).send()).startswith("fallback")
-    first = await Flow(app, "connect", capabilities={"elicitation": {"url": {}}}).send()
+    assert text(await RawCall(app, "connect", capabilities={"elicitation": {}}).send()).startswith("fallback")
+    first = await RawCall(app, "connect", capabilities={"elicitation": {"url": {}}}).send()
     (entry,) = first["inputRequests"].values()
     assert entry["params"] == {"mode": "url", "message": "Connect", "url": "https://example.com/connect/1"}
 
@@ -339,9 +358,10 @@ async def test_url_mode_accept_means_consent() -> None:
         answer = await ctx.elicit_url("Connect", "https://example.com/connect/1")
         return f"{answer.action} content={answer.content}"
 
-    flow = Flow(app, "connect")
-    key = only_key(await flow.send())
-    assert text(await flow.send({key: {"action": "accept"}})) == "accept content=None"
+    person = Script(url=lambda question: Answer("accept"))
+    async with Client.connect(app, answerer=person) as client:
+        assert (await client.call_tool("connect")).text == "accept content=None"
+    assert [question.url for question in person.asked] == ["https://example.com/connect/1"]
 
 
 @pytest.mark.parametrize(
@@ -363,8 +383,10 @@ async def test_unsafe_elicitation_urls_are_never_sent(url: str) -> None:
         await ctx.elicit_url("Connect", url)
         return "unreachable"
 
-    result = await Flow(app, "connect").send()
-    assert result["isError"] is True
+    person = Script()  # never asked: the question is never sent
+    async with Client.connect(app, answerer=person) as client:
+        result = await client.call_tool("connect")
+    assert result.is_error is True
 
 
 async def test_replay_mismatch_fails_loudly() -> None:
@@ -377,9 +399,12 @@ async def test_replay_mismatch_fails_loudly() -> None:
         await ctx.elicit(f"Question number {counter['n']}?", Name)
         return "unreachable"
 
-    flow = Flow(app, "flaky")
-    key = only_key(await flow.send())
-    error = await flow.error({key: accept({"name": "x"})})
+    person = Script(form=lambda question: Answer("accept", {"name": "x"}))
+    async with Client.connect(app, answerer=person) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("flaky")
+    assert len(person.asked) == 1
+    error = info.value
     assert error.code == INTERNAL_ERROR
     assert "ctx.once" in error.message
     assert "must ask the same questions" in error.message
@@ -395,11 +420,13 @@ async def test_replay_mismatch_with_an_explicit_key() -> None:
         await ctx.elicit(f"Question {counter['n']}?", Name, key="q")
         return "unreachable"
 
-    flow = Flow(app, "flaky")
-    await flow.send()
-    error = await flow.error({"q": accept({"name": "x"})})
-    assert error.code == INTERNAL_ERROR
-    assert "question 'q' changed" in error.message
+    person = Script(form=lambda question: Answer("accept", {"name": "x"}))
+    async with Client.connect(app, answerer=person) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("flaky")
+    assert [question.key for question in person.asked] == ["q"]
+    assert info.value.code == INTERNAL_ERROR
+    assert "question 'q' changed" in info.value.message
 
 
 async def test_tool_errors_and_unexpected_exceptions() -> None:
@@ -413,15 +440,16 @@ async def test_tool_errors_and_unexpected_exceptions() -> None:
     async def crashes() -> str:
         raise RuntimeError("secret connection string postgres://u:p@h/db")
 
-    refused = await Flow(app, "refuses").send()
+    async with Client.connect(app) as client:
+        refused = (await client.call_tool("refuses")).raw
+        crashed = await client.call_tool("crashes")
     assert refused == {
         **refused,
         "isError": True,
         "content": [{"type": "text", "text": "No tickets on Sundays."}],
     }
-    crashed = await Flow(app, "crashes").send()
-    assert crashed["isError"] is True
-    assert "postgres" not in crashed["content"][0]["text"]
+    assert crashed.is_error is True
+    assert "postgres" not in crashed.content[0]["text"]
 
 
 async def test_bad_arguments_are_a_tool_execution_error() -> None:
@@ -431,11 +459,12 @@ async def test_bad_arguments_are_a_tool_execution_error() -> None:
     async def add(a: int, b: int = 2) -> str:
         return str(a + b)
 
-    assert text(await Flow(app, "add", {"a": 1}).send()) == "3"
-    bad = await Flow(app, "add", {"a": "one", "c": 1}).send()
-    assert bad["isError"] is True
-    assert "argument 'a' must be an integer" in bad["content"][0]["text"]
-    assert "unknown argument 'c'" in bad["content"][0]["text"]
+    async with Client.connect(app) as client:
+        assert (await client.call_tool("add", {"a": 1})).text == "3"
+        bad = await client.call_tool("add", {"a": "one", "c": 1})
+    assert bad.is_error is True
+    assert "argument 'a' must be an integer" in bad.content[0]["text"]
+    assert "unknown argument 'c'" in bad.content[0]["text"]
 
 
 async def test_protocol_errors() -> None:
@@ -445,28 +474,29 @@ async def test_protocol_errors() -> None:
     async def noop() -> str:
         return "ok"
 
+    async with Client.connect(app) as client:
+        with pytest.raises(McpClientError) as refused:
+            await client.call_tool("nope")
+        assert refused.value.code == INVALID_PARAMS
+        assert "Unknown tool: 'nope'" in refused.value.message
+        with pytest.raises(McpClientError) as refused:
+            await client.list_prompts()
+        assert refused.value.code == METHOD_NOT_FOUND
+    # What the client never sends: an old version in _meta, a cursor the server never gave.
     with pytest.raises(McpError) as info:
-        await app.dispatch(request("tools/call", {"name": "nope", "arguments": {}}))
-    assert info.value.code == INVALID_PARAMS
-    assert "Unknown tool: 'nope'" in info.value.message
-    with pytest.raises(McpError) as info:
-        await app.dispatch(request("prompts/list"))
-    assert info.value.code == METHOD_NOT_FOUND
-    with pytest.raises(McpError) as info:
-        await app.dispatch(
-            request(
-                "tools/list",
-                {
-                    "_meta": {
-                        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
-                        "io.modelcontextprotocol/clientCapabilities": {},
-                    }
-                },
-            )
+        await post(
+            app,
+            "tools/list",
+            {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+            },
         )
     assert info.value.code == UNSUPPORTED_PROTOCOL_VERSION
     with pytest.raises(McpError) as info:
-        await app.dispatch(request("tools/list", {"cursor": "abc"}))
+        await post(app, "tools/list", {"cursor": "abc"})
     assert info.value.code == INVALID_PARAMS
 
 
@@ -483,21 +513,19 @@ async def test_prompts_and_resources_can_elicit() -> None:
         answer = await ctx.elicit(f"Reveal {ticket_id}?", Name)
         return {"id": ticket_id, "by": answer.data.name}
 
-    prompt = Flow(app, "brief", {"topic": "MRTR"}, method="prompts/get")
-    key = only_key(await prompt.send())
-    done = await prompt.send({key: accept({"name": "devs"})})
-    assert done["messages"] == [
+    names = iter(["devs", "me"])
+    person = Script(form=lambda question: Answer("accept", {"name": next(names)}))
+    async with Client.connect(app, answerer=person) as client:
+        prompt = await client.get_prompt("brief", {"topic": "MRTR"})
+        resource = await client.read_resource("tickets://T-9")
+        templates = await client.list_resource_templates()
+    assert [question.message for question in person.asked] == ["Audience for MRTR?", "Reveal T-9?"]
+    assert prompt.messages == [
         {"role": "user", "content": {"type": "text", "text": "Write about MRTR for devs"}}
     ]
-
-    resource = Flow(app, "tickets://T-9", method="resources/read")
-    key = only_key(await resource.send())
-    done = await resource.send({key: accept({"name": "me"})})
-    assert done["contents"][0]["uri"] == "tickets://T-9"
-    assert done["contents"][0]["text"] == '{"id":"T-9","by":"me"}'
-
-    listed = await app.dispatch(request("resources/templates/list"))
-    assert listed["resourceTemplates"][0]["uriTemplate"] == "tickets://{ticket_id}"
+    assert resource.contents[0]["uri"] == "tickets://T-9"
+    assert resource.contents[0]["text"] == '{"id":"T-9","by":"me"}'
+    assert templates[0]["uriTemplate"] == "tickets://{ticket_id}"
 
 
 async def test_links_in_form_requests_are_warned_about(caplog: pytest.LogCaptureFixture) -> None:
@@ -508,8 +536,11 @@ async def test_links_in_form_requests_are_warned_about(caplog: pytest.LogCapture
         await ctx.elicit("See https://example.com/help before answering", Name)
         return "unreachable"
 
-    key = only_key(await Flow(app, "linky").send())
-    assert key
+    person = Script(form=lambda question: Answer("decline"))
+    async with Client.connect(app, answerer=person) as client:
+        await client.call_tool("linky")
+    (question,) = person.asked
+    assert question.key
     assert any(
         "https://example.com/help" in r.getMessage() and "ctx.elicit_url" in r.getMessage()
         for r in caplog.records
@@ -529,10 +560,12 @@ async def test_forms_that_ask_for_secrets_are_refused_when_built() -> None:
         await ctx.elicit("Log in", Login)
         return "unreachable"
 
-    error = await Flow(app, "login").error()
-    assert error.code == INTERNAL_ERROR
-    assert "password" in error.message
-    assert "URL mode" in error.message
+    async with Client.connect(app, answerer=Script()) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("login")
+    assert info.value.code == INTERNAL_ERROR
+    assert "password" in info.value.message
+    assert "URL mode" in info.value.message
 
 
 async def test_a_log_sent_before_a_question_goes_out_on_every_round_unless_guarded_by_round() -> None:
@@ -546,22 +579,21 @@ async def test_a_log_sent_before_a_question_goes_out_on_every_round_unless_guard
         answer = await ctx.elicit("Name?", Name, key="n")
         return answer.data.name
 
-    sent: list[Any] = []
-
-    async def notify(method: str, params: dict[str, Any]) -> None:
-        sent.append(params["data"])
+    # Written by hand: the client sets no log level, and the test reads the notifications.
+    sent: list[Notification] = []
 
     async def call(extra: dict[str, Any]) -> dict[str, Any]:
-        message = request("tools/call", {"name": "look_up", "arguments": {}, **extra})
-        message.params["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
-        return await app.dispatch(message, notify=notify)
+        envelope = {**meta(), "io.modelcontextprotocol/logLevel": "info"}
+        params = {"name": "look_up", "arguments": {}, "_meta": envelope, **extra}
+        return await post(app, "tools/call", params, notifications=sent)
 
     first = await call({})
     final = await call(
         {"inputResponses": {"n": accept({"name": "Ada"})}, "requestState": first["requestState"]}
     )
     assert text(final) == "Ada"
-    assert sent == ["every round", "first round only", "every round"]
+    assert [n.method for n in sent] == ["notifications/message"] * 3
+    assert [n.params["data"] for n in sent] == ["every round", "first round only", "every round"]
 
 
 @pytest.mark.parametrize("message", [None, 42, {"a": 1}])
@@ -575,8 +607,9 @@ async def test_a_url_question_whose_message_is_not_text_is_never_sent(
         await ctx.elicit_url(message, "https://example.com/connect/1")
         return "unreachable"
 
-    result = await Flow(app, "connect").send()
-    assert result["isError"] is True
-    assert "inputRequests" not in result
+    async with Client.connect(app, answerer=Script()) as client:
+        result = await client.call_tool("connect")
+    assert result.is_error is True
+    assert "inputRequests" not in result.raw
     logged = [str(record.exc_info[1]) for record in caplog.records if record.exc_info]
     assert logged == [f"ctx.elicit_url: message must be a str, got {type(message).__name__}"]

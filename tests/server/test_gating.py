@@ -6,6 +6,10 @@
 * a low-level ``InputRequired`` is gated the same way, and its elicitations are checked like
   ``ctx.elicit``'s (schema subset, no secret fields) and ``ctx.elicit_url``'s (a safe URL);
 * a legacy ``initialize`` is told which versions this server speaks.
+
+A test that plays a normal client runs the real one (``Client.connect(app)``); one that declares
+what this client cannot (``sampling.tools``, a bare ``elicitation``) or sends answers no honest
+client sends writes its requests by hand (:class:`tests.helpers.RawCall`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pytest
 from pydantic import Field
 
 from mcp_elicit import Context, InputRequired, Server
+from mcp_elicit.client import Answer, Client, McpClientError, MissingCapabilityError
 from mcp_elicit.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -26,7 +31,7 @@ from mcp_elicit.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from tests.helpers import Flow, accept, only_key, request
+from tests.helpers import RawCall, Script, UnusedModel, accept, request
 
 TOOLS = [{"name": "calc", "inputSchema": {"type": "object"}}]
 
@@ -64,19 +69,22 @@ def sampling_server() -> Server:
 
 
 @pytest.mark.parametrize(
-    ("tool", "declared", "required"),
+    ("tool", "sampler", "declared", "required"),
     [
-        ("with_tools", {"sampling": {}}, {"sampling": {"tools": {}}}),
-        ("with_context", {"sampling": {}}, {"sampling": {"context": {}}}),
-        ("with_tools", {}, {"sampling": {"tools": {}}}),
+        ("with_tools", UnusedModel(), {"sampling": {}}, {"sampling": {"tools": {}}}),
+        ("with_context", UnusedModel(), {"sampling": {}}, {"sampling": {"context": {}}}),
+        ("with_tools", None, {}, {"sampling": {"tools": {}}}),
     ],
 )
 async def test_sampling_with_tools_or_context_needs_those_capabilities(
-    tool: str, declared: dict[str, Any], required: dict[str, Any]
+    tool: str, sampler: UnusedModel | None, declared: dict[str, Any], required: dict[str, Any]
 ) -> None:
-    error = await Flow(sampling_server(), tool, capabilities=declared).error()
-    assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
-    assert error.data == {"requiredCapabilities": required}
+    async with Client.connect(sampling_server(), sampler=sampler) as client:
+        assert client.capabilities == declared
+        with pytest.raises(MissingCapabilityError) as info:
+            await client.call_tool(tool)
+    assert info.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert info.value.data == {"requiredCapabilities": required}
 
 
 @pytest.mark.parametrize(
@@ -88,7 +96,7 @@ async def test_sampling_with_tools_or_context_needs_those_capabilities(
     ],
 )
 async def test_sampling_goes_out_when_declared(tool: str, declared: dict[str, Any]) -> None:
-    result = await Flow(sampling_server(), tool, capabilities=declared).send()
+    result = await RawCall(sampling_server(), tool, capabilities=declared).send()
     assert result["inputRequests"]["s"]["method"] == "sampling/createMessage"
 
 
@@ -104,13 +112,13 @@ async def test_one_error_names_everything_the_round_lacks() -> None:
         )
         return "done"
 
-    error = await Flow(app, "everything", capabilities={"elicitation": {}}).error()
+    error = await RawCall(app, "everything", capabilities={"elicitation": {}}).error()
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert error.data == {"requiredCapabilities": {"sampling": {}, "roots": {}}}
     assert "sampling" in error.message
     assert "roots" in error.message
 
-    error = await Flow(app, "everything", capabilities={}).error()
+    error = await RawCall(app, "everything", capabilities={}).error()
     assert error.data == {"requiredCapabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}}
 
 
@@ -135,10 +143,10 @@ ROOTS = {"method": "roots/list"}
 
 async def test_low_level_requests_name_everything_missing() -> None:
     app = lowlevel_server({"s": SAMPLE_WITH_TOOLS, "r": ROOTS})
-    error = await Flow(app, "manual", capabilities={"sampling": {}}).error()
+    error = await RawCall(app, "manual", capabilities={"sampling": {}}).error()
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert error.data == {"requiredCapabilities": {"sampling": {"tools": {}}, "roots": {}}}
-    result = await Flow(app, "manual", capabilities={"sampling": {"tools": {}}, "roots": {}}).send()
+    result = await RawCall(app, "manual", capabilities={"sampling": {"tools": {}}, "roots": {}}).send()
     assert set(result["inputRequests"]) == {"s", "r"}
 
 
@@ -167,19 +175,25 @@ async def test_low_level_elicitations_are_checked_like_ctx_elicit(
     question: dict[str, Any], needle: str
 ) -> None:
     app = lowlevel_server({"q": question})
-    error = await Flow(app, "manual").error()
-    assert error.code == INTERNAL_ERROR
-    assert "'q'" in error.message
-    assert needle in error.message
+    async with Client.connect(app, answerer=Script()) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("manual")
+    assert info.value.code == INTERNAL_ERROR
+    assert "'q'" in info.value.message
+    assert needle in info.value.message
 
 
 async def test_low_level_allow_secrets_overrides_the_lint_for_named_fields() -> None:
     # A false positive of the lint: a word to look for, not a credential.
     question = form_request({"search_token": {"type": "string", "title": "Token to search for in the logs"}})
-    with pytest.raises(McpError):
-        await Flow(lowlevel_server({"q": question}), "manual").send()
-    result = await Flow(lowlevel_server({"q": question}, allow_secrets=("search_token",)), "manual").send()
-    assert only_key(result) == "q"
+    async with Client.connect(lowlevel_server({"q": question}), answerer=Script()) as client:
+        with pytest.raises(McpClientError):
+            await client.call_tool("manual")
+    person = Script(form=lambda question: Answer("decline"))
+    allowed = lowlevel_server({"q": question}, allow_secrets=("search_token",))
+    async with Client.connect(allowed, answerer=person) as client:
+        assert (await client.call_tool("manual")).text == "answered"
+    assert [question.key for question in person.asked] == ["q"]
 
 
 async def test_a_prompt_given_invalid_answers_too_often_is_invalid_params() -> None:
@@ -190,7 +204,7 @@ async def test_a_prompt_given_invalid_answers_too_often_is_invalid_params() -> N
         answer = await ctx.elicit("Audience?", Name, key="a")
         return f"for {answer.data.name}"
 
-    flow = Flow(app, "brief", method="prompts/get")
+    flow = RawCall(app, "brief", method="prompts/get")
     await flow.send()
     await flow.send({"a": accept({"name": 5})})
     error = await flow.error({"a": accept({"name": 6})})
@@ -211,7 +225,7 @@ async def test_deeply_nested_sampling_answers_are_refused_with_the_real_limit() 
     for _ in range(201):
         nested = [nested]
     reply = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "x", "extra": nested}}
-    flow = Flow(app, "sample_then_ask", capabilities={"sampling": {}, "elicitation": {}})
+    flow = RawCall(app, "sample_then_ask", capabilities={"sampling": {}, "elicitation": {}})
     await flow.send()
     error = await flow.error({"s": reply})
     assert error.code == INVALID_PARAMS
@@ -251,7 +265,7 @@ async def test_unasked_input_responses_are_ignored_whatever_they_hold() -> None:
         answer = await ctx.elicit("Name?", Name, key="n")
         return f"hi {answer.data.name}"
 
-    flow = Flow(app, "ask", capabilities={"elicitation": {}})
+    flow = RawCall(app, "ask", capabilities={"elicitation": {}})
     await flow.send()
     state = flow.state
     done = await flow.send({"n": accept({"name": "Ada"}), "telemetry": 5, "other": [1, 2]})

@@ -1,6 +1,10 @@
 """What handlers do that the engine must survive: changing their arguments or the values it hands
 them in place, asking inside ``ctx.once``, returning values a later round cannot get back,
-answers the replay never reaches, and invalid answers interleaved with missing ones."""
+answers the replay never reaches, and invalid answers interleaved with missing ones.
+
+The calls are the real client's (``Client.connect(server)``) but where a test sends what it
+never sends: answers that fail validation or rounds that leave the answer out
+(:class:`tests.helpers.RawCall`), and arguments no JSON can carry (``Server.dispatch``)."""
 
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, InputRequired, Server
-from mcp_elicit.wire.errors import INTERNAL_ERROR
-from tests.helpers import Flow, accept, only_key, text
+from mcp_elicit.client import Answer, Client, McpClientError
+from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError
+from tests.helpers import RawCall, Script, accept, only_key, request, text
 
 TAGS = {
     "type": "object",
@@ -98,65 +103,74 @@ def make_server(runs: list[str]) -> Server:
 
 async def test_a_handler_changing_its_arguments_in_place_can_finish_its_flow() -> None:
     arguments = {"spec": {"env": {"name": "prod"}}}
-    flow = Flow(make_server([]), "deploy", copy.deepcopy(arguments))
-    key = only_key(await flow.send())
-    flow.arguments = copy.deepcopy(arguments)  # the client sends what it sent the first time
-    assert text(await flow.send({key: accept()})) == "accept eu"
+    person = Script(form=lambda question: Answer("accept", {}))
+    async with Client.connect(make_server([]), answerer=person) as client:
+        assert (await client.call_tool("deploy", copy.deepcopy(arguments))).text == "accept eu"
+    assert len(person.asked) == 1
 
 
 async def test_a_question_inside_a_step_is_a_defect_reported_at_once() -> None:
-    flow = Flow(make_server([]), "asks_inside_a_step")
-    error = await asyncio.wait_for(flow.error(), 5)  # it used to hang forever
-    assert error.code == INTERNAL_ERROR
-    assert "inside ctx.once step 's'" in error.message
+    async with Client.connect(make_server([]), answerer=Script()) as client:
+        with pytest.raises(McpClientError) as info:
+            await asyncio.wait_for(client.call_tool("asks_inside_a_step"), 5)  # it used to hang forever
+    assert info.value.code == INTERNAL_ERROR
+    assert "inside ctx.once step 's'" in info.value.message
 
 
 async def test_a_step_result_changed_by_the_handler_is_recorded_as_the_step_returned_it() -> None:
     runs: list[str] = []
-    flow = Flow(make_server(runs), "works_through_a_list")
-    first = only_key(await flow.send())
-    second = only_key(await flow.send({first: accept()}))
-    assert text(await flow.send({first: accept(), second: accept()})) == "a b"
+    person = Script(form=lambda question: Answer("accept", {}))
+    async with Client.connect(make_server(runs), answerer=person) as client:
+        assert (await client.call_tool("works_through_a_list")).text == "a b"
+    assert [question.message for question in person.asked] == ["Process a?", "Process b?"]
     assert runs == ["a", "a", "a"]  # every round starts from the whole list
 
 
 async def test_a_step_result_that_would_not_come_back_as_it_went_in_is_refused() -> None:
-    flow = Flow(make_server([]), "keeps_a_timestamp")
-    result = await flow.send()
-    assert result["isError"] is True  # a datetime: the next round would get a string
     runs: list[str] = []
-    pair = Flow(make_server(runs), "keeps_a_pair")
-    key = only_key(await pair.send())
-    assert text(await pair.send({key: accept()})) == "[1, 2]"
+    person = Script(form=lambda question: Answer("accept", {}))
+    async with Client.connect(make_server([]), answerer=Script()) as client:
+        result = await client.call_tool("keeps_a_timestamp")
+    assert result.is_error is True  # a datetime: the next round would get a string
+    async with Client.connect(make_server(runs), answerer=person) as client:
+        assert (await client.call_tool("keeps_a_pair")).text == "[1, 2]"
+    assert len(person.asked) == 1
     assert runs == ["list", "list"]  # the same type on every round
 
 
 async def test_a_form_answer_changed_by_the_handler_stays_recorded_as_given() -> None:
-    flow = Flow(make_server([]), "tags")
-    only_key(await flow.send())
-    then = only_key(await flow.send({"tags": accept({"tags": ["a"]})}))
-    assert then == "then"
-    assert text(await flow.send({"then": accept()})) == "a,always"
+    answers = {"tags": Answer("accept", {"tags": ["a"]}), "then": Answer("accept", {})}
+    person = Script(form=lambda question: answers[question.key])
+    async with Client.connect(make_server([]), answerer=person) as client:
+        assert (await client.call_tool("tags")).text == "a,always"
+    assert [question.key for question in person.asked] == ["tags", "then"]
 
 
 async def test_an_answer_the_replay_never_reaches_is_reported() -> None:
     runs = ["protected"]
-    flow = Flow(make_server(runs), "delete", {"protected": True})
-    key = only_key(await flow.send())
-    runs.append("unprotected")  # the read changes: the replay returns before the question
-    error = await flow.error({key: {"action": "decline"}})
-    assert error.code == INTERNAL_ERROR
-    assert "finished without asking it" in error.message
+
+    def decline_and_unprotect(question: object) -> Answer:
+        runs.append("unprotected")  # the read changes: the replay returns before the question
+        return Answer("decline")
+
+    person = Script(form=decline_and_unprotect)
+    async with Client.connect(make_server(runs), answerer=person) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("delete", {"protected": True})
+    assert len(person.asked) == 1
+    assert info.value.code == INTERNAL_ERROR
+    assert "finished without asking it" in info.value.message
 
 
 async def test_a_low_level_state_that_is_not_a_string_fails_in_the_handler() -> None:
-    result = await Flow(make_server([]), "low_level_bad_state").send()
-    assert result["isError"] is True
+    async with Client.connect(make_server([])) as client:
+        result = await client.call_tool("low_level_bad_state")
+    assert result.is_error is True
 
 
 @pytest.mark.parametrize("leave_out_first", [True, False])
 async def test_invalid_answers_count_across_rounds_that_left_the_answer_out(leave_out_first: bool) -> None:
-    flow = Flow(make_server([]), "count")
+    flow = RawCall(make_server([]), "count")
     key = only_key(await flow.send())
     if leave_out_first:
         only_key(await flow.send({}))
@@ -168,12 +182,20 @@ async def test_invalid_answers_count_across_rounds_that_left_the_answer_out(leav
 
 
 async def test_nested_arguments_orjson_cannot_write_still_bind_the_state() -> None:
-    """An integer beyond 64 bits inside an object: no JSON snapshot, the state is bound at once."""
+    """An integer beyond 64 bits inside an object: no JSON snapshot, the state is bound at once.
+
+    Only a caller in this process can hand ``Server.dispatch`` such arguments (JSON on the wire
+    reads them as floats), so this test calls it directly."""
+    app = make_server([])
+
+    async def call(arguments: dict[str, Any], **more: Any) -> dict[str, Any]:
+        return await app.dispatch(request("tools/call", {"name": "deploy", "arguments": arguments, **more}))
+
     arguments = {"spec": {"env": {"name": "prod"}, "size": 2**70}}
-    flow = Flow(make_server([]), "deploy", copy.deepcopy(arguments))
-    key = only_key(await flow.send())
-    flow.arguments = copy.deepcopy(arguments)
-    assert text(await flow.send({key: accept()})) == "accept eu"
-    flow.arguments = {"spec": {"env": {"name": "prod"}, "size": 2**70 + 1}}  # other arguments
-    error = await flow.error({key: accept()}, state=flow.results[0]["requestState"])
-    assert error.message == "Invalid or expired requestState"
+    first = await call(copy.deepcopy(arguments))
+    key = only_key(first)
+    rounds = {"inputResponses": {key: accept()}, "requestState": first["requestState"]}
+    assert text(await call(copy.deepcopy(arguments), **rounds)) == "accept eu"
+    with pytest.raises(McpError) as info:  # other arguments
+        await call({"spec": {"env": {"name": "prod"}, "size": 2**70 + 1}}, **rounds)
+    assert info.value.message == "Invalid or expired requestState"

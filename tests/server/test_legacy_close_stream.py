@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, Server
-from tests.helpers import Flow, ThreadedServer, text
+from mcp_elicit.client import Client
+from tests.helpers import InProcessServer
 from tests.server.legacy_http import Event, LegacyClient, result_text
 
 app = Server("legacy-close-stream")
@@ -49,13 +50,13 @@ async def closes(ctx: Context) -> str:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[ThreadedServer]:
-    with ThreadedServer(app.asgi()) as server:
+def served() -> Iterator[InProcessServer]:
+    with InProcessServer(app.asgi()) as server:
         yield server
 
 
 @pytest.fixture
-async def client(served: ThreadedServer) -> AsyncIterator[LegacyClient]:
+async def client(served: InProcessServer) -> AsyncIterator[LegacyClient]:
     async with httpx.AsyncClient(timeout=10) as http:
         legacy = LegacyClient(http, served.base + "/mcp")
         await legacy.initialize()
@@ -117,9 +118,10 @@ async def test_a_call_answered_with_json_has_no_stream_to_close(client: LegacyCl
 
 
 async def test_close_stream_does_nothing_on_a_2026_request() -> None:
-    result = await Flow(app, "polls").send()
-    assert result["resultType"] == "complete"
-    assert text(result) == "done"
+    async with Client.connect(app, protocol="2026-07-28") as client:
+        result = await client.call_tool("polls")
+    assert result.raw["resultType"] == "complete"
+    assert result.text == "done"
 
 
 async def test_a_call_answered_with_json_drops_its_logs_and_cannot_ask(client: LegacyClient) -> None:

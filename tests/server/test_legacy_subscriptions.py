@@ -16,7 +16,7 @@ import pytest
 from mcp_elicit import Context, Server
 from mcp_elicit.server.legacy.subscriptions import MAX_PER_SESSION
 from mcp_elicit.transport.stdio_server import serve_stdio
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 from tests.helpers import request as modern_request
 from tests.server.legacy_http import LegacyClient
 
@@ -46,7 +46,7 @@ async def nothing() -> str:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    with ThreadedServer(app.asgi()) as server:
+    with InProcessServer(app.asgi()) as server:
         yield server.base + "/mcp"
 
 
@@ -149,7 +149,7 @@ async def test_uris_are_checked_and_a_session_watches_a_bounded_number(
 
 
 async def test_a_server_without_resources_offers_no_subscriptions(http: httpx.AsyncClient) -> None:
-    with ThreadedServer(bare.asgi()) as server:
+    with InProcessServer(bare.asgi()) as server:
         client = await session(http, server.base + "/mcp")
         assert "resources" not in client.initialize_result["capabilities"]
         reply = await client.request("resources/subscribe", {"uri": NOTE})

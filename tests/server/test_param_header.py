@@ -13,7 +13,7 @@ from pydantic import Field
 
 from mcp_elicit import ParamHeader, Server
 from tests.e2e.test_http import body, headers_for
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 
 def build() -> Server:
@@ -31,12 +31,12 @@ def build() -> Server:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ThreadedServer]:
-    with ThreadedServer(build().asgi()) as running:
+def server() -> Iterator[InProcessServer]:
+    with InProcessServer(build().asgi()) as running:
         yield running
 
 
-async def test_the_annotation_joins_the_input_schema_on_both_paths(server: ThreadedServer) -> None:
+async def test_the_annotation_joins_the_input_schema_on_both_paths(server: InProcessServer) -> None:
     message = body("tools/list")
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.post(
@@ -53,7 +53,7 @@ async def test_the_annotation_joins_the_input_schema_on_both_paths(server: Threa
     assert number["minimum"] == 0
 
 
-async def post(server: ThreadedServer, name: str, arguments: dict[str, Any], **extra: str) -> httpx.Response:
+async def post(server: InProcessServer, name: str, arguments: dict[str, Any], **extra: str) -> httpx.Response:
     message = body("tools/call", {"name": name, "arguments": arguments})
     async with httpx.AsyncClient(timeout=10) as client:
         return await client.post(
@@ -69,7 +69,7 @@ async def post(server: ThreadedServer, name: str, arguments: dict[str, Any], **e
     ],
 )
 async def test_calls_are_checked_against_the_header(
-    server: ThreadedServer, name: str, arguments: dict[str, Any], header: str, value: str
+    server: InProcessServer, name: str, arguments: dict[str, Any], header: str, value: str
 ) -> None:
     missing = await post(server, name, arguments)
     assert missing.status_code == 400

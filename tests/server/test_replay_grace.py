@@ -7,7 +7,8 @@ import asyncio
 import time
 
 from mcp_elicit import Context, Server
-from tests.helpers import Flow, only_key, text
+from mcp_elicit.client import Answer, Client
+from tests.helpers import Script
 
 
 def make_server() -> Server:
@@ -37,11 +38,10 @@ def make_server() -> Server:
 
 
 async def test_a_blocked_event_loop_does_not_use_up_the_replay_grace() -> None:
-    flow = Flow(make_server(), "slow_branch")
-    first = await flow.send()
-    assert only_key(first) == "colour"
-    # The answered question is reached 50 ms into the round: the loop was blocked for 600 ms of
-    # the 300 ms grace in between. That used to fail as a replay mismatch (-32603).
-    second = await flow.send({"colour": {"action": "accept"}})
-    assert only_key(second) == "size"
-    assert text(await flow.send({"size": {"action": "decline"}})) == "accept decline"
+    answers = {"colour": Answer("accept"), "size": Answer("decline")}
+    person = Script(form=lambda question: answers[question.key])
+    async with Client.connect(make_server(), answerer=person) as client:
+        # The answered question is reached 50 ms into the round: the loop was blocked for 600 ms
+        # of the 300 ms grace in between. That used to fail as a replay mismatch (-32603).
+        assert (await client.call_tool("slow_branch")).text == "accept decline"
+    assert [question.key for question in person.asked] == ["colour", "size"]

@@ -1,4 +1,7 @@
-"""Sealed state as the engine uses it: TTL, key rotation, principal binding, single use."""
+"""Sealed state as the engine uses it: TTL, key rotation, principal binding, single use.
+
+Most tests here replay, move or forge a ``requestState``, which no honest client does: they send
+their rounds by hand (:class:`tests.helpers.RawCall`); the others run the real client."""
 
 from __future__ import annotations
 
@@ -9,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from mcp_elicit import Context, Server
+from mcp_elicit.client import Answer, Client, McpClientError
 from mcp_elicit.state import KeyRing, SQLiteSingleUseStore
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
-from tests.helpers import Flow, accept, only_key, text
+from tests.helpers import RawCall, Script, accept, only_key, text
 
 OLD = "old-key-for-engine-tests-0123456789abcdef"
 NEW = "new-key-for-engine-tests-0123456789abcdef"
@@ -41,40 +45,46 @@ def assert_refused(error: object) -> None:
 
 async def test_state_sealed_under_the_old_key_opens_after_rotation_until_the_key_is_removed() -> None:
     old_ring = KeyRing.from_secrets([OLD])
-    flow = Flow(server(old_ring), "two")
+    flow = RawCall(server(old_ring), "two")
     await flow.send()
     sealed_by_old = flow.state
 
-    rotated = Flow(server(old_ring.rotated(NEW)), "two")
+    rotated = RawCall(server(old_ring.rotated(NEW)), "two")
     rotated.state = sealed_by_old
     second = await rotated.send({"a": accept({"name": "x"})})
     assert only_key(second) == "b"
 
-    removed = Flow(server(KeyRing.from_secrets([NEW])), "two")
+    removed = RawCall(server(KeyRing.from_secrets([NEW])), "two")
     assert_refused(await removed.error({"a": accept({"name": "x"})}, state=sealed_by_old))
 
 
 @pytest.mark.parametrize("state", [5, True, {"v1": "x"}, ["v1."], ""])
 async def test_a_state_that_is_not_a_sealed_string_gets_the_same_fixed_refusal(state: object) -> None:
-    flow = Flow(server([OLD]), "two")
+    flow = RawCall(server([OLD]), "two")
     await flow.send()
     assert_refused(await flow.error({"a": accept({"name": "x"})}, state=state))
 
 
 async def test_expired_state_is_refused() -> None:
-    flow = Flow(server([OLD], state_ttl=0.01), "two")
-    await flow.send()
-    await asyncio.sleep(0.05)
-    assert_refused(await flow.error({"a": accept({"name": "x"})}))
+    async def answer_late(question: object) -> Answer:
+        await asyncio.sleep(0.05)
+        return Answer("accept", {"name": "x"})
+
+    person = Script(form=answer_late)
+    async with Client.connect(server([OLD], state_ttl=0.01), answerer=person) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("two")
+    assert [question.key for question in person.asked] == ["a"]
+    assert_refused(info.value)
 
 
 async def test_state_from_one_principal_is_refused_for_another() -> None:
     app = server([OLD])
-    alice = Flow(app, "two", principal="https://idp|alice")
+    alice = RawCall(app, "two", principal="https://idp|alice")
     await alice.send()
-    bob = Flow(app, "two", principal="https://idp|bob")
+    bob = RawCall(app, "two", principal="https://idp|bob")
     assert_refused(await bob.error({"a": accept({"name": "x"})}, state=alice.state))
-    anonymous = Flow(app, "two")
+    anonymous = RawCall(app, "two")
     assert_refused(await anonymous.error({"a": accept({"name": "x"})}, state=alice.state))
     assert only_key(await alice.send({"a": accept({"name": "x"})})) == "b"
 
@@ -87,16 +97,16 @@ async def test_state_for_other_arguments_is_refused() -> None:
         answer = await ctx.elicit(f"Say {word}?", Name, key="k")
         return answer.data.name
 
-    one = Flow(app, "echo", {"word": "one"})
+    one = RawCall(app, "echo", {"word": "one"})
     await one.send()
-    other = Flow(app, "echo", {"word": "two"})
+    other = RawCall(app, "echo", {"word": "two"})
     assert_refused(await other.error({"k": accept({"name": "x"})}, state=one.state))
 
 
 async def test_single_use_mode_refuses_a_replayed_state(tmp_path: Path) -> None:
     store = SQLiteSingleUseStore(tmp_path / "used.db")
     try:
-        flow = Flow(server([OLD], single_use=store), "two")
+        flow = RawCall(server([OLD], single_use=store), "two")
         await flow.send()
         first_state = flow.state
         assert only_key(await flow.send({"a": accept({"name": "x"})})) == "b"
@@ -108,7 +118,7 @@ async def test_single_use_mode_refuses_a_replayed_state(tmp_path: Path) -> None:
 
 async def test_without_single_use_a_state_can_be_retried() -> None:
     """The default: a client whose response was lost may send the same round again."""
-    flow = Flow(server([OLD]), "two")
+    flow = RawCall(server([OLD]), "two")
     await flow.send()
     first_state = flow.state
     assert only_key(await flow.send({"a": accept({"name": "x"})})) == "b"
@@ -121,7 +131,7 @@ def test_weak_keys_fail_at_start_up() -> None:
 
 
 async def test_answers_too_large_for_the_state_are_the_clients_to_shorten() -> None:
-    flow = Flow(server([OLD]), "two")
+    flow = RawCall(server([OLD]), "two")
     await flow.send()
     error = await flow.error({"a": accept({"name": "x" * 300_000})})  # within the message limit
     assert error.code == INVALID_PARAMS
@@ -140,14 +150,14 @@ async def test_in_single_use_mode_answers_too_large_end_the_flow_and_say_so(
     store = SQLiteSingleUseStore(tmp_path / "used.db")
     try:
         app = server([OLD], single_use=store, single_use_redelivery=redelivery)
-        flow = Flow(app, "two")
+        flow = RawCall(app, "two")
         await flow.send()
         error = await flow.error({"a": accept({"name": "x" * 300_000})})
         assert error.code == INVALID_PARAMS
         assert "call again and answer with less text" in error.message
         assert_refused(await flow.error({"a": accept({"name": "x"})}, state=flow.results[0]["requestState"]))
 
-        last = Flow(app, "two")
+        last = RawCall(app, "two")
         await last.send()
         await last.send({"a": accept({"name": "x"})})
         assert text(await last.send({"b": accept({"name": "y" * 300_000})})) == "x" + "y" * 300_000
@@ -166,8 +176,10 @@ async def test_a_handler_keeping_too_much_in_the_state_is_an_internal_error_logg
         answer = await ctx.elicit("A?", Name, key="a")
         return answer.data.name
 
-    error = await Flow(app, "hoard").error()
-    assert (error.code, error.message) == (
+    async with Client.connect(app, answerer=Script()) as client:
+        with pytest.raises(McpClientError) as info:
+            await client.call_tool("hoard")
+    assert (info.value.code, info.value.message) == (
         INTERNAL_ERROR,
         "Internal error: the handler keeps more in requestState than the server allows",
     )

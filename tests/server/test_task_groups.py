@@ -1,5 +1,9 @@
 """Handlers that ask through ``asyncio.TaskGroup``: its exception groups end a round the way
-``asyncio.gather`` does, and no cancellation is left owed on the task afterwards."""
+``asyncio.gather`` does, and no cancellation is left owed on the task afterwards.
+
+The client is the real one, answering forms only (``Client.connect(server)``), except where a test
+sends malformed or invalid answers or looks at a round itself (:class:`tests.helpers.RawCall`),
+and where a test is about ``Server.dispatch`` in one task."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from mcp_elicit import Context, Server, ToolError
+from mcp_elicit.client import Client, MissingCapabilityError, ToolResult
 from mcp_elicit.wire.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
-from tests.helpers import Flow, accept, only_key, request, text
+from tests.helpers import RawCall, Script, accept, only_key, request, text
 
 FORM_ONLY = {"elicitation": {}}
 
@@ -74,15 +79,22 @@ def make_server() -> Server:
     return app
 
 
+async def call(tool: str) -> ToolResult:
+    """``tool`` called by a client that answers forms only (its person is never asked here)."""
+    async with Client.connect(make_server(), answerer=Script(mode_names=["form"])) as client:
+        return await client.call_tool(tool)
+
+
 async def test_a_missing_capability_in_a_branch_is_32021_as_with_gather() -> None:
-    flow = Flow(make_server(), "with_sampling", capabilities=FORM_ONLY)
-    error = await flow.error()
+    with pytest.raises(MissingCapabilityError) as info:
+        await call("with_sampling")
+    error = info.value
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     assert error.data == {"requiredCapabilities": {"sampling": {}}}
 
 
 async def test_a_malformed_answer_in_a_branch_is_invalid_params() -> None:
-    flow = Flow(make_server(), "greeting", method="prompts/get", capabilities=FORM_ONLY)
+    flow = RawCall(make_server(), "greeting", method="prompts/get", capabilities=FORM_ONLY)
     first = await flow.send()
     error = await flow.error({only_key(first): {"action": "maybe"}})
     assert error.code == INVALID_PARAMS
@@ -90,7 +102,7 @@ async def test_a_malformed_answer_in_a_branch_is_invalid_params() -> None:
 
 
 async def test_too_many_invalid_answers_in_a_branch_give_the_readable_message() -> None:
-    flow = Flow(make_server(), "one_question", capabilities=FORM_ONLY)
+    flow = RawCall(make_server(), "one_question", capabilities=FORM_ONLY)
     key = only_key(await flow.send())
     again = await flow.send({key: accept({"name": 5})})
     assert "The previous answer was not accepted" in again["inputRequests"][key]["params"]["message"]
@@ -100,13 +112,13 @@ async def test_too_many_invalid_answers_in_a_branch_give_the_readable_message() 
 
 
 async def test_a_tool_error_in_a_branch_reaches_the_client() -> None:
-    result = await Flow(make_server(), "refuses", capabilities=FORM_ONLY).send()
-    assert result["isError"] is True
-    assert result["content"][0]["text"] == "the ticket system is closed today"
+    result = await call("refuses")
+    assert result.is_error is True
+    assert result.content[0]["text"] == "the ticket system is closed today"
 
 
 async def test_retry_later_in_a_branch_ends_the_round_without_questions() -> None:
-    flow = Flow(make_server(), "later", capabilities=FORM_ONLY)
+    flow = RawCall(make_server(), "later", capabilities=FORM_ONLY)
     first = await flow.send()
     assert first["resultType"] == "input_required"
     assert "inputRequests" not in first or not first["inputRequests"]
@@ -114,9 +126,9 @@ async def test_retry_later_in_a_branch_ends_the_round_without_questions() -> Non
 
 
 async def test_any_other_failure_in_a_branch_stays_an_unexpected_error() -> None:
-    result = await Flow(make_server(), "crashes", capabilities=FORM_ONLY).send()
-    assert result["isError"] is True
-    assert "failed with an unexpected error" in result["content"][0]["text"]
+    result = await call("crashes")
+    assert result.is_error is True
+    assert "failed with an unexpected error" in result.content[0]["text"]
 
 
 @pytest.mark.parametrize("failing", ["with_sampling", "refuses", "crashes"])

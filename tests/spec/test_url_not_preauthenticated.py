@@ -8,12 +8,11 @@ web are signed links (S3, CloudFront, Azure SAS) and session ids in the path; th
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from mcp_elicit import Context, Server
-from tests.helpers import Flow, only_key
+from mcp_elicit.client import Answer, Client, UrlQuestion
+from tests.helpers import Script
 
 SIGNED_URLS = {
     "s3-presigned": "https://reports.s3.amazonaws.com/q3.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256"
@@ -41,12 +40,19 @@ def server_sending(url: str) -> Server:
 
 async def test_an_ordinary_connect_url_goes_out() -> None:
     url = "https://mcp.example.com/connect/3f9a2c7e1b"
-    result = await Flow(server_sending(url), "connect").send()
-    assert result["inputRequests"][only_key(result)]["params"]["url"] == url
+    person = Script(url=lambda question: Answer("decline"))
+    async with Client.connect(server_sending(url), answerer=person) as client:
+        await client.call_tool("connect")
+    ((question),) = person.asked
+    assert isinstance(question, UrlQuestion)
+    assert question.url == url
 
 
 @pytest.mark.parametrize("url", list(SIGNED_URLS.values()), ids=list(SIGNED_URLS))
 async def test_a_signed_or_session_bearing_url_is_never_sent(url: str) -> None:
-    result: dict[str, Any] = await Flow(server_sending(url), "connect").send()
+    person = Script()  # never asked
+    async with Client.connect(server_sending(url), answerer=person) as client:
+        result = (await client.call_tool("connect")).raw
     assert "inputRequests" not in result, result["inputRequests"]
     assert result["isError"] is True
+    assert person.asked == []

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
+from tests.server_process import PY, piped_server
 
 SERVER = Path(__file__).with_name("spec_server.py")
 CONNECT_URL = "https://mcp.example.com/connect/3f9a2c7e1b"
@@ -68,17 +68,8 @@ class Peer:
 
 @pytest.fixture
 async def peer() -> AsyncIterator[Peer]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(SERVER),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    yield Peer(process)
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
+    async with piped_server([PY, str(SERVER)]) as process:
+        yield Peer(process)
 
 
 def text_of(reply: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ import pytest
 from mcp_elicit import Context, Server
 from mcp_elicit.state import SQLiteSingleUseStore
 from tests.e2e.test_http import body, headers_for
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 KEY = "wire-state-tests-secret-0123456789abcdefghij"
 REFUSED = {
@@ -65,7 +65,7 @@ class Site:
 
 @contextmanager
 def serve(server: Server, store: SQLiteSingleUseStore | None = None) -> Iterator[Site]:
-    threaded = ThreadedServer(server.asgi())
+    threaded = InProcessServer(server.asgi())
     if store is not None:
         threaded.on_close = store.close  # closed in the loop that used it
     with threaded:

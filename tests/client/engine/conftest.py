@@ -1,5 +1,6 @@
 """Servers for the engine tests, as real processes: stdio subprocesses spawned by the client under
-test, or Streamable HTTP servers on 127.0.0.1 started once per module.
+test, or Streamable HTTP servers on 127.0.0.1 started once per module
+(:func:`tests.server_process.running_server`).
 
 Every async test here is bounded: it is cancelled after ``TEST_TIMEOUT`` seconds (and the whole
 run is aborted with a traceback dump if a test blocks the loop itself).
@@ -11,11 +12,6 @@ import asyncio
 import faulthandler
 import functools
 import inspect
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +20,14 @@ from typing import Any
 import pytest
 
 from tests.helpers import free_port
+from tests.server_process import PY, ServerProcess, running_server
 
 from .support import RogueLog
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
 OURS = HERE / "ours_server.py"
 SDK = HERE / "sdk_server.py"
 ROGUE = HERE / "rogue_server.py"
-PY = sys.executable
 TEST_TIMEOUT = 30.0
 
 
@@ -61,52 +56,6 @@ def _watchdog() -> Iterator[None]:
 
 
 @dataclass
-class HttpServer:
-    url: str
-    process: subprocess.Popen[bytes]
-    output: Path  # the server's stdout and stderr
-
-    def output_text(self) -> str:
-        return self.output.read_text(errors="replace")
-
-
-def start_http(argv: list[str], port: int, output: Path, timeout: float = 20.0) -> HttpServer:
-    with output.open("wb") as out:
-        process = subprocess.Popen(
-            argv,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ),
-        )
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}: {output.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(
-                    f"server did not listen on 127.0.0.1:{port}: {output.read_text()}"
-                ) from None
-            time.sleep(0.05)
-    return HttpServer(f"http://127.0.0.1:{port}/mcp", process, output)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
-@dataclass
 class Target:
     """Something to connect to: a command line (stdio) or a URL (HTTP)."""
 
@@ -118,16 +67,13 @@ class Target:
 
 # -- our server ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def ours_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, Path]]:
+def ours_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path]]:
     markers = tmp_path_factory.mktemp("ours-markers")
     port = free_port()
     argv = [PY, str(OURS), "--port", str(port), "--marker-dir", str(markers)]
-    server = start_http(argv, port, tmp_path_factory.mktemp("ours") / "server.log")
-    try:
+    with running_server(argv, log=tmp_path_factory.mktemp("ours") / "server.log", port=port) as server:
         yield server, markers
-    finally:
-        stop(server.process)
-    assert "Traceback" not in server.output_text(), server.output_text()
+    assert "Traceback" not in server.log_text(), server.log_text()
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -140,14 +86,12 @@ def ours(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
 
 # -- the official SDK's server ------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def sdk_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+def sdk_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     port = free_port()
-    server = start_http([PY, str(SDK), str(port)], port, tmp_path_factory.mktemp("sdk") / "server.log")
-    try:
+    log = tmp_path_factory.mktemp("sdk") / "server.log"
+    with running_server([PY, str(SDK), str(port)], log=log, port=port) as server:
         yield server
-    finally:
-        stop(server.process)
-    assert "Traceback" not in server.output_text(), server.output_text()
+    assert "Traceback" not in server.log_text(), server.log_text()
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -159,15 +103,13 @@ def sdk(request: pytest.FixtureRequest) -> Target:
 
 # -- the misbehaving server ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def rogue_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, RogueLog]]:
+def rogue_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, RogueLog]]:
     folder = tmp_path_factory.mktemp("rogue")
     log = folder / "received.jsonl"
     port = free_port()
-    server = start_http([PY, str(ROGUE), "--port", str(port), "--log", str(log)], port, folder / "server.log")
-    try:
+    argv = [PY, str(ROGUE), "--port", str(port), "--log", str(log)]
+    with running_server(argv, log=folder / "server.log", port=port) as server:
         yield server, RogueLog(log)
-    finally:
-        stop(server.process)
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -180,7 +122,7 @@ def rogue(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
 
 
 @pytest.fixture
-def rogue_over_http(rogue_http: tuple[HttpServer, RogueLog]) -> Target:
+def rogue_over_http(rogue_http: tuple[ServerProcess, RogueLog]) -> Target:
     server, log = rogue_http
     return Target("http", server.url, log=log)
 

@@ -1,47 +1,19 @@
-"""Helpers for the engine tests: a scripted answerer, and reading the rogue server's log."""
+"""Helpers for the engine tests: answers, and reading the rogue server's log (the recording
+answerer, ``Script``, is :class:`tests.helpers.Script`)."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client import Answer
+from tests.helpers import Script
 
-FormFn = Callable[[FormQuestion], Answer | Awaitable[Answer]]
-UrlFn = Callable[[UrlQuestion], Answer | Awaitable[Answer]]
-
-
-def _never(question: Any) -> Answer:
-    raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
-
-
-@dataclass
-class Script:
-    """An answerer driven by functions; records every question it was shown."""
-
-    form: FormFn = _never
-    url: UrlFn = _never
-    mode_names: Iterable[str] = ("form", "url")
-    asked: list[FormQuestion | UrlQuestion] = field(default_factory=list)
-
-    @property
-    def modes(self) -> frozenset[str]:
-        return frozenset(self.mode_names)
-
-    async def answer_form(self, question: FormQuestion) -> Answer:
-        self.asked.append(question)
-        answer = self.form(question)
-        return await answer if inspect.isawaitable(answer) else answer
-
-    async def answer_url(self, question: UrlQuestion) -> Answer:
-        self.asked.append(question)
-        answer = self.url(question)
-        return await answer if inspect.isawaitable(answer) else answer
+__all__ = ["META_INFO", "RogueLog", "Script", "accept", "unique_info"]
 
 
 def accept(**content: Any) -> Callable[[Any], Answer]:

@@ -27,8 +27,8 @@ from mcp_elicit.client import (
     TransportError,
 )
 from mcp_elicit.client.http import HttpTransport
+from tests.server_process import ServerProcess
 
-from .conftest import HttpServer
 from .support import Script
 
 DISCOVER = {
@@ -400,7 +400,7 @@ def test_header_injection_is_refused() -> None:
 
 # -- the httpx-backed transport -----------------------------------------------------------------
 async def test_httpx_transport_runs_flows_progress_and_cancellation(
-    ours_http: tuple[HttpServer, Path],
+    ours_http: tuple[ServerProcess, Path],
 ) -> None:
     server, markers = ours_http
     seen: list[Progress] = []
@@ -433,7 +433,7 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
     from mcp_elicit import Server
     from mcp_elicit.server.auth import Unauthorized
     from mcp_elicit.state import KeyRing
-    from tests.helpers import ThreadedServer
+    from tests.helpers import InProcessServer
 
     challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'
 
@@ -448,7 +448,7 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
     async def hello() -> str:
         return "hello"
 
-    with ThreadedServer(app.asgi(authenticate=authenticate)) as server:
+    with InProcessServer(app.asgi(authenticate=authenticate)) as server:
         url = f"{server.base}/mcp"
         async with httpx.AsyncClient() as http:
             options: dict[str, Any] = {"http_client": http} if via == "httpx" else {}
@@ -462,7 +462,7 @@ async def test_a_401_is_an_authorization_error_with_the_challenge(via: str) -> N
                 assert (await client.call_tool("hello")).text == "hello"
 
 
-async def test_mcp_param_headers_are_learned_from_tools_list(ours_http: tuple[HttpServer, Path]) -> None:
+async def test_mcp_param_headers_are_learned_from_tools_list(ours_http: tuple[ServerProcess, Path]) -> None:
     """A tool whose arguments travel in Mcp-Param-* headers (x-mcp-header): without the tools
     listed, the server refuses with -32020 and the client lists them and retries once."""
     server, _ = ours_http

@@ -10,29 +10,27 @@ from typing import Any
 import pytest
 
 from mcp_elicit.client import Answer, Client, FormQuestion
+from tests.helpers import free_port
+from tests.server_process import PY, REPO, ServerProcess, running_server
 
-from .conftest import PY, REPO, HttpServer, free_port, start_http, stop
 from .support import Script
 
 TICKETS = str(REPO / "examples" / "tickets.py")
 
 
 @pytest.fixture(scope="module")
-def tickets_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+def tickets_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     port = free_port()
     argv = [PY, TICKETS, "--http", "--port", str(port)]
-    server = start_http(argv, port, tmp_path_factory.mktemp("tickets") / "server.log")
-    try:
+    with running_server(argv, log=tmp_path_factory.mktemp("tickets") / "server.log", port=port) as server:
         yield server
-    finally:
-        stop(server.process)
 
 
 @pytest.fixture(params=["stdio", "http"])
 def tickets(request: pytest.FixtureRequest) -> str | list[str]:
     if request.param == "stdio":
         return [PY, TICKETS]
-    server: HttpServer = request.getfixturevalue("tickets_http")
+    server: ServerProcess = request.getfixturevalue("tickets_http")
     return server.url
 
 

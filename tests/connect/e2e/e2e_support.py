@@ -2,7 +2,8 @@
 calls over HTTP, sign-in on the pages over HTTP (httpx + the real idp) and in Chromium, and an
 answerer for our MCP client that does the browser part of a URL question.
 
-Everything listens on 127.0.0.1 only. Each server process logs to a file (its stderr), which the
+Everything listens on 127.0.0.1 only. Each server process (started by
+:func:`tests.server_process.start_server`) logs to a file (its stdout and stderr), which the
 tests read for SECURITY lines and search for leaked tokens.
 """
 
@@ -13,19 +14,18 @@ import json
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
 from tests.oidc_provider import OidcProvider, login_over_http, sign_in
+from tests.server_process import PY, ServerProcess, start_server
 
 from mcp_elicit.client.questions import Answer, FormQuestion, UrlQuestion
 from mcp_elicit.connect.flows import FlowStore, PendingFlow
@@ -91,39 +91,32 @@ class Storage:
 class KitServer:
     """One running ``kit_server.py``."""
 
-    port: int
+    running: ServerProcess
     base_url: str  # the public URL (shared by instances behind one name)
-    process: subprocess.Popen[bytes]
-    log_path: Path
-    _log: IO[bytes]
+
+    @property
+    def port(self) -> int:
+        assert self.running.port is not None
+        return self.running.port
 
     @property
     def own_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.running.base
 
     @property
     def mcp_url(self) -> str:
-        return self.own_url + "/mcp"
+        return self.running.url
 
     def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        return self.running.log_text()
 
     def advance_clock(self) -> None:
         """Move this process's wall clock 601 s ahead (see kit_server.py)."""
-        self.process.send_signal(signal.SIGUSR1)
+        self.running.process.send_signal(signal.SIGUSR1)
         time.sleep(0.2)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self._log.close()
+        self.running.stop()
 
 
 @dataclass
@@ -201,21 +194,9 @@ class Deployment:
             "storage": self.storage.config(),
             "hold": hold,
         }
-        log_path = self.log_dir / f"kit-server-{port}.log"
-        log = log_path.open("wb")
-        process = subprocess.Popen(
-            [sys.executable, str(SCRIPT), json.dumps(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            cwd=Path(__file__).resolve().parents[3],
-        )
-        server = KitServer(port, self.base_url, process, log_path, log)
-        try:
-            wait_for_port(port, process, within=20)
-        except BaseException:
-            server.stop()
-            raise RuntimeError(f"kit server did not start:\n{server.log_text()}") from None
+        log = self.log_dir / f"kit-server-{port}.log"
+        running = start_server([PY, str(SCRIPT), json.dumps(config)], log=log, port=port)
+        server = KitServer(running, self.base_url)
         self.servers.append(server)
         return server
 

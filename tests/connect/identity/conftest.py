@@ -19,7 +19,7 @@ from identity_support import (
     jwks_app,
     rsa_key,
 )
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 
 @pytest.fixture(scope="session")
@@ -49,15 +49,15 @@ def ed() -> SigningKey:
 
 
 @pytest.fixture(scope="session")
-def _jwks_server() -> Iterator[tuple[ThreadedServer, JwksState]]:
+def _jwks_server() -> Iterator[tuple[InProcessServer, JwksState]]:
     state = JwksState()
-    with ThreadedServer(jwks_app(state)) as server:
+    with InProcessServer(jwks_app(state)) as server:
         yield server, state
 
 
 @pytest.fixture
 def jwks_state(
-    _jwks_server: tuple[ThreadedServer, JwksState], rsa: SigningKey, ec: SigningKey, ed: SigningKey
+    _jwks_server: tuple[InProcessServer, JwksState], rsa: SigningKey, ec: SigningKey, ed: SigningKey
 ) -> JwksState:
     """The JWKS server's state, reset for each test: the three keys, no requests counted."""
     _, state = _jwks_server
@@ -70,7 +70,7 @@ def jwks_state(
 
 
 @pytest.fixture
-def jwks_url(_jwks_server: tuple[ThreadedServer, JwksState], jwks_state: JwksState) -> str:
+def jwks_url(_jwks_server: tuple[InProcessServer, JwksState], jwks_state: JwksState) -> str:
     server, _ = _jwks_server
     return f"{server.base}/jwks.json"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from identity_support import ISSUER, SigningKey, claims, closed_port
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer, bound_socket
 
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.identity import (
@@ -83,8 +82,7 @@ class Deployment:
 
 
 def _serve(jwks_url: str) -> Iterator[Deployment]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock = bound_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     resource = f"{base}/mcp"
     metadata_url = resource_metadata_url(resource, development=True)
@@ -99,7 +97,7 @@ def _serve(jwks_url: str) -> Iterator[Deployment]:
     mcp = make_server().asgi(
         authenticate=authenticator(verifier, resource_metadata_url=metadata_url, development=True)
     )
-    with ThreadedServer(ProtectedResourceMetadataApp(metadata, app=mcp), sock=sock):
+    with InProcessServer(ProtectedResourceMetadataApp(metadata, app=mcp), sock=sock):
         yield Deployment(base, resource, metadata_url, metadata)
 
 

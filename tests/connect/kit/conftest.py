@@ -17,8 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kit_sites import Site, SiteFactory, Storage, build_server, sqlite_storage
-from kit_support import AuthServer, bound_socket
-from tests.helpers import ThreadedServer
+from kit_support import AuthServer
+from tests.helpers import InProcessServer, bound_socket
 
 from mcp_elicit.connect.identity import JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
@@ -27,7 +27,7 @@ from mcp_elicit.connect.kit import ConnectKit
 @pytest.fixture(scope="session")
 def auth() -> Iterator[AuthServer]:
     state = AuthServer()
-    with ThreadedServer(state.app()) as server:
+    with InProcessServer(state.app()) as server:
         state.base = server.base
         yield state
 
@@ -77,7 +77,7 @@ async def make_site(auth: AuthServer, tmp_path: Path, github_token_url: str) -> 
                 scopes=["repo"],
             )
             server = build_server(kit)
-            thread = ThreadedServer(server.asgi(), sock)
+            thread = InProcessServer(server.asgi(), sock)
             thread.on_close = kit.aclose  # closed in the server's own loop
             stack.enter_context(thread)
             flows, vault = chosen.test_flows(), chosen.test_vault()

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 from kit_support import AuthServer, McpCaller
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer
 
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.flows import FlowStore
@@ -103,7 +103,7 @@ class Site:
 
     server: Server
     kit: ConnectKit
-    thread: ThreadedServer
+    thread: InProcessServer
     flows: FlowStore  # the test's objects (the "pages" instance), not the server's
     vault: Vault
     auth: AuthServer

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -34,15 +33,6 @@ URL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 FORM_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
 CLIENT_INFO = {"name": "kit-tests", "title": "Kit\u202e Tests\x07 Client", "version": "1"}
 _ids = itertools.count(1)
-
-
-# ------------------------------------------------------------------------------ threads
-
-
-def bound_socket() -> socket.socket:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    return sock
 
 
 # ------------------------------------------------------------------------------ the IdP side

@@ -1,5 +1,6 @@
-"""The engine side of the kit, driven in-process (``Server.dispatch``): no principal, store
-outages, disconnect, programming errors."""
+"""The engine side of the kit, driven in-process (``Client.connect`` to the server's ``/mcp``, the
+user given as a validated token would name them): no principal, store outages, disconnect,
+programming errors."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from kit_sites import VAULT_KEY, build_server, offline_kit
-from kit_support import text_of
-from tests.helpers import Flow
+from tests.helpers import Script, signed_in
 
 from mcp_elicit import Context
+from mcp_elicit.client import Client, McpClientError, ToolResult
 from mcp_elicit.connect.kit import ConnectKit
 from mcp_elicit.connect.vault import Connection
 from mcp_elicit.server.app import Server
@@ -52,17 +53,31 @@ def server(kit: ConnectKit) -> Server:
     return build_server(kit)
 
 
+async def call(
+    server: Server, tool: str, arguments: dict[str, str] | None = None, *, user: str | None = ALICE
+) -> ToolResult:
+    """``tool`` called by ``user`` (None: nobody signed in), whose client answers nothing."""
+    async with Client.connect(signed_in(server, user), answerer=Script()) as client:
+        return await client.call_tool(tool, arguments)
+
+
+async def refused(server: Server, tool: str, arguments: dict[str, str] | None = None) -> McpClientError:
+    with pytest.raises(McpClientError) as info:
+        await call(server, tool, arguments)
+    return info.value
+
+
 async def test_no_principal_is_a_tool_error(server: Server) -> None:
     for tool, arguments in (("list_repos", {}), ("summarize", {"text": "x"})):
-        result = await Flow(server, tool, arguments, principal=None).send()
-        assert result["isError"] is True
-        assert "needs a signed-in user" in text_of({**result, "resultType": "complete"})
-        assert "configure identity" in text_of({**result, "resultType": "complete"})
+        result = await call(server, tool, arguments, user=None)
+        assert result.is_error is True
+        assert "needs a signed-in user" in result.text
+        assert "configure identity" in result.text
 
 
 async def test_flow_store_outage_is_a_retryable_server_error(server: Server, kit: ConnectKit) -> None:
     await kit.flows.close()
-    error = await Flow(server, "list_repos", principal=ALICE).error()
+    error = await refused(server, "list_repos")
     assert error.code == -32603
     assert error.data == {"reason": "connect_store_unavailable", "retryable": True}
     assert "retry" in error.message
@@ -70,7 +85,7 @@ async def test_flow_store_outage_is_a_retryable_server_error(server: Server, kit
 
 async def test_vault_outage_is_a_retryable_server_error(server: Server, kit: ConnectKit) -> None:
     await kit.vault.close()
-    error = await Flow(server, "summarize", {"text": "x"}, principal=ALICE).error()
+    error = await refused(server, "summarize", {"text": "x"})
     assert error.code == -32603
     assert error.data is not None
     assert error.data["retryable"] is True
@@ -95,9 +110,9 @@ async def test_an_invalid_secret_name_is_a_clear_error(kit: ConnectKit) -> None:
     async def bad(ctx: Context) -> str:
         return await ctx.secret("no spaces allowed", "A key")
 
-    result = await Flow(app, "bad", principal=ALICE).send()
-    assert result["isError"] is True
-    assert "not a valid secret name" in text_of({**result, "resultType": "complete"})
+    result = await call(app, "bad")
+    assert result.is_error is True
+    assert "not a valid secret name" in result.text
 
 
 @pytest.mark.parametrize(
@@ -115,6 +130,6 @@ async def test_invalid_scopes_are_a_clear_error(kit: ConnectKit, scopes: object,
         connection = await ctx.connection("github", scopes=scopes)  # type: ignore[arg-type]
         return connection.access_token
 
-    result = await Flow(app, "bad", principal=ALICE).send()
-    assert result["isError"] is True
-    assert f"ctx.connection('github'): scopes: {needle}" in text_of({**result, "resultType": "complete"})
+    result = await call(app, "bad")
+    assert result.is_error is True
+    assert f"ctx.connection('github'): scopes: {needle}" in result.text

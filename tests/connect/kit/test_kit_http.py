@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from kit_sites import VAULT_KEY, SiteFactory
-from kit_support import call_body, post_mcp, text_of
+from kit_support import call_body, post_mcp
 
 from mcp_elicit import Context, Server
 from mcp_elicit.connect.flows import SessionRevocations, sign_out_everywhere
@@ -57,7 +57,9 @@ async def test_page_routes_answer_503_without_login(make_site: SiteFactory, http
 
 
 async def test_tool_error_when_the_server_has_no_kit() -> None:
-    from tests.helpers import Flow
+    from tests.helpers import Script, signed_in
+
+    from mcp_elicit.client import Client
 
     app = Server("no-kit")
 
@@ -66,9 +68,10 @@ async def test_tool_error_when_the_server_has_no_kit() -> None:
         await ctx.connection("github")
         return "no"
 
-    result = await Flow(app, "needs", principal="https://issuer|alice").send()
-    assert result["isError"] is True
-    assert "Server(connect=ConnectKit" in text_of({**result, "resultType": "complete"})
+    async with Client.connect(signed_in(app, "https://issuer|alice"), answerer=Script()) as client:
+        result = await client.call_tool("needs")
+    assert result.is_error is True
+    assert "Server(connect=ConnectKit" in result.text
 
 
 def test_asgi_with_a_kit_is_the_whole_site(tmp_path: Path) -> None:

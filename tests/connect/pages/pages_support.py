@@ -3,9 +3,7 @@ loop), planted sessions, and small HTML/HTTP helpers."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import uvicorn
+from tests.helpers import InProcessServer, bound_socket
 from tests.oidc_provider import OidcProvider
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
@@ -187,39 +185,16 @@ async def running_pages(
     clock = FakeClock()
     flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
     vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
-    sock, port = reserve_port()
-    base = f"http://127.0.0.1:{port}"
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     app = build_app(base, idp, third_party, flows, vault, pages_keys, clock, **options)
     try:
-        async with serve_on(app, sock):
+        async with InProcessServer(app, sock):  # in this loop: the app shares the test's stores
             yield Harness(base, app, flows, vault, keys, idp, third_party, clock)
     finally:
         await vault.close()
         await flows.close()
         sock.close()
-
-
-def reserve_port() -> tuple[socket.socket, int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    return sock, int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def serve_on(app: Any, sock: socket.socket) -> AsyncIterator[None]:
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        for _ in range(500):
-            if server.started:
-                break
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-        yield
-    finally:
-        server.should_exit = True
-        await task
 
 
 def form_value(page: str, name: str) -> str:

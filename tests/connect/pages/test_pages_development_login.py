@@ -16,7 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jar_support import BrowserJar
-from pages_support import CI, SESSION_COOKIE, cookie_pair, form_value, reserve_port, serve_on, set_cookies
+from pages_support import CI, SESSION_COOKIE, cookie_pair, form_value, set_cookies
+from tests.helpers import InProcessServer, bound_socket
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
@@ -75,12 +76,12 @@ async def dev(tmp_path: Path) -> AsyncIterator[DevSite]:
     flows = SQLiteFlowStore(tmp_path / "flows.db")
     vault = Vault.sqlite(tmp_path / "vault.db", keys=keys)
     identity = DevelopmentIdentity(i_understand_this_is_not_secure=True)
-    sock, port = reserve_port()
-    base = f"http://127.0.0.1:{port}"
+    sock = bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     app = _pages(base, DevelopmentLogin(identity), flows=flows, vault=vault, keys=keys)
     jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # every test sends its own cookies
     async with (
-        serve_on(app, sock),
+        InProcessServer(app, sock),
         httpx.AsyncClient(base_url=base, cookies=jar, follow_redirects=False, timeout=15) as http,
     ):
         yield DevSite(base, flows, vault, keys, identity, http)

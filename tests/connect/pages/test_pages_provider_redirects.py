@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 from jar_support import BrowserJar
-from pages_support import FakeClock, Harness, build_app, reserve_port, serve_on
+from pages_support import FakeClock, Harness, build_app
+from tests.helpers import InProcessServer, bound_socket
 from tests.oidc_provider import OidcProvider, sign_in
 
 from mcp_elicit.connect.flows import SQLiteFlowStore
@@ -56,15 +57,14 @@ async def redirected(
     flows = SQLiteFlowStore(tmp_path / "flows.db", clock=clock)
     vault = Vault.sqlite(tmp_path / "vault.db", keys=keys, clock=clock)
     hop = RedirectingHost(third_party.endpoint("authorization"))
-    hop_sock, hop_port = reserve_port()
-    sock, port = reserve_port()
-    base = f"http://127.0.0.1:{port}"
-    hop_origin = f"http://localhost:{hop_port}"
+    hop_sock, sock = bound_socket(), bound_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    hop_origin = f"http://localhost:{hop_sock.getsockname()[1]}"
     app = build_app(
         base, idp, third_party, flows, vault, keys, clock, github_authorize_url=f"{hop_origin}/authorize"
     )
     try:
-        async with serve_on(hop, hop_sock), serve_on(app, sock):
+        async with InProcessServer(hop, hop_sock), InProcessServer(app, sock):
             yield Harness(base, app, flows, vault, keys, idp, third_party, clock), hop_origin
     finally:
         await vault.close()
