@@ -27,7 +27,8 @@ SERVER = Path(__file__).with_name("e2e_server.py")
 
 @dataclass
 class HttpServer:
-    """``e2e_server.py`` on HTTP, and the folder its tools leave markers in (its log is there too)."""
+    """A test server on HTTP (``e2e_server.py``, or an instance of ``routing_server.py``), and the
+    folder its tools leave markers in (its log is there too)."""
 
     running: ServerProcess
     markers: Path
