@@ -161,11 +161,6 @@ class RawCall:
         return info.value
 
 
-# The old name, for tests/docs/test_guide.py only (whose move to the client is the docs' work):
-# delete it with that last use.
-Flow = RawCall
-
-
 def _never(question: Any) -> Answer:
     raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
 
@@ -378,11 +373,6 @@ class InProcessServer:
         if self._task is not None:
             await self._task
         self.sock.close()
-
-
-# The old name, for tests/docs/test_connect_guides.py only (the docs' to change): delete it with
-# that last use.
-ThreadedServer = InProcessServer
 
 
 def file_modes(folder: Path) -> dict[str, int]:

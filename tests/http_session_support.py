@@ -3,8 +3,10 @@ event of a session as it travels (and that play the client badly on purpose)."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -66,7 +68,14 @@ class Session:
         return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
 
     def stream(self, message: dict[str, Any]) -> Any:
+        """POST ``message``, its reply read as it comes (``async with``)."""
         return self.http.stream("POST", self.url, json=message, headers=self.headers())
+
+    def listen(self, last_event_id: str | None = None) -> Any:
+        """The session's GET stream (``async with``); with ``last_event_id``, a stream picked up
+        again after that event."""
+        resume = {} if last_event_id is None else {"last-event-id": last_event_id}
+        return self.http.stream("GET", self.url, headers=self.headers(accept="text/event-stream", **resume))
 
 
 async def events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
@@ -84,23 +93,56 @@ async def events(response: httpx.Response) -> AsyncIterator[tuple[str | None, st
             data.append(line[5:].lstrip(" "))
 
 
-async def answer_questions(
-    session: Session, call: dict[str, Any], answer: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Stream ``call``, answering each ``elicitation/create`` with ``answer(params)`` (a result
-    object, POSTed back); every message of the stream, and the call's response."""
-    seen: list[dict[str, Any]] = []
-    final = None
+async def messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON-RPC messages of ``response``'s SSE events (events without data left out, such as
+    the priming one)."""
+    async for _, data in events(response):
+        if data:
+            yield json.loads(data)
+
+
+@asynccontextmanager
+async def until_first_question(
+    session: Session, call: dict[str, Any]
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """POST ``call`` and read its stream up to its first ``elicitation/create``: (that event's id,
+    the question), the stream still open in the block; the client drops it when the block ends."""
     async with session.stream(call) as response:
         assert response.status_code == 200, await response.aread()
-        async for _, data in events(response):
-            if not data:
-                continue
-            message = json.loads(data)
+        async for event_id, data in events(response):
+            message = json.loads(data) if data else {}
+            if message.get("method") == "elicitation/create":
+                assert event_id is not None, message  # a question can be resumed after
+                yield event_id, message
+                return
+    raise AssertionError(f"the stream of {call} ended without a question")
+
+
+async def answer_questions(
+    session: Session,
+    call: dict[str, Any],
+    answer: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    answering: Sequence[Session] = (),
+    resume_from: str | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Stream ``call``, answering each ``elicitation/create`` with ``answer(params)`` (a result
+    object, POSTed back to ``session``, or to each of ``answering`` in turn: the same session
+    reached another way); every message of the stream, and the call's response. With
+    ``resume_from``, the call is not sent again: its stream is picked up after that event id."""
+    repliers = itertools.cycle(answering or [session])
+    seen: list[dict[str, Any]] = []
+    final = None
+    opened = session.stream(call) if resume_from is None else session.listen(resume_from)
+    async with opened as response:
+        assert response.status_code == 200, await response.aread()
+        async for message in messages(response):
             seen.append(message)
             if message.get("method") == "elicitation/create":
                 result = answer(message["params"])
-                await session.post({"jsonrpc": "2.0", "id": message["id"], "result": result}, expect=202)
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                posted = await next(repliers).post(reply, expect=202)
+                assert posted.content == b""  # the 202 has no body
             elif message.get("id") == call["id"] and "method" not in message:
                 final = message
     return seen, final

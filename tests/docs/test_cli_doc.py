@@ -5,17 +5,17 @@ real calls over stdio and over HTTP."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
 from tests.docs.doc_shell import reader_env, run_console
 from tests.docs.markdown_blocks import blocks, console_commands, doc, matches, run_python_blocks, write_files
-from tests.helpers import free_port, wait_for_port
+from tests.helpers import free_port
+from tests.server_process import ServerProcess, running_server
 
 CLI = doc("cli.md")
 CALL = """mcp-elicit call {target} book_trip --args '{{"city": "Oslo"}}'"""
@@ -27,27 +27,30 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@contextmanager
-def serving(folder: Path, module: str, **env: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """``module``'s app served by ``run_http`` on a free port of 127.0.0.1; stopped after."""
+def serving(folder: Path, module: str, **env: str) -> AbstractContextManager[ServerProcess]:
+    """``module``'s app served by ``run_http`` on a free port of 127.0.0.1, in the reader's
+    environment; stopped after."""
     port = free_port()
     code = f"import {module}; {module}.app.run_http(port={port})"
-    process = subprocess.Popen(
+    return running_server(
         [sys.executable, "-c", code],
-        cwd=folder,
+        log=folder / f"{module}.log",
+        port=port,
         env=reader_env(**env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        cwd=folder,
     )
-    try:
-        wait_for_port(port, process)
-        yield port, process
-    finally:
-        process.terminate()
-        process.wait(10)
-        if process.stderr is not None:
-            process.stderr.close()
+
+
+def printed_up_to(server: ServerProcess, last: str, within: float = 10.0) -> str:
+    """What ``server`` has printed, up to the end of the first line holding ``last``."""
+    deadline = time.monotonic() + within
+    while True:
+        printed = server.log_text()
+        if last in printed and "\n" in printed[printed.index(last) :]:
+            return printed[: printed.index("\n", printed.index(last)) + 1]
+        assert server.process.poll() is None, f"the server exited before printing {last!r}:\n{printed}"
+        assert time.monotonic() < deadline, f"the server never printed {last!r}:\n{printed}"
+        time.sleep(0.05)
 
 
 def test_the_doc_runs_what_it_shows() -> None:
@@ -86,14 +89,9 @@ def test_the_console_sessions(folder: Path, session: int, status: int) -> None:
 
 def test_run_http_says_where_it_serves(folder: Path) -> None:
     banner = blocks(CLI, "text")[1].code
-    printed = ""
-    with serving(folder, "trips") as (port, process):
-        assert process.stderr is not None
-        while "tools:" not in printed:  # the banner's last line (after the ephemeral key warning)
-            line = process.stderr.readline().decode()
-            assert line, printed
-            printed += line
-    assert matches(banner.replace("8000", str(port)), printed), printed
+    with serving(folder, "trips") as server:
+        printed = printed_up_to(server, "tools:")  # the banner's last line (after the ephemeral key warning)
+    assert matches(banner.replace("8000", str(server.port)), printed), printed
 
 
 def test_debug_puts_the_exception_in_the_error(folder: Path) -> None:
@@ -101,7 +99,7 @@ def test_debug_puts_the_exception_in_the_error(folder: Path) -> None:
     code, printed = run_console(CALL.format(target='"python trip.py"'), folder, MCP_ELICIT_DEBUG="1")
     assert code == 1
     assert matches(shown, printed), printed
-    with serving(folder, "trip", MCP_ELICIT_DEBUG="1") as (port, _):
-        code, printed = run_console(CALL.format(target=f"http://127.0.0.1:{port}/mcp"), folder)
+    with serving(folder, "trip", MCP_ELICIT_DEBUG="1") as server:
+        code, printed = run_console(CALL.format(target=server.url), folder)
     assert code == 1
     assert matches(shown, printed), printed

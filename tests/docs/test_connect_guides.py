@@ -22,7 +22,7 @@ from mcp_elicit.client import Answer, Client
 from mcp_elicit.client.questions import FormQuestion, UrlQuestion
 from mcp_elicit.demo.ci_provider import DemoCIProvider, DemoClient
 from tests.docs.markdown_blocks import run_python_blocks
-from tests.helpers import ThreadedServer
+from tests.helpers import InProcessServer, bound_socket
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BEARER = {"Authorization": "Bearer example-token"}
@@ -35,8 +35,8 @@ def load(guide: str, monkeypatch: pytest.MonkeyPatch, **env: str) -> types.Modul
 
 
 def _socket() -> tuple[socket.socket, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    """A socket for a server on 127.0.0.1, and the base URL it will serve at."""
+    sock = bound_socket()
     return sock, f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
@@ -75,7 +75,7 @@ def ci_provider() -> Iterator[tuple[DemoCIProvider, socket.socket, str]]:
     server's address is known."""
     sock, base = _socket()
     provider = DemoCIProvider(base)
-    with ThreadedServer(provider, sock=sock):
+    with InProcessServer(provider, sock=sock):
         yield provider, sock, base
 
 
@@ -93,7 +93,7 @@ async def test_connect_account_guide_runs_in_a_real_browser(
 
     context = await browser.new_context()
     answerer = BrowserAnswerer(context, consent)
-    with ThreadedServer(guide.app.asgi(), sock=sock):
+    with InProcessServer(guide.app.asgi(), sock=sock):
         async with Client.connect(f"{base}/mcp", headers=BEARER, answerer=answerer) as client:
             first = await client.call_tool("latest_build")
             assert not first.is_error, first.text
@@ -128,7 +128,7 @@ async def test_api_key_guide_runs_in_a_real_browser(monkeypatch: pytest.MonkeyPa
 
     context = await browser.new_context()
     answerer = BrowserAnswerer(context, save)
-    with ThreadedServer(guide.app.asgi(), sock=sock):
+    with InProcessServer(guide.app.asgi(), sock=sock):
         async with Client.connect(f"{base}/mcp", headers=BEARER, answerer=answerer) as client:
             first = await client.call_tool("summarize", {"text": "a b c"})
             assert first.text == f"Summary of 3 words, made with a key of {len(typed)} characters."

@@ -11,7 +11,7 @@ import pytest
 from mcp_elicit.client import Client, ScriptedAnswerer
 from mcp_elicit.state import KeyRing
 from tests.docs.markdown_blocks import blocks, doc, run_python_blocks
-from tests.helpers import Flow, accept, find_pg_dsn, only_key, text
+from tests.helpers import RawCall, accept, find_pg_dsn, only_key, text
 
 
 @pytest.fixture
@@ -29,7 +29,9 @@ async def test_the_server_answers_through_the_client(guide: types.ModuleType) ->
 
 
 async def test_a_retry_sent_twice_is_answered_once(guide: types.ModuleType) -> None:
-    flow = Flow(guide.app, "close_ticket", {"ticket_id": "T-2"})
+    # Hand-written rounds (RawCall): our client never sends a round twice, nor the same
+    # requestState with another answer, and these are what the single-use store is for.
+    flow = RawCall(guide.app, "close_ticket", {"ticket_id": "T-2"})
     key = only_key(await flow.send())
     state = flow.state
     first = text(await flow.send({key: accept()}, state=state))

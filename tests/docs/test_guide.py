@@ -10,11 +10,11 @@ import json
 import types
 from pathlib import Path
 
-from mcp_elicit.client import Client, ScriptedAnswerer
+from mcp_elicit.client import Answer, Client, ScriptedAnswerer
 from mcp_elicit.schema import form_spec
 from tests.docs.doc_shell import run_console
 from tests.docs.markdown_blocks import blocks, console_commands, doc, matches, run_python_blocks, write_files
-from tests.helpers import Flow, accept, only_key, request, text
+from tests.helpers import RawCall, Script
 
 GUIDE = doc("server-guide.md")
 
@@ -67,43 +67,53 @@ def test_mcp_elicit_check_prints_what_the_guide_shows(tmp_path: Path) -> None:
 
 async def test_guide_tools_behave_as_described() -> None:
     guide = await asyncio.to_thread(load_guide)
-    pair = Flow(guide.app, "pair_programming")
-    first = await pair.send()
+    # Each question answered with the three letters after "Who " ("dri", "nav").
+    pair = Script(form=lambda question: Answer("accept", {"name": question.message[4:7]}))
+    async with Client.connect(guide.app, answerer=pair) as client:
+        assert (await client.call_tool("pair_programming")).text == "dri drives, nav navigates."
+    assert sorted(question.message for question in pair.asked) == ["Who drives?", "Who navigates?"]
+    # Both in the first round (asked at once): the InputRequiredResult itself, which only a
+    # hand-written request shows.
+    first = await RawCall(guide.app, "pair_programming").send()
     assert sorted(r["params"]["message"] for r in first["inputRequests"].values()) == [
         "Who drives?",
         "Who navigates?",
     ]
-    names = {k: accept({"name": r["params"]["message"][4:7]}) for k, r in first["inputRequests"].items()}
-    assert text(await pair.send(names)) == "dri drives, nav navigates."
 
-    reserve = Flow(guide.app, "reserve", {"room": "Ada"})
-    asked = await reserve.send()
-    (question,) = asked["inputRequests"].values()
-    assert question["params"]["message"].startswith("Reserve Ada (asked at ")
-    assert text(await reserve.send({only_key(asked): accept()})) == "reserved"
+    reserve = Script(form=lambda question: Answer("accept", {}))
+    async with Client.connect(guide.app, answerer=reserve) as client:
+        assert (await client.call_tool("reserve", {"room": "Ada"})).text == "reserved"
+    (question,) = reserve.asked
+    assert question.message.startswith("Reserve Ada (asked at ")
 
-    filed = Flow(guide.app, "file_ticket", {"title": "t"})
-    key = only_key(await filed.send())
-    assert text(await filed.send({key: accept({})})) == "TCK-1 filed; notify=True"
+    filed = Script(form=lambda question: Answer("accept", {}))
+    async with Client.connect(guide.app, answerer=filed) as client:
+        assert (await client.call_tool("file_ticket", {"title": "t"})).text == "TCK-1 filed; notify=True"
+    assert len(filed.asked) == 1
     assert len(guide.created) == 1
 
-    gated = await Flow(guide.app, "connect_calendar", capabilities={"elicitation": {}}).send()
-    assert text(gated).startswith("Open https://calendar.example.com/connect yourself")
+    # A client that answers forms only: the tool says what to open instead of asking by URL.
+    forms_only = Script(mode_names=("form",))
+    async with Client.connect(guide.app, answerer=forms_only) as client:
+        gated = await client.call_tool("connect_calendar")
+        assert gated.text.startswith("Open https://calendar.example.com/connect yourself")
+        assert forms_only.asked == []
 
-    standup = Flow(guide.app, "standup", {"team": "core", "days": "3"}, method="prompts/get")
-    key = only_key(await standup.send())
-    done = await standup.send({key: accept({"name": "the release"})})
-    assert done["messages"][0]["content"]["text"] == (
-        "Summarise the last 3 days of core; also mention the release."
-    )
-    listed = await guide.app.dispatch(request("prompts/list"))
-    assert listed["prompts"][0]["arguments"][0] == {
-        "name": "team",
-        "required": True,
-        "description": "Team to report on",
-    }
-    read = await guide.app.dispatch(request("resources/read", {"uri": "tickets://7"}))
-    assert read["contents"][0]["text"] == "Ticket 1007"
+    standup = Script(form=lambda question: Answer("accept", {"name": "the release"}))
+    async with Client.connect(guide.app, answerer=standup) as client:
+        done = await client.get_prompt("standup", {"team": "core", "days": "3"})
+        assert done.messages[0]["content"]["text"] == (
+            "Summarise the last 3 days of core; also mention the release."
+        )
+        assert len(standup.asked) == 1
+        listed = await client.list_prompts()
+        assert listed[0]["arguments"][0] == {
+            "name": "team",
+            "required": True,
+            "description": "Team to report on",
+        }
+        read = await client.read_resource("tickets://7")
+        assert read.contents[0]["text"] == "Ticket 1007"
 
 
 def test_the_guide_shows_every_kind_of_field() -> None:

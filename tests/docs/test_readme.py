@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.docs.doc_shell import Terminal, run_shell
+from tests.docs.doc_shell import in_terminal, run_shell
 from tests.docs.markdown_blocks import blocks, doc, write_files
 
 README = doc("README.md")
@@ -40,7 +40,7 @@ def test_the_call_in_a_terminal(tmp_path: Path) -> None:
     write_files(README, tmp_path)
     call = blocks(README, "bash")[0].code.strip()
     printed = blocks(README, "text")[0].code.strip()
-    terminal = Terminal(call, tmp_path)
+    terminal = in_terminal(call, tmp_path)
     try:
         terminal.expect("Fill in the form")
         terminal.type("\r")

@@ -11,10 +11,12 @@ module's tests start, whichever way they start it; the HTTP servers start throug
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.helpers import free_port
@@ -25,7 +27,8 @@ SERVER = Path(__file__).with_name("e2e_server.py")
 
 @dataclass
 class HttpServer:
-    """``e2e_server.py`` on HTTP, and the folder its tools leave markers in (its log is there too)."""
+    """A test server on HTTP (``e2e_server.py``, or an instance of ``routing_server.py``), and the
+    folder its tools leave markers in (its log is there too)."""
 
     running: ServerProcess
     markers: Path
@@ -67,6 +70,16 @@ def stop(server: HttpServer) -> None:
     server.running.stop()
 
 
+@contextmanager
+def running_http_server(markers: Path, *extra: str) -> Iterator[HttpServer]:
+    """:func:`start_http_server`, stopped when the block ends."""
+    server = start_http_server(markers, *extra)
+    try:
+        yield server
+    finally:
+        stop(server)
+
+
 @pytest.fixture(scope="module", params=["uvloop", "asyncio"], autouse=True)
 def server_loop(request: pytest.FixtureRequest) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
@@ -77,18 +90,19 @@ def server_loop(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def http_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    server = start_http_server(tmp_path_factory.mktemp("markers"))
-    try:
+    with running_http_server(tmp_path_factory.mktemp("markers")) as server:
         yield server
-    finally:
-        stop(server)
 
 
 @pytest.fixture(scope="module")
 def h11_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The same server on uvicorn's h11 protocol (what runs when httptools is not installed)."""
-    server = start_http_server(tmp_path_factory.mktemp("markers"), "--h11")
-    try:
+    with running_http_server(tmp_path_factory.mktemp("markers"), "--h11") as server:
         yield server
-    finally:
-        stop(server)
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the test's raw requests."""
+    async with httpx.AsyncClient(timeout=20) as client:
+        yield client

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import HttpServer, start_http_server, stop
-from tests.http_session_support import ACCEPT, LEGACY, Session, answer_questions, events, initialize
+from tests.e2e.conftest import HttpServer, running_http_server
+from tests.http_session_support import ACCEPT, LEGACY, Session, answer_questions, events, initialize, messages
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}\.[A-Za-z0-9_-]{32}")
 
@@ -26,25 +26,9 @@ SESSION_ID = re.compile(r"[0-9a-f]{8}\.[A-Za-z0-9_-]{32}")
 @pytest.fixture(scope="module")
 def bounded_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The e2e server with small session bounds and a short wait for answers."""
-    server = start_http_server(
-        tmp_path_factory.mktemp("markers"),
-        "--max-sessions",
-        "4",
-        "--sessions-per-user",
-        "2",
-        "--leg-timeout",
-        "1.5",
-    )
-    try:
+    bounds = ("--max-sessions", "4", "--sessions-per-user", "2", "--leg-timeout", "1.5")
+    with running_http_server(tmp_path_factory.mktemp("markers"), *bounds) as server:
         yield server
-    finally:
-        stop(server)
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=15) as client:
-        yield client
 
 
 async def test_initialize_opens_a_session_with_a_secure_id(
@@ -165,9 +149,8 @@ async def test_responses_that_answer_no_question_are_refused(
     # A question of one session, answered twice, and in the other session.
     call = alice.request("tools/call", {"name": "grüßen", "arguments": {}})
     async with alice.stream(call) as response:
-        async for _, data in events(response):
-            message = json.loads(data) if data else None
-            if message is not None and message.get("method") == "elicitation/create":
+        async for message in messages(response):
+            if message.get("method") == "elicitation/create":
                 answer = {
                     "jsonrpc": "2.0",
                     "id": message["id"],
@@ -193,14 +176,7 @@ async def test_a_malformed_answer_ends_the_call_with_invalid_params(
     session = Session(http, http_server.url)
     await session.open()
     call = session.request("tools/call", {"name": "grüßen", "arguments": {}})
-    final = None
-    async with session.stream(call) as response:
-        async for _, data in events(response):
-            message = json.loads(data) if data else None
-            if message is not None and message.get("method") == "elicitation/create":
-                await session.post({"jsonrpc": "2.0", "id": message["id"], "result": result}, expect=202)
-            elif message is not None and message.get("id") == call["id"] and "method" not in message:
-                final = message
+    _, final = await answer_questions(session, call, lambda params: result)
     assert final is not None
     assert final["error"]["code"] == -32602
     assert needle in final["error"]["message"]
@@ -212,11 +188,8 @@ async def test_a_client_that_never_answers_gets_a_clear_error(
     session = Session(http, bounded_server.url, user="patient")
     await session.open()
     call = session.request("tools/call", {"name": "grüßen", "arguments": {}})
-    seen: list[dict[str, Any]] = []
     async with session.stream(call) as response:
-        async for _, data in events(response):
-            if data:
-                seen.append(json.loads(data))
+        seen = [message async for message in messages(response)]
     (question,) = [m for m in seen if m.get("method") == "elicitation/create"]
     (withdrawn,) = [m for m in seen if m.get("method") == "notifications/cancelled"]
     assert withdrawn["params"]["requestId"] == question["id"]
@@ -321,11 +294,8 @@ async def test_a_2025_06_18_client_is_never_sent_a_url(
     await session.open(initialize("2025-06-18", {"elicitation": {"form": {}, "url": {}}}))
     assert session.version == "2025-06-18"
     call = session.request("tools/call", {"name": "visit", "arguments": {}})
-    seen = []
     async with session.stream(call) as response:
-        async for _, data in events(response):
-            if data:
-                seen.append(json.loads(data))
+        seen = [message async for message in messages(response)]
     assert not [m for m in seen if m.get("method") == "elicitation/create"]
     (final,) = [m for m in seen if m.get("id") == call["id"] and "method" not in m]
     assert final["error"]["code"] == -32021
@@ -337,8 +307,8 @@ async def test_a_get_stream_per_session_and_its_bounds(
 ) -> None:
     session = Session(http, http_server.url)
     await session.open()
-    get_headers = {**session.headers(), "accept": "text/event-stream"}
-    async with http.stream("GET", http_server.url, headers=get_headers) as stream:
+    get_headers = session.headers(accept="text/event-stream")
+    async with session.listen() as stream:
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         second = await http.get(http_server.url, headers=get_headers)

@@ -18,44 +18,30 @@ gets, end to end (a real server process, raw HTTP, a 2025-11-25 client played by
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import HttpServer, start_http_server, stop
-from tests.http_session_support import Session, answer_questions, events, initialize
+from tests.e2e.conftest import HttpServer, running_http_server
+from tests.http_session_support import Session, answer_questions, initialize, messages, until_first_question
 
 
 @pytest.fixture(scope="module")
 def tight_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The e2e server with tight bounds: idle sessions end after 1 s, one call at a time per
     session, three rounds of questions per call."""
-    server = start_http_server(
-        tmp_path_factory.mktemp("markers"), "--idle-timeout", "1", "--max-calls", "1", "--max-rounds", "3"
-    )
-    try:
+    bounds = ("--idle-timeout", "1", "--max-calls", "1", "--max-rounds", "3")
+    with running_http_server(tmp_path_factory.mktemp("markers"), *bounds) as server:
         yield server
-    finally:
-        stop(server)
 
 
 @pytest.fixture(scope="module")
 def impatient_server(server_loop: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The e2e server that keeps a dropped stream's call 1 s for the client to pick it up again."""
-    server = start_http_server(tmp_path_factory.mktemp("markers"), "--resume-grace", "1")
-    try:
+    with running_http_server(tmp_path_factory.mktemp("markers"), "--resume-grace", "1") as server:
         yield server
-    finally:
-        stop(server)
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=15) as client:
-        yield client
 
 
 def name(params: dict[str, Any]) -> dict[str, Any]:
@@ -84,9 +70,8 @@ async def test_calls_running_at_once_in_a_session_are_bounded(
     await session.open()
     first = session.request("tools/call", {"name": "grüßen", "arguments": {}})
     async with session.stream(first) as response:
-        async for _, data in events(response):
-            message = json.loads(data) if data else None
-            if message is None or message.get("method") != "elicitation/create":
+        async for message in messages(response):
+            if message.get("method") != "elicitation/create":
                 continue
             second = session.request("tools/call", {"name": "grüßen", "arguments": {}})
             refused = await session.post(second, expect=429)
@@ -129,10 +114,7 @@ async def test_an_answer_with_another_users_token_is_refused_and_the_question_wa
     call = alice.request("tools/call", {"name": "grüßen", "arguments": {}})
     final = None
     async with alice.stream(call) as response:
-        async for _, data in events(response):
-            message = json.loads(data) if data else None
-            if message is None:
-                continue
+        async for message in messages(response):
             if message.get("method") == "elicitation/create":
                 answer = {"jsonrpc": "2.0", "id": message["id"], "result": name({})}
                 as_bob = await http.post(
@@ -197,14 +179,13 @@ async def test_the_completion_notice_reaches_only_the_session_that_asked(
     asking, other = Session(http, http_server.url, user="carol"), Session(http, http_server.url, user="carol")
     await asking.open(with_url)
     await other.open(with_url)
-    heard: list[str] = []
+    heard: list[dict[str, Any]] = []
 
     async def listen() -> None:
-        get_headers = {**other.headers(), "accept": "text/event-stream"}
-        async with http.stream("GET", http_server.url, headers=get_headers) as stream:
+        async with other.listen() as stream:
             assert stream.status_code == 200
-            async for _, data in events(stream):
-                heard.append(data)
+            async for message in messages(stream):
+                heard.append(message)
 
     listening = asyncio.ensure_future(listen())
     try:
@@ -220,7 +201,7 @@ async def test_the_completion_notice_reaches_only_the_session_that_asked(
     assert [m["params"] for m in completed] == [{"elicitationId": question["params"]["elicitationId"]}]
     assert final is not None
     assert final["result"]["content"][0]["text"] == "visit: accept"
-    assert [data for data in heard if data] == []  # the other session's stream heard nothing
+    assert heard == []  # the other session's stream heard nothing
 
 
 async def test_a_stream_not_picked_up_again_cancels_its_call_and_withdraws_the_question(
@@ -229,27 +210,14 @@ async def test_a_stream_not_picked_up_again_cancels_its_call_and_withdraws_the_q
     session = Session(http, impatient_server.url, user="gone")
     await session.open()
     call = session.request("tools/call", {"name": "grüßen", "arguments": {}})
-    last_id = None
-    question = None
-    async with session.stream(call) as response:
-        async for event_id, data in events(response):
-            last_id = event_id
-            message = json.loads(data) if data else None
-            if message is not None and message.get("method") == "elicitation/create":
-                question = message
-                break  # the client drops the connection here and does not come back in time
-    assert question is not None
-    assert last_id is not None
+    async with until_first_question(session, call) as (last_id, question):
+        pass  # the client drops the connection here and does not come back in time
     await asyncio.sleep(1.4)  # past resume_grace (1 s): the call was cancelled
     late = {"jsonrpc": "2.0", "id": question["id"], "result": name({})}
     await session.post(late, expect=400)  # withdrawn: nothing waits for it any more
-    resumed: list[dict[str, Any]] = []
-    get_headers = {**session.headers(), "accept": "text/event-stream", "last-event-id": last_id}
-    async with http.stream("GET", impatient_server.url, headers=get_headers) as stream:
+    async with session.listen(last_id) as stream:
         assert stream.status_code == 200  # the ended stream is kept a while to be read to its end
-        async for _, data in events(stream):
-            if data:
-                resumed.append(json.loads(data))
+        resumed = [message async for message in messages(stream)]
     withdrawn = [m for m in resumed if m.get("method") == "notifications/cancelled"]
     assert [m["params"]["requestId"] for m in withdrawn] == [question["id"]]
     assert not [m for m in resumed if m.get("id") == call["id"]]  # a cancelled call gets no response

@@ -15,10 +15,9 @@ import asyncio
 import itertools
 import json
 import secrets
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,18 @@ import pytest
 
 from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ScriptedAnswerer
-from tests.helpers import ThreadedServer, find_pg_dsn, free_port, wait_for_port, wait_for_text
-from tests.http_session_support import ACCEPT, LEGACY, Session, events
+from tests.e2e.conftest import HttpServer
+from tests.helpers import InProcessServer, find_pg_dsn, free_port, wait_for_text
+from tests.http_session_support import (
+    ACCEPT,
+    LEGACY,
+    Session,
+    answer_questions,
+    events,
+    messages,
+    until_first_question,
+)
+from tests.server_process import PY, running_server
 
 SERVER = Path(__file__).with_name("routing_server.py")
 OWNER_TIMEOUT = 1.5  # what routing_server.py is given (seconds)
@@ -38,51 +47,47 @@ SLACK = 3.0  # a loaded machine (2 shared cores) answers later than the bound sa
 
 
 @dataclass
-class Instance:
+class Instance(HttpServer):
+    """An instance of the deployment, and the name it gives the sessions it holds."""
+
     name: str
-    url: str
-    markers: Path
-    process: subprocess.Popen[bytes]
 
 
-def start_instance(dsn: str, channel: str, markers: Path, *extra: str) -> Instance:
+@contextmanager
+def running_instance(dsn: str, channel: str, markers: Path, *extra: str) -> Iterator[Instance]:
+    """An instance of ``routing_server.py`` (its output in ``markers/server.log``), stopped when
+    the block ends."""
     name = "i" + secrets.token_hex(4)
     port = free_port()
     markers.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(SERVER),
-            "--port",
-            str(port),
-            "--dsn",
-            dsn,
-            "--instance",
-            name,
-            "--channel",
-            channel,
-            "--marker-dir",
-            str(markers),
-            "--owner-timeout",
-            str(OWNER_TIMEOUT),
-            "--keepalive",
-            str(KEEPALIVE),
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    wait_for_port(port, process)
-    return Instance(name, f"http://127.0.0.1:{port}/mcp", markers, process)
+    argv = [
+        PY,
+        str(SERVER),
+        "--port",
+        str(port),
+        "--dsn",
+        dsn,
+        "--instance",
+        name,
+        "--channel",
+        channel,
+        "--marker-dir",
+        str(markers),
+        "--owner-timeout",
+        str(OWNER_TIMEOUT),
+        "--keepalive",
+        str(KEEPALIVE),
+        *extra,
+    ]
+    with running_server(argv, log=markers / "server.log", port=port) as running:
+        yield Instance(running, markers, name)
 
 
-def stop(instance: Instance) -> None:
-    instance.process.terminate()
-    try:
-        instance.process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        instance.process.kill()
-        instance.process.wait()
+@contextmanager
+def running_pair(dsn: str, channel: str, root: Path) -> Iterator[tuple[Instance, Instance]]:
+    """Instances A and B of one deployment (A holds the sessions the tests open)."""
+    with running_instance(dsn, channel, root / "a") as a, running_instance(dsn, channel, root / "b") as b:
+        yield a, b
 
 
 @pytest.fixture(scope="module")
@@ -99,25 +104,8 @@ def channel(server_loop: str) -> str:
 def pair(
     dsn: str, channel: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Instance, Instance]]:
-    """Instances A and B of one deployment (A holds the sessions the tests open)."""
-    root = tmp_path_factory.mktemp("routing")
-    a = start_instance(dsn, channel, root / "a")
-    try:
-        b = start_instance(dsn, channel, root / "b")
-    except BaseException:
-        stop(a)
-        raise
-    try:
-        yield a, b
-    finally:
-        stop(a)
-        stop(b)
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=20) as client:
-        yield client
+    with running_pair(dsn, channel, tmp_path_factory.mktemp("routing")) as both:
+        yield both
 
 
 async def open_on(http: httpx.AsyncClient, owner: Instance, user: str = "alice") -> Session:
@@ -137,11 +125,40 @@ def at(session: Session, instance: Instance) -> Session:
     return other
 
 
+async def open_across(
+    http: httpx.AsyncClient, owner: Instance, other: Instance, user: str = "alice"
+) -> tuple[Session, Session]:
+    """A session opened on ``owner``, and the same session with its requests sent to ``other``."""
+    session = await open_on(http, owner, user)
+    return session, at(session, other)
+
+
 def answer(question: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}}
 
 
 NAMES = {"First name?": "Grace", "Last name?": "Hopper"}
+
+
+def by_name(params: dict[str, Any]) -> dict[str, Any]:
+    """The answer to the ``greet`` tool's question in ``params``: Grace, then Hopper."""
+    return {"action": "accept", "content": {"name": NAMES[params["message"]]}}
+
+
+def cancel(request: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request["id"]}}
+
+
+async def until_get_stream_opens(session: Session, deadline: float, failure: str) -> None:
+    """Ask for the session's GET stream until it is granted (409 while another one is held), and
+    fail with ``failure`` if that takes past ``deadline`` (``time.monotonic()``)."""
+    while True:
+        async with session.listen() as again:
+            if again.status_code == 200:
+                return
+        assert again.status_code == 409
+        assert time.monotonic() < deadline, failure
+        await asyncio.sleep(0.05)
 
 
 # -- response POSTs, calls, cancels, DELETE on the other instance ---------------------------------
@@ -151,22 +168,10 @@ async def test_every_answer_posted_to_the_other_instance_completes_the_call_on_t
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     call = session.request("tools/call", {"name": "greet", "arguments": {}})
-    seen: list[dict[str, Any]] = []
-    async with session.stream(call) as response:
-        assert response.status_code == 200
-        async for _, data in events(response):
-            if not data:
-                continue
-            message = json.loads(data)
-            seen.append(message)
-            if message.get("method") == "elicitation/create":
-                posted = await on_b.post(
-                    answer(message, {"name": NAMES[message["params"]["message"]]}), expect=202
-                )
-                assert posted.content == b""  # the owner's own 202, relayed
+    # Each answer's 202, with no body, is the owner's own, relayed.
+    seen, _ = await answer_questions(session, call, by_name, answering=[on_b])
     questions = [m["params"]["message"] for m in seen if m.get("method") == "elicitation/create"]
     assert questions == ["First name?", "Last name?"]  # two questions in sequence
     (final,) = [m for m in seen if m.get("id") == call["id"] and "method" not in m]
@@ -177,8 +182,7 @@ async def test_calls_sent_to_the_other_instance_run_on_the_owner_and_stream_back
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     listed = (await on_b.post(on_b.request("tools/list"))).json()["result"]
     assert "greet" in {tool["name"] for tool in listed["tools"]}
     # A call POSTed to B: its SSE stream comes over B's connection, and it runs on A.
@@ -193,17 +197,7 @@ async def test_calls_sent_to_the_other_instance_run_on_the_owner_and_stream_back
     assert json.loads(got[-1][1])["result"]["content"][0]["text"] == a.name
     # Questions on B's connection, answers to A and to B in turn.
     call = on_b.request("tools/call", {"name": "greet", "arguments": {}})
-    targets = itertools.cycle([session, on_b])
-    final = None
-    async with on_b.stream(call) as response:
-        async for _, data in events(response):
-            message = json.loads(data) if data else {}
-            if message.get("method") == "elicitation/create":
-                await next(targets).post(
-                    answer(message, {"name": NAMES[message["params"]["message"]]}), expect=202
-                )
-            elif message.get("id") == call["id"] and "method" not in message:
-                final = message
+    _, final = await answer_questions(on_b, call, by_name, answering=[session, on_b])
     assert final is not None
     assert final["result"]["content"][0]["text"] == "Hello, Grace Hopper!"
     # A call that does not accept SSE is answered with JSON, relayed whole.
@@ -220,24 +214,15 @@ async def test_a_cancel_sent_to_the_other_instance_cancels_the_call_on_the_owner
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     # A call waiting for its question's answer: the cancel withdraws the question.
     call = session.request("tools/call", {"name": "greet", "arguments": {}})
     seen: list[dict[str, Any]] = []
     async with session.stream(call) as response:
-        async for _, data in events(response):
-            if not data:
-                continue
-            message = json.loads(data)
+        async for message in messages(response):
             seen.append(message)
             if message.get("method") == "elicitation/create":
-                cancel = {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {"requestId": call["id"]},
-                }
-                await on_b.post(cancel, expect=202)
+                await on_b.post(cancel(call), expect=202)
     (question,) = [m for m in seen if m.get("method") == "elicitation/create"]
     (withdrawn,) = [m for m in seen if m.get("method") == "notifications/cancelled"]
     assert withdrawn["params"]["requestId"] == question["id"]
@@ -251,8 +236,7 @@ async def test_a_cancel_sent_to_the_other_instance_cancels_the_call_on_the_owner
         stream = events(response)
         await anext(stream)  # the priming event: the call runs
         assert await wait_for_text(a.markers / f"started-{label}", "started", within=10) == "started"
-        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": slow["id"]}}
-        await on_b.post(cancel, expect=202)
+        await on_b.post(cancel(slow), expect=202)
         rest = [data async for _, data in stream]
     assert not [d for d in rest if d]  # the stream ended without a response
     assert await wait_for_text(a.markers / f"cancelled-{label}", "cancelled", within=10) == "cancelled"
@@ -263,8 +247,7 @@ async def test_delete_sent_to_the_other_instance_ends_the_session_on_the_owner(
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     ended = await http.delete(b.url, headers=on_b.headers())
     assert ended.status_code == 200
     on_a = await session.post(session.request("tools/list"), expect=404)
@@ -277,16 +260,14 @@ async def test_a_get_stream_opened_on_the_other_instance_gets_the_owners_notific
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     await on_b.post(on_b.request("resources/subscribe", {"uri": "notes://current"}))
-    get_headers = {**on_b.headers(), "accept": "text/event-stream"}
-    async with http.stream("GET", b.url, headers=get_headers) as stream:
+    async with on_b.listen() as stream:
         assert stream.status_code == 200
         received = events(stream)
         assert (await anext(received))[1] == ""  # the owner's priming event
         # The session has its one GET stream (on A, relayed): a second one is refused.
-        second = await http.get(a.url, headers={**session.headers(), "accept": "text/event-stream"})
+        second = await http.get(a.url, headers=session.headers(accept="text/event-stream"))
         assert second.status_code == 409
         # A change on A, told to the sessions A holds, reaches the client over B.
         other = await open_on(http, a, user="bob")
@@ -304,15 +285,7 @@ async def test_a_get_stream_opened_on_the_other_instance_gets_the_owners_notific
     }
     # The client closed its GET stream on B: A hears of it, and the session may open another.
     deadline = time.monotonic() + 3 * KEEPALIVE + SLACK
-    while True:
-        async with http.stream(
-            "GET", a.url, headers={**session.headers(), "accept": "text/event-stream"}
-        ) as again:
-            if again.status_code == 200:
-                break
-        assert again.status_code == 409
-        assert time.monotonic() < deadline, "the owner never heard that the client went away"
-        await asyncio.sleep(0.05)
+    await until_get_stream_opens(session, deadline, "the owner never heard that the client went away")
 
 
 async def test_a_client_that_leaves_the_other_instance_mid_call_resumes_there(
@@ -321,27 +294,15 @@ async def test_a_client_that_leaves_the_other_instance_mid_call_resumes_there(
     """The client's connection to B drops mid-call: A keeps the call and its events, and a GET
     with ``Last-Event-ID`` (on B again) picks the stream up where it was left."""
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b)
     call = on_b.request("tools/call", {"name": "greet", "arguments": {}})
-    async with on_b.stream(call) as response:
-        async for event_id, data in events(response):
-            if data and json.loads(data).get("method") == "elicitation/create":
-                first_id, first = event_id, json.loads(data)
-                break
-    # The connection is closed; the answer goes to A, the resumption to B.
+    async with until_first_question(on_b, call) as (first_id, first):
+        pass  # the connection is closed here
+    # The answer goes to A, the resumption to B.
     await session.post(answer(first, {"name": "Grace"}), expect=202)
-    resume = {**on_b.headers(), "accept": "text/event-stream", "last-event-id": first_id or ""}
-    final = None
-    async with http.stream("GET", b.url, headers=resume) as resumed:
-        assert resumed.status_code == 200
-        async for _, data in events(resumed):
-            message = json.loads(data) if data else {}
-            if message.get("method") == "elicitation/create":
-                assert message["params"]["message"] == "Last name?"  # nothing replayed twice
-                await on_b.post(answer(message, {"name": "Hopper"}), expect=202)
-            elif message.get("id") == call["id"] and "method" not in message:
-                final = message
+    seen, final = await answer_questions(on_b, call, by_name, resume_from=first_id)
+    questions = [m["params"]["message"] for m in seen if m.get("method") == "elicitation/create"]
+    assert questions == ["Last name?"]  # nothing replayed twice
     assert final is not None
     assert final["result"]["content"][0]["text"] == "Hello, Grace Hopper!"
 
@@ -353,8 +314,7 @@ async def test_a_relayed_message_of_another_principal_gets_the_same_404(
     pair: tuple[Instance, Instance], http: httpx.AsyncClient
 ) -> None:
     a, b = pair
-    session = await open_on(http, a, user="alice")
-    on_b = at(session, b)
+    session, on_b = await open_across(http, a, b, user="alice")
     assert (await on_b.post(on_b.request("tools/list"))).status_code == 200
     as_bob = await http.post(
         b.url, json=on_b.request("tools/list"), headers={**on_b.headers(), "authorization": "Bearer bob"}
@@ -371,8 +331,7 @@ async def test_a_relayed_message_of_another_principal_gets_the_same_404(
 
 async def test_bad_input_through_the_relay(pair: tuple[Instance, Instance], http: httpx.AsyncClient) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    _, on_b = await open_across(http, a, b)
     never_sent = await on_b.post(
         {"jsonrpc": "2.0", "id": 987654, "result": {"action": "decline"}}, expect=400
     )
@@ -421,11 +380,8 @@ async def test_bad_input_through_the_relay(pair: tuple[Instance, Instance], http
 async def test_the_owner_killed_while_the_other_instance_relays(
     dsn: str, channel: str, tmp_path: Path, http: httpx.AsyncClient
 ) -> None:
-    a = start_instance(dsn, channel, tmp_path / "a")
-    b = start_instance(dsn, channel, tmp_path / "b")
-    try:
-        session = await open_on(http, a)
-        on_b = at(session, b)
+    with running_pair(dsn, channel, tmp_path) as (a, b):
+        _, on_b = await open_across(http, a, b)
         label = secrets.token_hex(4)
         call = on_b.request("tools/call", {"name": "slow", "arguments": {"label": label}})
         async with on_b.stream(call) as response:
@@ -451,9 +407,6 @@ async def test_the_owner_killed_while_the_other_instance_relays(
         # B itself is fine: a new session there works.
         fresh = await open_on(http, b)
         assert (await fresh.post(fresh.request("tools/list"))).status_code == 200
-    finally:
-        stop(a)
-        stop(b)
 
 
 async def test_the_relaying_instance_killed_mid_call(
@@ -462,47 +415,21 @@ async def test_the_relaying_instance_killed_mid_call(
     """B dies (SIGKILL) while it relays A's streams: A lets go of them within three keepalives
     (the session may open a GET stream again), and the call, still running on A, is resumed
     there with ``Last-Event-ID``."""
-    a = start_instance(dsn, channel, tmp_path / "a")
-    b = start_instance(dsn, channel, tmp_path / "b")
-    try:
-        session = await open_on(http, a)
-        on_b = at(session, b)
+    with running_pair(dsn, channel, tmp_path) as (a, b):
+        session, on_b = await open_across(http, a, b)
         call = on_b.request("tools/call", {"name": "greet", "arguments": {}})
-        get_headers = {**on_b.headers(), "accept": "text/event-stream"}
-        async with http.stream("GET", b.url, headers=get_headers) as listening:
+        async with on_b.listen() as listening:
             assert listening.status_code == 200
-            async with on_b.stream(call) as response:
-                async for event_id, data in events(response):
-                    if data and json.loads(data).get("method") == "elicitation/create":
-                        first_id, first = event_id, json.loads(data)
-                        break
+            async with until_first_question(on_b, call) as (first_id, first):
                 b.process.kill()
                 b.process.wait()
                 killed = time.monotonic()
-        while True:  # A gives the GET stream up once B has been silent long enough
-            async with http.stream(
-                "GET", a.url, headers={**session.headers(), "accept": "text/event-stream"}
-            ) as again:
-                if again.status_code == 200:
-                    break
-            assert again.status_code == 409
-            assert time.monotonic() - killed < 3 * KEEPALIVE + SLACK, "A never let go of B's relay"
-            await asyncio.sleep(0.05)
+        # A gives the GET stream up once B has been silent long enough.
+        await until_get_stream_opens(session, killed + 3 * KEEPALIVE + SLACK, "A never let go of B's relay")
         await session.post(answer(first, {"name": "Grace"}), expect=202)
-        resume = {**session.headers(), "accept": "text/event-stream", "last-event-id": first_id or ""}
-        final = None
-        async with http.stream("GET", a.url, headers=resume) as resumed:
-            async for _, data in events(resumed):
-                message = json.loads(data) if data else {}
-                if message.get("method") == "elicitation/create":
-                    await session.post(answer(message, {"name": "Hopper"}), expect=202)
-                elif message.get("id") == call["id"] and "method" not in message:
-                    final = message
+        _, final = await answer_questions(session, call, by_name, resume_from=first_id)
         assert final is not None
         assert final["result"]["content"][0]["text"] == "Hello, Grace Hopper!"
-    finally:
-        stop(a)
-        stop(b)
 
 
 async def test_a_lost_listening_connection_ends_the_relays_and_comes_back(
@@ -513,8 +440,7 @@ async def test_a_lost_listening_connection_ends_the_relays_and_comes_back(
     import psycopg
 
     a, b = pair
-    session = await open_on(http, a)
-    on_b = at(session, b)
+    _, on_b = await open_across(http, a, b)
     label = secrets.token_hex(4)
     call = on_b.request("tools/call", {"name": "slow", "arguments": {"label": label}})
     async with on_b.stream(call) as response:
@@ -538,8 +464,7 @@ async def test_a_lost_listening_connection_ends_the_relays_and_comes_back(
         await asyncio.sleep(0.2)
     # The call itself went on on A (a dropped connection is not a cancellation): resume it.
     assert not (a.markers / f"cancelled-{label}").exists()
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call["id"]}}
-    await on_b.post(cancel, expect=202)
+    await on_b.post(cancel(call), expect=202)
     assert await wait_for_text(a.markers / f"cancelled-{label}", "cancelled", within=10) == "cancelled"
 
 
@@ -553,12 +478,10 @@ async def test_relays_are_bounded(
     """An instance that relays ``max_relays`` messages already answers 503 (and says why); a
     body over what a relay carries gets 413, even where the instance takes larger ones."""
     a, _ = pair
-    c = start_instance(dsn, channel, tmp_path / "c", "--max-relays", "1", "--max-message-bytes", "40000000")
-    try:
-        session = await open_on(http, a)
-        on_c = at(session, c)
-        get_headers = {**on_c.headers(), "accept": "text/event-stream"}
-        async with http.stream("GET", c.url, headers=get_headers) as held:
+    bounds = ("--max-relays", "1", "--max-message-bytes", "40000000")
+    with running_instance(dsn, channel, tmp_path / "c", *bounds) as c:
+        _, on_c = await open_across(http, a, c)
+        async with on_c.listen() as held:
             assert held.status_code == 200  # the one relay C may hold
             busy = await on_c.post(on_c.request("tools/list"), expect=503)
             assert "relays as many requests as it may" in busy.json()["error"]["message"]
@@ -574,8 +497,6 @@ async def test_relays_are_bounded(
         ).status_code != 200:
             assert time.monotonic() < deadline, "the relay was never given back"
             await asyncio.sleep(0.1)
-    finally:
-        stop(c)
 
 
 async def test_without_its_database_an_instance_opens_no_session(
@@ -588,8 +509,7 @@ async def test_without_its_database_an_instance_opens_no_session(
     from tests.http_session_support import initialize
 
     dead = "host=127.0.0.1 port=1 dbname=test user=postgres connect_timeout=2"
-    lone = start_instance(dead, channel, tmp_path / "lone", "--timeout", "2")
-    try:
+    with running_instance(dead, channel, tmp_path / "lone", "--timeout", "2") as lone:
         headers = {"content-type": "application/json", "accept": ACCEPT, "authorization": "Bearer alice"}
         started = time.monotonic()
         refused = await http.post(lone.url, json=initialize(), headers=headers)
@@ -608,16 +528,14 @@ async def test_without_its_database_an_instance_opens_no_session(
             lone.url, json=modern, headers={**headers_for(modern), "authorization": "Bearer alice"}
         )
         assert served.status_code == 200
-    finally:
-        stop(lone)
 
 
 async def test_both_instances_run_on_the_loop_under_test(
     pair: tuple[Instance, Instance], http: httpx.AsyncClient, server_loop: str
 ) -> None:
     a, b = pair
-    session = await open_on(http, a)
-    reply = await at(session, b).post(
+    session, on_b = await open_across(http, a, b)
+    reply = await on_b.post(
         session.request("tools/call", {"name": "event_loop", "arguments": {}}), accept="application/json"
     )
     assert reply.json()["result"]["content"][0]["text"] == server_loop
@@ -689,7 +607,7 @@ async def _forward(
 async def test_our_client_through_a_round_robin_balancer(pair: tuple[Instance, Instance]) -> None:
     a, b = pair
     proxy = RoundRobin([a, b])
-    with ThreadedServer(proxy) as served:
+    with InProcessServer(proxy) as served:
         grace, hopper = ({"action": "accept", "content": {"name": name}} for name in ("Grace", "Hopper"))
         answers = ScriptedAnswerer([grace, hopper, grace, hopper])  # in order: 2025 questions have no keys
         async with Client.connect(

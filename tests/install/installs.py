@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.server_process import LOOP
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).with_name("booking_server.py")  # imports mcp_elicit only
 # The distributions of every extra: none of them may come with the core.
@@ -46,8 +48,10 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
 
 
 def clean_env() -> dict[str, str]:
-    """This process's environment without what would let another Python see this run's modules."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    """This process's environment without what would let another Python see this run's modules
+    (``MCP_ELICIT_TEST_LOOP`` too: the launcher would put a folder of the tests on the path)."""
+    hidden = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", LOOP)
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_NO_INPUT"] = "1"
     return env

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers import accept, free_port, meta, only_key, text, wait_for_port
+from tests.helpers import accept, free_port, meta, only_key, text
 from tests.install.installs import EXTRA_DISTRIBUTIONS, SERVER, Venv, clean_env
+from tests.server_process import running_server
 
 HTTP_ONLY = {"uvicorn"}
 CLI_ONLY = {"httpx", "prompt-toolkit", "rich", "publicsuffixlist"}
@@ -32,26 +32,14 @@ def cli_venv(venv_with: Callable[..., Venv]) -> Venv:
 
 @pytest.fixture
 def http_server(http_venv: Venv, tmp_path: Path) -> Iterator[str]:
+    """The booking server on HTTP, run by the venv's Python in the venv's own environment (no
+    loop is chosen for it: the venv holds no uvloop to choose)."""
     port = free_port()
-    process = subprocess.Popen(
-        [str(http_venv.python), str(SERVER), "--http", str(port)],
-        cwd=tmp_path,
-        env=clean_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, process, within=30)
+    argv = [str(http_venv.python), str(SERVER), "--http", str(port)]
+    with running_server(
+        argv, log=tmp_path / "server.log", port=port, env=clean_env(), cwd=tmp_path, within=30
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        assert process.stderr is not None
-        process.stderr.close()
 
 
 def test_the_http_extra_brings_uvicorn_and_no_other_extra(http_venv: Venv) -> None:

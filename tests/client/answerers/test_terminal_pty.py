@@ -8,15 +8,11 @@ error to the bottom of the screen, ten lines under its field).
 
 from __future__ import annotations
 
-import os
-import select
-import subprocess
 import sys
-import time
 
 import pytest
 
-from ._vt import Screen
+from ._pty import Terminal
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -38,72 +34,31 @@ async def main():
 asyncio.run(main())
 """
 
-# The start menu and the review's Send ignore keys for the consent delay (0.3 s by default), as
-# a person takes longer than that to read them: keys typed ahead never answer the form.
-READ = 0.6
-
-
-class Pty:
-    def __init__(self) -> None:
-        self.master, slave = os.openpty()
-        env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", SCRIPT], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
-        )
-        os.close(slave)
-        self.seen = ""
-        self.screen = Screen(100, 40, respond=lambda answer: os.write(self.master, answer.encode()))
-
-    def expect(self, text: str, timeout: float = 15) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"never saw {text!r}; screen so far:\n{self.seen[-2000:]}")
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 65536)
-                except OSError:  # the child closed the terminal
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(f"terminal closed before {text!r}:\n{self.seen[-2000:]}")
-                data = chunk.decode("utf-8", "replace")
-                self.screen.feed(data)  # answers the cursor position requests too
-                self.seen += data
-
-    def send(self, keys: str, after: float = 0.15) -> None:
-        time.sleep(after)  # let the widget start reading
-        os.write(self.master, keys.encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        os.close(self.master)
+# Keys typed within a form wait this long only: the widget has started reading by then.
+TYPING = 0.15
 
 
 def test_a_real_terminal_session() -> None:
-    pty = Pty()
+    pty = Terminal([sys.executable, "-c", SCRIPT])
     try:
         pty.expect("Fill in the form")
-        pty.send("\r", after=READ)
+        pty.type("\r")
         pty.expect("[1/2]")
-        pty.send("A\r")  # too short: refused while typing and on Enter
+        pty.type("A\r", after=TYPING)  # too short: refused while typing and on Enter
         pty.expect("at least 2 characters long")
         screen = pty.screen.display()
         at = screen.index("  › A")
         assert screen[at + 1] == "    ✗ must be at least 2 characters long (got 1)", screen  # right under
-        pty.send("da\r")
+        pty.type("da\r", after=TYPING)
         pty.expect("[2/2]")
-        pty.send("\r")  # optional number left empty
+        pty.type("\r", after=TYPING)  # optional number left empty
         pty.expect("Send this answer")
-        pty.send("s", after=READ)
+        pty.type("s")
         pty.expect('RESULT {"action": "accept", "content": {"name": "Ada"}}')
         # Second question: Esc cancels (a lone Esc, told apart from arrow keys by its delay).
         pty.expect("Fill in the form")
-        pty.send("\x1b")
+        pty.type("\x1b", after=TYPING)
         pty.expect('RESULT {"action": "cancel"}')
-        assert pty.proc.wait(10) == 0
     finally:
-        pty.close()
+        status = pty.close(within=10)
+    assert status == 0
