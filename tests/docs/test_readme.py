@@ -8,10 +8,12 @@ Run as a script, it prints the count the issue measures: ``python -m tests.docs.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
-from tests.docs.doc_shell import in_terminal, run_shell
-from tests.docs.markdown_blocks import blocks, doc, write_files
+from tests.docs.doc_shell import in_terminal, reader_env, run_shell
+from tests.docs.markdown_blocks import REPO, blocks, doc, write_files
 
 README = doc("README.md")
 # Words before the first runnable snippet: what to install and what the library is, no more.
@@ -68,6 +70,38 @@ def test_the_call_answered_from_a_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == blocks(README, "text")[0].code
     assert "When do you fly to Lisbon?" in done.stderr  # the question is still shown
+
+
+def test_a_fresh_copy_installed_as_the_readme_says(tmp_path: Path) -> None:
+    """The first hour, literally: a copy of the repository as a clone has it, the README's
+    install block run as written (a new virtual environment, only the extra it names), then its
+    server called from a file of answers with the ``mcp-elicit`` that install put on the PATH."""
+    clone = tmp_path / "mcp-elicit"
+    shutil.copytree(
+        REPO,
+        clone,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", ".cache", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "build"
+        ),
+    )
+    write_files(README, clone)
+    install = blocks(README, "sh")[0].code
+    scripted = blocks(README, "bash")[1].code
+    env = reader_env()
+    env["PATH"] = env["PATH"].split(":", 1)[1]  # not this test run's environment: a new one
+    done = subprocess.run(
+        ["bash", "-e", "-c", install + scripted],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,  # pip, on a cold cache
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.endswith(blocks(README, "text")[0].code), done.stdout[-2000:]
+    assert (clone / ".venv" / "bin" / "mcp-elicit").exists()
+    assert not (clone / ".venv" / "bin" / "uvicorn").exists()  # [cli] only: no [http]
 
 
 if __name__ == "__main__":
