@@ -69,7 +69,7 @@ def test_call_and_tools_find_a_legacy_http_server_by_themselves(tmp_path: Path) 
     answers.write_text(
         json.dumps([{"action": "accept", "content": {"name": n}} for n in ("Grace", "Hopper")])
     )
-    with http_server([str(node24()), str(TS_SERVER)], ts_env()) as url:  # TypeScript SDK v1
+    with http_server([str(node24()), str(TS_SERVER)], tmp_path / "server.log", ts_env()) as url:  # TS SDK v1
         done = cli("call", url, "full_name", "--answers", str(answers))
         listed = cli("tools", url)
     assert done.returncode == 0, done.stderr
