@@ -23,7 +23,9 @@ CloseStream = Callable[[], Awaitable[None]]
 the call goes on, and the client picks the stream up again (``GET`` with ``Last-Event-ID``)."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: two per 2026-07-28 flow, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class Call:
     """One round of a ``tools/call``, ``prompts/get`` or ``resources/read``."""
 
