@@ -2,8 +2,9 @@
 
 Before the body is read (:data:`HEAD_CHECKS`): the Origin (403; a page in a browser must learn
 nothing more), a CORS preflight from an allowed origin (204), the method (405: POST, and GET and
-DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST Content-Type and
-Content-Encoding (415), Accept (406), a declared Content-Length over the limit (413). Each takes
+DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST (:data:`POST_CHECKS`)
+Content-Type and Content-Encoding (415), Accept (406), a declared Content-Length over the limit
+(413). Each takes
 the app's :class:`Policy` and the request's :class:`Head` and returns the early :class:`Reply`,
 or ``None`` to go on. Once the body is a JSON-RPC request, :func:`check_request` reads its
 ``_meta`` and holds the headers against the body (-32602, -32020), raising the error to send.
@@ -167,17 +168,6 @@ def known_method(policy: Policy, head: Head) -> Reply | None:
     )
 
 
-def post_body(check: Callable[[Policy, Head], Reply | None]) -> Callable[[Policy, Head], Reply | None]:
-    """``check``, for a POST only (a GET or DELETE has no body)."""
-
-    def only_for_post(policy: Policy, head: Head) -> Reply | None:
-        return check(policy, head) if head.method == "POST" else None
-
-    only_for_post.__name__ = check.__name__
-    only_for_post.__doc__ = check.__doc__
-    return only_for_post
-
-
 def json_body(policy: Policy, head: Head) -> Reply | None:
     """415 for a body that is not ``application/json``."""
     content_type = head.headers.get("content-type", "")
@@ -234,15 +224,19 @@ HEAD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
     cors_preflight,
     known_method,
     accepts_events,
-    post_body(json_body),
-    post_body(uncompressed),
-    post_body(accepts_json),
-    post_body(declared_size),
+)
+# A POST goes on to the checks of its body (a GET or DELETE has none).
+POST_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
+    *HEAD_CHECKS,
+    json_body,
+    uncompressed,
+    accepts_json,
+    declared_size,
 )
 
 
 def first_reply(policy: Policy, head: Head) -> Reply | None:
-    for check in HEAD_CHECKS:
+    for check in POST_CHECKS if head.method == "POST" else HEAD_CHECKS:
         reply = check(policy, head)
         if reply is not None:
             return reply
