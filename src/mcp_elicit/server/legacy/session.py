@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -195,10 +194,11 @@ class LegacySession:
         listed = self.server.listing(request)
         if listed is not None:
             return legacy.legacy_result(listed)
-        found = self.server.call_for(request, self._meta(request), self.caller, self._notifier(channel))
+        found = self.server.call_for(
+            request, self._meta(request), self.caller, self._notifier(channel), channel.close
+        )
         if found is not None:
             entry, call = found
-            call = dataclasses.replace(call, close_stream=channel.close)
             return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
         raise method_not_found(method)  # server/discover and other 2026 methods too
 
