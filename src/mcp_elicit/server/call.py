@@ -42,3 +42,19 @@ class Call:
     @property
     def first_round(self) -> bool:
         return self.request_state is None and not self.input_responses
+
+    def next_round(self, input_responses: dict[str, Any], request_state: object) -> Call:
+        """The next round of this call: the same request with these answers and the state the
+        last round sealed, as a 2026-07-28 client's retry carries them. (Built field by field:
+        ``dataclasses.replace`` costs 15k instructions more, 1.3% of a 2025-11-25 flow.)"""
+        return Call(
+            self.method,
+            self.target,
+            self.arguments,
+            self.meta,
+            self.caller,
+            self.notify,
+            input_responses,
+            request_state,
+            self.close_stream,
+        )
