@@ -1,10 +1,9 @@
 """The checks of an MCP request over HTTP, in the order they run, each one small function.
 
-Before the body is read (:data:`HEAD_CHECKS`): the Origin (403; a page in a browser must learn
+Before the body is read (:data:`METHOD_CHECKS`): the Origin (403; a page in a browser must learn
 nothing more), a CORS preflight from an allowed origin (204), the method (405: POST, and GET and
-DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST (:data:`POST_CHECKS`)
-Content-Type and Content-Encoding (415), Accept (406), a declared Content-Length over the limit
-(413). Each takes
+DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST Content-Type and
+Content-Encoding (415), Accept (406), a declared Content-Length over the limit (413). Each takes
 the app's :class:`Policy` and the request's :class:`Head` and returns the early :class:`Reply`,
 or ``None`` to go on. Once the body is a JSON-RPC request, :func:`check_request` reads its
 ``_meta`` and holds the headers against the body (-32602, -32020), raising the error to send.
@@ -12,7 +11,7 @@ or ``None`` to go on. Once the body is a JSON-RPC request, :func:`check_request`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -219,24 +218,23 @@ def accepts_events(policy: Policy, head: Head) -> Reply | None:
     return _refused(406, "Not Acceptable: a GET is answered with text/event-stream, which it must accept")
 
 
-HEAD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
+# The checks before the body, in order, by method: a POST's body is checked too, a GET must
+# take an event stream.
+METHOD_CHECKS: Mapping[str, Sequence[Callable[[Policy, Head], Reply | None]]] = {
+    "POST": (origin_allowed, json_body, uncompressed, accepts_json, declared_size),
+    "GET": (origin_allowed, accepts_events),
+    "DELETE": (origin_allowed,),
+}
+# Any other method: a CORS preflight (OPTIONS) is answered, anything else gets 405.
+OTHER_METHOD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
     origin_allowed,
     cors_preflight,
     known_method,
-    accepts_events,
-)
-# A POST goes on to the checks of its body (a GET or DELETE has none).
-POST_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
-    *HEAD_CHECKS,
-    json_body,
-    uncompressed,
-    accepts_json,
-    declared_size,
 )
 
 
 def first_reply(policy: Policy, head: Head) -> Reply | None:
-    for check in POST_CHECKS if head.method == "POST" else HEAD_CHECKS:
+    for check in METHOD_CHECKS.get(head.method, OTHER_METHOD_CHECKS):
         reply = check(policy, head)
         if reply is not None:
             return reply
