@@ -333,13 +333,13 @@ class Server:
         if meta is None:
             meta = request_meta(method, request.params)
         check_version(meta)
-        if method == "server/discover":
+        if (found := self.call_for(request, meta, caller, notify)) is not None:
+            outcome = await self.engine.run(*found)
+            result = outcome.result if isinstance(outcome, Complete) else outcome.result()
+        elif method == "server/discover":
             result = self._discover()
         elif (listed := self.listing(request)) is not None:
             result = self._cacheable(listed)
-        elif (found := self.call_for(request, meta, caller, notify)) is not None:
-            outcome = await self.engine.run(*found)
-            result = outcome.result if isinstance(outcome, Complete) else outcome.result()
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
