@@ -250,7 +250,7 @@ class LegacySession:
         try:
             await channel.send(encode_request(request_id, method, params))
             # A timer that fails the future, where asyncio.timeout would cancel the task and take
-            # the cancellation back: 22k instructions less per question (bench/README.md).
+            # the cancellation back: 24k instructions less per question (bench/README.md).
             timer = loop.call_later(self.leg_timeout, _time_out, future)
             return await future
         except TimeoutError:
