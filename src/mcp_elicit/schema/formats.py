@@ -254,7 +254,7 @@ def _is_ip_literal(inside: str) -> bool:
     """The inside of ``[...]`` as a host: an IPv6 address or RFC 3986's IPvFuture."""
     if _IP_FUTURE.fullmatch(inside) is not None:
         return True
-    import ipaddress  # here, not at start-up: 1.4% of a stdio server's cold start
+    import ipaddress  # here, not at start-up: 1.7% of a stdio server's cold start
 
     try:
         ipaddress.IPv6Address(inside)

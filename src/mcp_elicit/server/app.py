@@ -375,8 +375,8 @@ class Server:
         """The entry and the first :class:`Call` of a ``tools/call``, ``prompts/get`` or
         ``resources/read`` (its ``inputResponses`` and ``requestState`` as the request carries
         them), or None for another method or a kind with nothing registered; -32602 for an
-        unknown name or URI or malformed params. ``close_stream``: where the call's answer goes
-        on a resumable stream, what ends its connection (``ctx.close_stream()``)."""
+        unknown name or URI or malformed params. ``close_stream`` ends the connection under the
+        call's resumable stream, where it has one (``ctx.close_stream()``)."""
         method = request.method
         params = request.params
         entry: Entry
