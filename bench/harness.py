@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,12 +99,13 @@ def start_http(name: str, script: Path, python: str, log: Path, timeout: float =
 class StdioServer:
     """A spawned `python script stdio` with a bounded line reader (select + os.read)."""
 
-    def __init__(self, name: str, script: Path, python: str, log: Path) -> None:
+    def __init__(self, name: str, script: Path, python: str, log: Path, prefix: Sequence[str] = ()) -> None:
+        """``prefix``: a command the server runs under (``instructions.py``: valgrind)."""
         self.name = name
         self.log = log
         with log.open("ab") as fh:
             self.proc = subprocess.Popen(
-                [python, str(script), "stdio"],
+                [*prefix, python, str(script), "stdio"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=fh,

@@ -10,10 +10,14 @@ time follows instructions (it does within ~15% here; memory stalls make up the r
     python bench/instructions.py                     # ours and bare, 1500 flows each
     python bench/instructions.py --servers ours,sdk,bare --flows 500
     python bench/instructions.py --legacy --servers ours,sdk --flows 500   # 2025-11-25 flows
+    python bench/instructions.py --stdio --servers ours,sdk --flows 300    # over stdio
+    python bench/instructions.py --stdio --legacy --servers ours,sdk --flows 300
 
 With `--legacy` the flows are whole 2025-11-25 ones (`legacyclient.py`: sessions, the question on
 the call's SSE stream, the answer POSTed back) against `legacy.py`'s servers; each counted run
-opens its users' sessions anew, so the count includes one `initialize` per user.
+opens its users' sessions anew, so the count includes one `initialize` per user. With `--stdio`
+one spawned `server.py stdio` process runs the flows one at a time, as `run.py`'s stdio parts do
+(on 2025-11-25 after one `initialize`, not counted).
 
 Needs valgrind (Debian package `valgrind`); a server runs about 50 times slower under it, so
 keep the flow count modest. Not part of the test suite.
@@ -34,7 +38,8 @@ from pathlib import Path
 import legacy
 import legacyclient as llc
 import loadclient as lc
-from harness import HOST, free_port, stop_process, tail
+import run
+from harness import HOST, StdioServer, free_port, stop_process, tail
 from run import LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, server_names
 
 START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
@@ -106,6 +111,40 @@ def measure(
         stop_process(proc, timeout=30.0)
 
 
+def measure_stdio(
+    name: str, python: str, workdir: Path, flows: int, *, old: bool = False
+) -> tuple[float, int]:
+    """(instructions per flow, flows counted) for one stdio server, flows one at a time."""
+    script = legacy.SERVERS[name] if old else SERVERS[name]
+    out = workdir / f"callgrind.{name}"
+    valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    srv = StdioServer(name, script, python, workdir / f"{name}.log", prefix=valgrind)
+    flow = legacy.stdio_flow if old else run.stdio_flow
+    try:
+        if old:
+            legacy.stdio_setup(srv, START_TIMEOUT)
+        rid = 10
+        for n in range(max(flows // 5, 5) + flows):
+            if n == max(flows // 5, 5):  # warmed up: count from here
+                _callgrind_control("--instr=on", str(srv.proc.pid))
+            flow(srv, rid, f"T-{n}", START_TIMEOUT)
+            rid += 2
+        _callgrind_control("--dump", str(srv.proc.pid))
+        deadline = time.monotonic() + DUMP_TIMEOUT
+        parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+        while not parts and time.monotonic() < deadline:
+            time.sleep(0.2)
+            parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+        if not parts:
+            raise RuntimeError(f"{name}: callgrind wrote no dump")
+        time.sleep(0.5)  # let the dump finish writing
+        return _total_instructions(parts[-1]) / flows, flows
+    except (TimeoutError, EOFError, ValueError) as exc:
+        raise RuntimeError(f"{name} stdio: {exc}\n{tail(srv.log)}") from None
+    finally:
+        srv.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--servers", default="ours,bare", help="comma-separated subset of ours,sdk,bare")
@@ -113,10 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--users", type=int, default=16, help="concurrent users (default 16)")
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the servers")
     ap.add_argument("--legacy", action="store_true", help="whole 2025-11-25 flows (servers ours, sdk)")
+    ap.add_argument("--stdio", action="store_true", help="over stdio, one flow at a time (ours, sdk)")
     args = ap.parse_args(argv)
     names = server_names(ap, args.servers)
     if args.legacy and not set(names) <= set(legacy.SERVERS):
         ap.error(f"--legacy counts {', '.join(legacy.SERVERS)} only (bare has no 2025-11-25 server)")
+    if args.stdio and "bare" in names:
+        ap.error("--stdio counts ours and sdk only (bare has no stdio server)")
     if args.flows < 50:
         ap.error("--flows must be at least 50")
     missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
@@ -129,11 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-elicit-instr-") as tmp:
         for name in names:
             wire = "2025-11-25" if args.legacy else "2026-07-28"
-            print(f"[callgrind] {name}: {args.flows} {wire} flows, {args.users} users", flush=True)
+            how = "over stdio" if args.stdio else f"{args.users} users"
+            print(f"[callgrind] {name}: {args.flows} {wire} flows, {how}", flush=True)
             try:
-                per_flow[name], counted = measure(
-                    name, args.python, Path(tmp), args.flows, args.users, old=args.legacy
-                )
+                if args.stdio:
+                    per_flow[name], counted = measure_stdio(
+                        name, args.python, Path(tmp), args.flows, old=args.legacy
+                    )
+                else:
+                    per_flow[name], counted = measure(
+                        name, args.python, Path(tmp), args.flows, args.users, old=args.legacy
+                    )
             except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
                 print(f"[callgrind] {name} failed: {exc}", file=sys.stderr)
                 return 1

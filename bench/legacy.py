@@ -69,10 +69,10 @@ class Results:
 # --------------------------------------------------------------------------- stdio
 
 
-def stdio_setup(srv: StdioServer) -> None:
+def stdio_setup(srv: StdioServer, timeout: float = 30.0) -> None:
     """The session's handshake, once per process: initialize, then notifications/initialized."""
     srv.send(llc.initialize_body() + b"\n")
-    llc.check_initialize(srv.message(30.0))
+    llc.check_initialize(srv.message(timeout))
     srv.send(llc.INITIALIZED_BODY + b"\n")
 
 

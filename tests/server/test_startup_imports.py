@@ -54,3 +54,42 @@ def test_first_answers_load_no_form_url_or_crypto_machinery() -> None:
     assert report["result_type"] == "input_required"
     assert report["asked"]["mcp_elicit.schema.spec"] is True
     assert report["asked"]["cryptography"] is True
+
+
+STDIO_SERVER = """
+import sys
+from mcp_elicit import Server
+
+app = Server("probe")
+
+@app.tool()
+async def legacy_loaded() -> str:
+    return str("mcp_elicit.server.legacy.session" in sys.modules)
+
+app.run_stdio()
+"""
+
+
+def test_a_2026_stdio_server_never_loads_the_2025_session_code() -> None:
+    """The 2025-11-25 session code loads with a first ``initialize``; a 2026-07-28 client's
+    requests (``server/discover``, a call) are answered without it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"_meta": meta, "name": "legacy_loaded", "arguments": {}},
+        },
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    done = subprocess.run(
+        [sys.executable, "-c", STDIO_SERVER], input=stdin, capture_output=True, text=True, timeout=60
+    )
+    answers = {message["id"]: message for message in map(json.loads, done.stdout.splitlines())}
+    assert "supportedVersions" in answers[1]["result"]
+    assert answers[2]["result"]["content"][0]["text"] == "False"

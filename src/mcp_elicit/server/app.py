@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.server import options
 from mcp_elicit.server.auth import Authenticate, Caller
-from mcp_elicit.server.call import Call, Notify
+from mcp_elicit.server.call import Call, CloseStream, Notify
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.engine import Complete, Engine, Outcome
 from mcp_elicit.server.extension import Extension
@@ -333,13 +333,13 @@ class Server:
         if meta is None:
             meta = request_meta(method, request.params)
         check_version(meta)
-        if method == "server/discover":
+        if (found := self.call_for(request, meta, caller, notify)) is not None:
+            outcome = await self.engine.run(*found)
+            result = outcome.result if isinstance(outcome, Complete) else outcome.result()
+        elif method == "server/discover":
             result = self._discover()
         elif (listed := self.listing(request)) is not None:
             result = self._cacheable(listed)
-        elif (found := self.call_for(request, meta, caller, notify)) is not None:
-            outcome = await self.engine.run(*found)
-            result = outcome.result if isinstance(outcome, Complete) else outcome.result()
         else:
             raise method_not_found(method)
         result.setdefault("resultType", "complete")
@@ -370,11 +370,13 @@ class Server:
         meta: RequestMeta,
         caller: Caller | None = None,
         notify: Notify | None = None,
+        close_stream: CloseStream | None = None,
     ) -> tuple[Entry, Call] | None:
         """The entry and the first :class:`Call` of a ``tools/call``, ``prompts/get`` or
         ``resources/read`` (its ``inputResponses`` and ``requestState`` as the request carries
         them), or None for another method or a kind with nothing registered; -32602 for an
-        unknown name or URI or malformed params."""
+        unknown name or URI or malformed params. ``close_stream`` ends the connection under the
+        call's resumable stream, where it has one (``ctx.close_stream()``)."""
         method = request.method
         params = request.params
         entry: Entry
@@ -390,9 +392,8 @@ class Server:
         else:
             return None
         responses = mrtr.read_input_responses(params)
-        return entry, Call(
-            method, target, arguments, meta, caller, notify, responses, params.get("requestState")
-        )
+        state = params.get("requestState")
+        return entry, Call(method, target, arguments, meta, caller, notify, responses, state, close_stream)
 
     async def respond(
         self,

@@ -210,13 +210,16 @@ def form_spec(schema: Any, allow_secrets: Iterable[str]) -> FormSpec:
 
 
 _LINK_HINT = re.compile(r"://|www\.|\]\(|<a |mailto:|javascript:|data:|tel:", re.IGNORECASE)
+# Each pattern of _LINK_HINT holds one of these; a message with none of them (most) is not
+# searched. The search costs ~13k instructions and runs twice per 2026-07-28 HTTP flow: 2.4%.
+_LINK_MARKS = frozenset(":.](<")
 _linted_schemas: set[str] = set()
 
 
 def warn_about_links(message: str, spec: FormSpec) -> None:
     """The spec says servers should not put clickable URLs in form requests (URL mode exists
     for that). Warn once per schema, and for a message only when it could hold a link."""
-    check_message = _LINK_HINT.search(message) is not None
+    check_message = not _LINK_MARKS.isdisjoint(message) and _LINK_HINT.search(message) is not None
     check_schema = spec.digest not in _linted_schemas
     if not (check_message or check_schema):
         return

@@ -31,7 +31,9 @@ logger = logging.getLogger("mcp_elicit.server")
 RUNNING_STEP: ContextVar[str | None] = ContextVar("mcp_elicit_running_step", default=None)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per answer, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class FreshAnswer:
     """An answer that arrived in this round's ``inputResponses``."""
 
@@ -39,7 +41,7 @@ class FreshAnswer:
     attempts: int  # invalid answers to this question before this one
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordedAnswer:
     """An answer consumed in an earlier round (kept in the record)."""
 

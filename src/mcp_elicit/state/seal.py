@@ -116,7 +116,9 @@ def _is_number(value: object) -> bool:
     return type(value) is float or type(value) is int
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per opened requestState, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class Unsealed:
     """An opened ``requestState``: the caller's payload and the token's metadata."""
 

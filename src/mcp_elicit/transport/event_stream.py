@@ -44,7 +44,7 @@ class EventStream:
         self._kept_bytes = 0
         # The attached connection's events; None in it ends that connection (the stream is done,
         # another connection took over, or the client went away).
-        self._listener: asyncio.Queue[bytes | None] | None = None
+        self._listener: _Outbox | None = None
         self.done = False
         self._resume_grace = resume_grace
         self._on_abandoned = on_abandoned
@@ -67,14 +67,14 @@ class EventStream:
             self.send(message)
         self.done = True
         if self._listener is not None:
-            self._listener.put_nowait(None)
+            self._listener.put(None)
         self._cancel_abandon()
 
     def close_connection(self) -> None:
         """End the current connection without ending the stream (the client reconnects): what
         was sent before still goes out on it, what follows is kept for the next one."""
         if self._listener is not None:
-            self._listener.put_nowait(None)  # the connection's end, in line after what it has
+            self._listener.put(None)  # the connection's end, in line after what it has
 
     def _push(self, event: bytes, seq: int = 0) -> None:
         if self.done:
@@ -85,26 +85,26 @@ class EventStream:
             _, dropped = self._kept.popleft()
             self._kept_bytes -= len(dropped)
         if self._listener is not None:
-            self._listener.put_nowait(event)
+            self._listener.put(event)
 
     # -- connections ---------------------------------------------------------------------------
-    def attach(self, after: int | None) -> asyncio.Queue[bytes | None]:
+    def attach(self, after: int | None) -> _Outbox:
         """A new connection for the stream: the events after ``after`` (None: all), then what
         comes. A connection still attached is ended (one connection per stream)."""
         if self._listener is not None:
-            self._listener.put_nowait(None)
+            self._listener.put(None)
         self._cancel_abandon()
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        outbox = _Outbox()
         for seq, event in self._kept:
             if after is None or seq > after:
-                queue.put_nowait(event)
+                outbox.put(event)
         if self.done:
-            queue.put_nowait(None)
-        self._listener = queue
-        return queue
+            outbox.put(None)
+        self._listener = outbox
+        return outbox
 
-    def detach(self, queue: asyncio.Queue[bytes | None]) -> None:
-        if self._listener is not queue:
+    def detach(self, outbox: _Outbox) -> None:
+        if self._listener is not outbox:
             return  # a newer connection took over
         self._listener = None
         if not self.done:
@@ -120,6 +120,27 @@ class EventStream:
         if self._abandon_timer is not None:
             self._abandon_timer.cancel()
             self._abandon_timer = None
+
+
+class _Outbox:
+    """What waits to go out on one connection, in order, and a way to wake its writer: an
+    asyncio.Queue without what a queue of many consumers needs (~30k instructions less per
+    2025-11-25 flow, 2.6%; bench/README.md)."""
+
+    def __init__(self) -> None:
+        self.events: deque[bytes | None] = deque()
+        self._wakeup: asyncio.Future[None] | None = None
+
+    def put(self, event: bytes | None) -> None:
+        self.events.append(event)
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
+
+    async def wait(self) -> None:
+        """Until there is an event."""
+        while not self.events:
+            self._wakeup = asyncio.get_running_loop().create_future()
+            await self._wakeup
 
 
 def last_event(header: str | None) -> tuple[str, int] | None:
@@ -141,7 +162,7 @@ async def serve_events(
 ) -> None:
     """Write ``stream`` to this connection (a 200 ``text/event-stream`` response with
     ``headers``) until it is done, the connection is to close, or the client goes away."""
-    queue = stream.attach(after)
+    outbox = stream.attach(after)
     gone = False
 
     async def watch() -> None:
@@ -150,7 +171,7 @@ async def serve_events(
             message = await receive()
             if message["type"] == "http.disconnect":
                 gone = True
-                queue.put_nowait(None)
+                outbox.put(None)
                 return
 
     watcher = asyncio.ensure_future(watch())
@@ -164,13 +185,14 @@ async def serve_events(
         )
         ended = False  # the response's end went out with its last events
         while not ended:
-            event = await queue.get()
+            await outbox.wait()
+            event = outbox.events.popleft()
             if event is None or gone:
                 break
             # What else is queued goes out with it, in one write: most often the call's response
             # and the end of the stream.
-            while not queue.empty():
-                more = queue.get_nowait()
+            while outbox.events:
+                more = outbox.events.popleft()
                 if more is None:
                     ended = True
                     break
@@ -183,4 +205,4 @@ async def serve_events(
         pass  # the connection broke under us: the stream waits for a reconnection
     finally:
         watcher.cancel()
-        stream.detach(queue)
+        stream.detach(outbox)

@@ -1,6 +1,6 @@
 """The checks of an MCP request over HTTP, in the order they run, each one small function.
 
-Before the body is read (:data:`HEAD_CHECKS`): the Origin (403; a page in a browser must learn
+Before the body is read (:data:`METHOD_CHECKS`): the Origin (403; a page in a browser must learn
 nothing more), a CORS preflight from an allowed origin (204), the method (405: POST, and GET and
 DELETE for 2025-11-25 sessions), a GET's Accept (406), and for a POST Content-Type and
 Content-Encoding (415), Accept (406), a declared Content-Length over the limit (413). Each takes
@@ -11,7 +11,7 @@ or ``None`` to go on. Once the body is a JSON-RPC request, :func:`check_request`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -167,17 +167,6 @@ def known_method(policy: Policy, head: Head) -> Reply | None:
     )
 
 
-def post_body(check: Callable[[Policy, Head], Reply | None]) -> Callable[[Policy, Head], Reply | None]:
-    """``check``, for a POST only (a GET or DELETE has no body)."""
-
-    def only_for_post(policy: Policy, head: Head) -> Reply | None:
-        return check(policy, head) if head.method == "POST" else None
-
-    only_for_post.__name__ = check.__name__
-    only_for_post.__doc__ = check.__doc__
-    return only_for_post
-
-
 def json_body(policy: Policy, head: Head) -> Reply | None:
     """415 for a body that is not ``application/json``."""
     content_type = head.headers.get("content-type", "")
@@ -229,20 +218,23 @@ def accepts_events(policy: Policy, head: Head) -> Reply | None:
     return _refused(406, "Not Acceptable: a GET is answered with text/event-stream, which it must accept")
 
 
-HEAD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
+# The checks before the body, in order, by method: a POST's body is checked too, a GET must
+# take an event stream.
+METHOD_CHECKS: Mapping[str, Sequence[Callable[[Policy, Head], Reply | None]]] = {
+    "POST": (origin_allowed, json_body, uncompressed, accepts_json, declared_size),
+    "GET": (origin_allowed, accepts_events),
+    "DELETE": (origin_allowed,),
+}
+# Any other method: a CORS preflight (OPTIONS) is answered, anything else gets 405.
+OTHER_METHOD_CHECKS: Sequence[Callable[[Policy, Head], Reply | None]] = (
     origin_allowed,
     cors_preflight,
     known_method,
-    accepts_events,
-    post_body(json_body),
-    post_body(uncompressed),
-    post_body(accepts_json),
-    post_body(declared_size),
 )
 
 
 def first_reply(policy: Policy, head: Head) -> Reply | None:
-    for check in HEAD_CHECKS:
+    for check in METHOD_CHECKS.get(head.method, OTHER_METHOD_CHECKS):
         reply = check(policy, head)
         if reply is not None:
             return reply

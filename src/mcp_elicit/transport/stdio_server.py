@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from mcp_elicit.server.legacy.session import LegacySession
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
@@ -42,6 +41,7 @@ from mcp_elicit.wire.meta import is_modern, request_meta
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
+    from mcp_elicit.server.legacy.session import LegacySession
 
 logger = logging.getLogger("mcp_elicit.transport.stdio")
 
@@ -468,6 +468,10 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         if era is None and (modern or message.method == "initialize"):
             era = "modern" if modern else "legacy"
             if era == "legacy":
+                # The 2025-11-25 session code loads with the first initialize, not at start-up:
+                # a 2026-07-28 client gets its first answer sooner.
+                from mcp_elicit.server.legacy.session import LegacySession
+
                 session = LegacySession.of(server)
                 # stdout carries what belongs to no request too (a subscribed resource changed)
                 session.standalone = _RequestChannel(write, lambda: False)

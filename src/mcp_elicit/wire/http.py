@@ -168,6 +168,8 @@ def _expect(headers: Mapping[str, str], name: str, display: str, body_value: obj
 
 _JSON: Final = ("application/json", "application/*")
 _SSE: Final = ("text/event-stream", "text/*")
+# What MCP clients send, so what nearly every request carries: known without parsing it.
+_MCP_ACCEPT: Final = "application/json, text/event-stream"
 
 
 def _quality(params: list[str]) -> float:
@@ -184,6 +186,8 @@ def _quality(params: list[str]) -> float:
 
 def accepted_replies(accept: str) -> tuple[bool, bool]:
     """``(json, sse)``: whether a JSON reply and whether an SSE reply are acceptable."""
+    if accept == _MCP_ACCEPT:
+        return True, True
     # specificity (2 exact, 1 type/*, 0 */*) and weight of the best match so far, per reply
     json_match = (-1, 0.0)
     sse_match = (-1, 0.0)

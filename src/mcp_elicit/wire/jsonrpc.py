@@ -34,26 +34,28 @@ RequestId = str | int
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per message read, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class Request:
     id: RequestId
     method: str
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Notification:
     method: str
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Result:
     id: RequestId
     result: Any  # an object in every MCP result; the receiver checks what it expects
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ErrorResponse:
     id: RequestId | None
     code: int

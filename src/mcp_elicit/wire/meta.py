@@ -45,13 +45,15 @@ def _modes(raw: dict[str, Any]) -> frozenset[str]:
     return _FORM  # {"form": {}} or the backward-compatible {}
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per request, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class ClientCapabilities:
     raw: dict[str, Any]
     modes: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "modes", _modes(self.raw))
+        self.modes = _modes(self.raw)
 
     def elicitation_modes(self) -> frozenset[str]:
         return self.modes
@@ -131,7 +133,9 @@ LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per request, and a frozen dataclass's __init__ sets each field through
+# object.__setattr__ (~1.3k instructions a field; bench/README.md). Never modified.
+@dataclass(slots=True)
 class RequestMeta:
     protocol_version: str
     capabilities: ClientCapabilities

@@ -36,7 +36,6 @@ sent ``notifications/cancelled`` for each of them.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping
@@ -112,7 +111,7 @@ class Bridge:
                     )
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _MAX_PAUSE)
-            call = dataclasses.replace(call, input_responses=answers, request_state=outcome.state)
+            call = call.next_round(answers, outcome.state)
             outcome = await session.server.run_call(self._entry, call)
             await self._completed_urls(outcome)
         return outcome.result
