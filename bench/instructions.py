@@ -40,7 +40,7 @@ import legacyclient as llc
 import loadclient as lc
 import run
 from harness import HOST, StdioServer, free_port, stop_process, tail
-from run import LABELS, SERVERS, TARGET_HTTP_VS_BARE, byte_compile_ours, server_names
+from run import LABELS, SERVERS, byte_compile_ours, server_names
 
 START_TIMEOUT = 120.0  # seconds: importing under valgrind is slow
 DUMP_TIMEOUT = 60.0
@@ -192,8 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {LABELS[name]:22s} {per_flow[name] / 1000:17.0f}k")
     if "ours" in per_flow and "bare" in per_flow:
         ratio = per_flow["bare"] / per_flow["ours"]
-        verdict = "meets" if ratio >= TARGET_HTTP_VS_BARE else "below"
-        print(f"  bare/ours {ratio:.2f}x by instructions ({verdict} the {TARGET_HTTP_VS_BARE:.2f}x target)")
+        print(f"  bare/ours {ratio:.2f}x by instructions (the floor, for reference)")
     if "ours" in per_flow and "sdk" in per_flow:
         print(f"  sdk/ours  {per_flow['sdk'] / per_flow['ours']:.1f}x by instructions")
     return 0

@@ -71,10 +71,12 @@ LABELS = {"ours": "ours (mcp-elicit)", "sdk": "sdk (mcp 2.3.0)", "bare": "bare (
 STDIO_SERVERS = ("ours", "sdk")  # bare is HTTP only
 PARTS = ("http", "stdio", "cold", *legacy.PARTS)
 
-TARGET_HTTP_VS_SDK = 5.0
-TARGET_HTTP_VS_BARE = 0.5
+# The project's targets: flows/s against the official SDK, and cold start. The bare canned-answer
+# app is the floor a correct server cannot beat; ours/bare is printed for reference, with no
+# target (the old ">= 0.5x bare" goal is retired).
+TARGET_HTTP_VS_SDK = 10.0
 TARGET_STDIO_VS_SDK = 10.0
-TARGET_COLD_MS = 150.0
+TARGET_COLD_MS = 100.0
 # Ours must stay clearly below what the client reaches against bare, else the client may cap it.
 CLIENT_HEADROOM = 0.8
 CLIENT_CPU_SATURATED = 0.9
@@ -232,10 +234,7 @@ def report(
             )
         if "ours" in fs and "bare" in fs:
             r = paired_ratio(rates["ours"], rates["bare"])
-            print(
-                f"  ratio ours/bare {fmt(r, '8.2f')}x   target >= {TARGET_HTTP_VS_BARE:.2f}x "
-                f"{mark(r >= TARGET_HTTP_VS_BARE)}"
-            )
+            print(f"  ratio ours/bare {fmt(r, '8.2f')}x   (the floor, for reference: no target)")
         if "sdk" in fs and "bare" in fs:
             print(f"  (ratio sdk/bare {fmt(ratio(fs['sdk'], fs['bare']), '8.3f')}x)")
         # The load client's ceiling.
