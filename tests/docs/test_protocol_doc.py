@@ -63,3 +63,8 @@ def test_the_scenarios_said_to_be_left_out_are_left_out() -> None:
         assert named in run["SERVER_SCENARIOS"]
     assert "elicitation-sep1034-defaults" in run["LEGACY_SERVER_SCENARIOS"]
     assert "sse-retry" in run["CLIENT_SCENARIOS_2025"]
+
+
+def test_the_readme_names_the_scenarios_left_out() -> None:
+    for left_out in ("completion-complete", "json-schema-2020-12", "auth/*"):
+        assert f"`{left_out}`" in README, left_out
