@@ -50,6 +50,20 @@ def _callgrind_control(*args: str) -> None:
     subprocess.run(["callgrind_control", *args], capture_output=True, timeout=60, check=True)
 
 
+def _dumped_instructions(workdir: Path, name: str) -> int:
+    """The instructions counted in the dump ``callgrind_control --dump`` asked of ``name``'s
+    server, once callgrind has written it."""
+    deadline = time.monotonic() + DUMP_TIMEOUT
+    parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+    while not parts and time.monotonic() < deadline:
+        time.sleep(0.2)
+        parts = sorted(workdir.glob(f"callgrind.{name}.*"))
+    if not parts:
+        raise RuntimeError(f"{name}: callgrind wrote no dump")
+    time.sleep(0.5)  # let the dump finish writing
+    return _total_instructions(parts[-1])
+
+
 def _total_instructions(path: Path) -> int:
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith(("summary:", "totals:")):
@@ -98,15 +112,7 @@ def measure(
         _callgrind_control("--dump", str(proc.pid))
         if result.errors:
             raise RuntimeError(f"{name}: {result.errors} errors: {dict(result.error_samples)}")
-        deadline = time.monotonic() + DUMP_TIMEOUT
-        parts = sorted(workdir.glob(f"callgrind.{name}.*"))
-        while not parts and time.monotonic() < deadline:
-            time.sleep(0.2)
-            parts = sorted(workdir.glob(f"callgrind.{name}.*"))
-        if not parts:
-            raise RuntimeError(f"{name}: callgrind wrote no dump")
-        time.sleep(0.5)  # let the dump finish writing
-        return _total_instructions(parts[-1]) / result.flows_total, result.flows_total
+        return _dumped_instructions(workdir, name) / result.flows_total, result.flows_total
     finally:
         stop_process(proc, timeout=30.0)
 
@@ -130,15 +136,7 @@ def measure_stdio(
             flow(srv, rid, f"T-{n}", START_TIMEOUT)
             rid += 2
         _callgrind_control("--dump", str(srv.proc.pid))
-        deadline = time.monotonic() + DUMP_TIMEOUT
-        parts = sorted(workdir.glob(f"callgrind.{name}.*"))
-        while not parts and time.monotonic() < deadline:
-            time.sleep(0.2)
-            parts = sorted(workdir.glob(f"callgrind.{name}.*"))
-        if not parts:
-            raise RuntimeError(f"{name}: callgrind wrote no dump")
-        time.sleep(0.5)  # let the dump finish writing
-        return _total_instructions(parts[-1]) / flows, flows
+        return _dumped_instructions(workdir, name) / flows, flows
     except (TimeoutError, EOFError, ValueError) as exc:
         raise RuntimeError(f"{name} stdio: {exc}\n{tail(srv.log)}") from None
     finally:

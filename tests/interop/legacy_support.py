@@ -4,17 +4,15 @@ answerer driven by functions that records what it was asked."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import platform
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_elicit.client import Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client import Answer, FormQuestion
 from tests.helpers import free_port
 from tests.server_process import running_server
 
@@ -63,35 +61,6 @@ def http_server(argv: list[str], log: Path, env: dict[str, str] | None = None) -
 
 
 FormFn = Callable[[FormQuestion], Answer | Awaitable[Answer]]
-UrlFn = Callable[[UrlQuestion], Answer | Awaitable[Answer]]
-
-
-def _never(question: Any) -> Answer:
-    raise AssertionError(f"this answerer was not supposed to be asked {question!r}")
-
-
-@dataclass
-class Person:
-    """An answerer driven by functions; records every question it was shown."""
-
-    form: FormFn = _never
-    url: UrlFn = _never
-    mode_names: tuple[str, ...] = ("form",)
-    asked: list[FormQuestion | UrlQuestion] = field(default_factory=list)
-
-    @property
-    def modes(self) -> frozenset[str]:
-        return frozenset(self.mode_names)
-
-    async def answer_form(self, question: FormQuestion) -> Answer:
-        self.asked.append(question)
-        answer = self.form(question)
-        return await answer if inspect.isawaitable(answer) else answer
-
-    async def answer_url(self, question: UrlQuestion) -> Answer:
-        self.asked.append(question)
-        answer = self.url(question)
-        return await answer if inspect.isawaitable(answer) else answer
 
 
 def answers(*content: dict[str, Any]) -> FormFn:

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from mcp_elicit.client import Answer, Client, FormQuestion
+from tests.helpers import Script
 
-from .legacy_support import FLOW_TIMEOUT, Person, answers, http_server, py_stdio
+from .legacy_support import FLOW_TIMEOUT, answers, http_server, py_stdio
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def target(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue("py_http")
 
 
-def legacy(target: Any, person: Person | None = None, **options: Any) -> Any:
+def legacy(target: Any, person: Script | None = None, **options: Any) -> Any:
     if isinstance(target, list):
         options.setdefault("stderr", "capture")
     return Client.connect(target, answerer=person, protocol="2025-11-25", request_timeout=10, **options)
@@ -56,7 +57,7 @@ async def test_the_handshake_and_who_is_asking(target: Any) -> None:
 
 
 async def test_a_form_accepted_with_its_default_applied(target: Any) -> None:
-    person = Person(form=answers({"title": "Printer on fire"}))
+    person = Script(mode_names=("form",), form=answers({"title": "Printer on fire"}))
     async with asyncio.timeout(FLOW_TIMEOUT), legacy(target, person) as client:
         result = await client.call_tool("file_ticket")
     assert (result.text, result.is_error) == ("filed 'Printer on fire' at normal", False)
@@ -69,7 +70,7 @@ async def test_a_form_accepted_with_its_default_applied(target: Any) -> None:
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_a_form_declined_or_cancelled(target: Any, action: str) -> None:
-    person = Person(form=lambda _q: Answer(action))  # type: ignore[arg-type]
+    person = Script(mode_names=("form",), form=lambda _q: Answer(action))  # type: ignore[arg-type]
     async with asyncio.timeout(FLOW_TIMEOUT), legacy(target, person) as client:
         result = await client.call_tool("file_ticket")
     assert result.text == f"not filed ({action})"
@@ -77,7 +78,7 @@ async def test_a_form_declined_or_cancelled(target: Any, action: str) -> None:
 
 
 async def test_two_questions_in_sequence(target: Any) -> None:
-    person = Person(form=answers({"name": "Ada"}, {"name": "Lovelace"}))
+    person = Script(mode_names=("form",), form=answers({"name": "Ada"}, {"name": "Lovelace"}))
     async with asyncio.timeout(FLOW_TIMEOUT), legacy(target, person) as client:
         result = await client.call_tool("full_name")
     assert result.text == "Hello, Ada Lovelace!"
@@ -91,7 +92,7 @@ async def test_a_slow_answer_does_not_time_out_the_call(target: Any) -> None:
         await asyncio.sleep(2)
         return Answer("accept", {"title": "late"})
 
-    person = Person(form=slowly)
+    person = Script(mode_names=("form",), form=slowly)
     async with asyncio.timeout(FLOW_TIMEOUT), legacy(target, person) as client:
         client.request_timeout = 1.0  # after connecting: a spawned Python takes its time to start
         assert (await client.call_tool("file_ticket")).text == "filed 'late' at normal"

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from mcp_elicit.client import Answer, Client, FormQuestion, UrlQuestion
+from tests.helpers import Script
 
-from .legacy_support import FLOW_TIMEOUT, Person, answers, http_server, node24, ts_env, ts_stdio
+from .legacy_support import FLOW_TIMEOUT, answers, http_server, node24, ts_env, ts_stdio
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def target(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue("ts_http")
 
 
-def connect(target: Any, person: Person | None = None, **options: Any) -> Any:
+def connect(target: Any, person: Script | None = None, **options: Any) -> Any:
     if isinstance(target, list):
         options.setdefault("stderr", "capture")
         options.setdefault("env", ts_env())
@@ -49,7 +50,7 @@ async def test_auto_detects_the_legacy_server(target: Any) -> None:
 
 
 async def test_a_form_accepted_with_a_default_filled_in(target: Any) -> None:
-    person = Person(form=answers({"time": "19:30"}))  # "guests" left to its default, 2
+    person = Script(mode_names=("form",), form=answers({"time": "19:30"}))  # "guests" left to its default, 2
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         result = await client.call_tool("book_table")
     assert result.text == "booked 2 at 19:30"
@@ -60,7 +61,7 @@ async def test_a_form_accepted_with_a_default_filled_in(target: Any) -> None:
 
 async def test_an_invalid_answer_is_asked_again_never_sent(target: Any) -> None:
     tries = iter([{"time": "noon"}, {"time": "21:00", "guests": 4}])
-    person = Person(form=lambda _q: Answer("accept", next(tries)))
+    person = Script(mode_names=("form",), form=lambda _q: Answer("accept", next(tries)))
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         assert (await client.call_tool("book_table")).text == "booked 4 at 21:00"
     _first, second = person.asked
@@ -69,20 +70,20 @@ async def test_an_invalid_answer_is_asked_again_never_sent(target: Any) -> None:
 
 
 async def test_a_form_declined(target: Any) -> None:
-    person = Person(form=lambda _q: Answer("decline"))
+    person = Script(mode_names=("form",), form=lambda _q: Answer("decline"))
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         assert (await client.call_tool("book_table")).text == "not booked (decline)"
 
 
 async def test_two_questions_in_sequence(target: Any) -> None:
-    person = Person(form=answers({"name": "Grace"}, {"name": "Hopper"}))
+    person = Script(mode_names=("form",), form=answers({"name": "Grace"}, {"name": "Hopper"}))
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         assert (await client.call_tool("full_name")).text == "Hello, Grace Hopper!"
     assert [q.message for q in person.asked] == ["First name?", "Last name of Grace?"]
 
 
 async def test_a_url_question_goes_to_the_answerer_with_its_address(target: Any) -> None:
-    person = Person(url=lambda _q: Answer("accept"), mode_names=("form", "url"))
+    person = Script(url=lambda _q: Answer("accept"))
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         assert (await client.call_tool("connect_account")).text == "url answer: accept"
     (question,) = person.asked
@@ -93,7 +94,7 @@ async def test_a_url_question_goes_to_the_answerer_with_its_address(target: Any)
 async def test_a_form_only_client_declares_form_only(target: Any) -> None:
     """The capabilities in initialize are what the answerer can do: the SDK sees no URL mode and
     does not send the URL question at all."""
-    person = Person()
+    person = Script(mode_names=("form",))
     async with asyncio.timeout(FLOW_TIMEOUT), connect(target, person) as client:
         assert client.capabilities == {"elicitation": {"form": {}}}
         result = await client.call_tool("connect_account")
