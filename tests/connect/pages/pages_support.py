@@ -108,6 +108,22 @@ class Harness:
         return await self.flows.create(self.principal(user), "secret", "openai_api_key")
 
 
+def offline_login(issuer: str) -> OidcLogin:
+    """A sign-in at ``issuer`` for pages no test signs in to (configuration and production-page
+    tests): nothing contacts it."""
+    return OidcLogin(
+        OAuthProvider(
+            id="login",
+            authorize_url=f"{issuer}/authorize",
+            token_url=f"{issuer}/token",
+            client_id="pages",
+            issuer=issuer,
+            openid=True,
+            jwks_url=f"{issuer}/jwks",
+        )
+    )
+
+
 def register(provider: OidcProvider, redirect_uri: str, **extra: Any) -> dict[str, Any]:
     return provider.register_client([redirect_uri], **extra)
 

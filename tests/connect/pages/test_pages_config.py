@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages_support import offline_login
 
 from mcp_elicit.connect.flows import MAX_SESSION_LIFETIME, SQLiteFlowStore
 from mcp_elicit.connect.oauth.provider import OAuthProvider
@@ -19,17 +20,7 @@ IDP = "https://id.example.com"
 
 
 def login() -> OidcLogin:
-    return OidcLogin(
-        OAuthProvider(
-            id="login",
-            authorize_url=f"{IDP}/authorize",
-            token_url=f"{IDP}/token",
-            client_id="pages",
-            issuer=IDP,
-            openid=True,
-            jwks_url=f"{IDP}/jwks",
-        )
-    )
+    return offline_login(IDP)
 
 
 def make(tmp_path: Path, base_url: str, development: bool = False, **options: Any) -> ConnectPages:

@@ -17,13 +17,13 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from pages_support import Harness, form_token
+from pages_support import Harness, form_token, offline_login
 
 from mcp_elicit.connect.client_label import client_label
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity.principal import Principal
 from mcp_elicit.connect.oauth.provider import OAuthProvider
-from mcp_elicit.connect.pages import ConnectPages, OidcLogin
+from mcp_elicit.connect.pages import ConnectPages
 from mcp_elicit.connect.pages.cookies import CookiePolicy
 from mcp_elicit.connect.pages.csrf import csrf_token
 from mcp_elicit.connect.pages.sealing import CookieSealer
@@ -182,17 +182,7 @@ async def call(
 
 async def test_no_page_of_a_production_site_says_demo_only(tmp_path: Path) -> None:
     keys = KeyRing.from_secrets([KeyRing.generate_secret()])
-    login = OidcLogin(
-        OAuthProvider(
-            id="login",
-            authorize_url=f"{IDP}/authorize",
-            token_url=f"{IDP}/token",
-            client_id="pages",
-            issuer=IDP,
-            openid=True,
-            jwks_url=f"{IDP}/jwks",
-        )
-    )
+    login = offline_login(IDP)
     ci = OAuthProvider(
         id="ci",
         authorize_url="https://ci.example.com/oauth/authorize",
