@@ -2,8 +2,9 @@
 127.0.0.1, called with our client, with the browser part done by Debian Chromium (Playwright).
 
 ``docs/connect-account.md`` connects the demo CI service (a real OAuth server, DEMO ONLY) and
-``docs/ask-for-api-key.md`` captures a key on the secret page. Blocks fenced as ``py`` or
-``text`` are illustrations (production settings, shell commands) and are not run.
+``docs/ask-for-api-key.md`` captures a key on the secret page. Each guide's ``mcp-elicit call``
+command runs too, in a real terminal, with the browser part done at the address it prints. The
+other ``py`` blocks (production settings against real services) are compiled, not run.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ import pytest
 from mcp_elicit.client import Answer, Client
 from mcp_elicit.client.questions import FormQuestion, UrlQuestion
 from mcp_elicit.demo.ci_provider import DemoCIProvider, DemoClient
-from tests.docs.markdown_blocks import run_python_blocks
-from tests.helpers import InProcessServer, bound_socket
+from tests.client.answerers._pty import Terminal
+from tests.docs.doc_shell import in_terminal, reader_env, run_shell
+from tests.docs.markdown_blocks import blocks, run_python_blocks
+from tests.helpers import InProcessServer, bound_socket, free_port
+from tests.server_process import running_server
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BEARER = {"Authorization": "Bearer example-token"}
@@ -140,3 +144,105 @@ async def test_api_key_guide_runs_in_a_real_browser(monkeypatch: pytest.MonkeyPa
             assert (await client.call_tool("forget_key")).text == "No key was stored."
     await context.close()
     await guide.kit.aclose()
+
+
+def guide_command(guide: str, base: str) -> str:
+    """The guide's ``mcp-elicit call`` command, pointed at ``base`` (the guide's fixed port may be
+    taken on a test machine; nothing else is changed)."""
+    [command] = [b.code for b in blocks(DOCS / guide, "sh") if b.code.startswith("mcp-elicit call ")]
+    return re.sub(r"http://127\.0\.0\.1:\d+", base, command)
+
+
+async def run_guide_command(command: str, tmp_path: Path, browse: Any, printed: str) -> Terminal:
+    """The command as the guide says to run it, in a terminal: open the link (consenting to the
+    loopback address, as ``--allow-loopback-http`` allows), do the browser part at the address
+    it prints (no browser is launched from a test: CI, or no display), press Enter for done,
+    and wait for ``printed``."""
+    terminal = in_terminal(command, tmp_path)
+    try:
+        terminal.expect("Open in browser")
+        terminal.type("o")
+        terminal.expect("Open it anyway?")
+        terminal.type("y")
+        terminal.expect("Open this address yourself:")
+        terminal.expect("\n", timeout=5)
+        url = next(
+            line.strip()
+            for line in reversed(terminal.screen.history() + terminal.screen.display())
+            if line.strip().startswith("http://127.0.0.1:")
+        )
+        await browse(url)
+        terminal.type("\r")
+        terminal.expect(printed, timeout=30)
+    finally:
+        status = terminal.close()
+    assert status == 0, terminal.seen[-3000:]
+    return terminal
+
+
+async def test_the_api_key_guides_command_in_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, browser: Any, tmp_path: Path
+) -> None:
+    """docs/ask-for-api-key.md's ``sh`` block, run as written against the guide's server."""
+    sock, base = _socket()
+    guide = load("ask-for-api-key.md", monkeypatch, EXAMPLE_BASE_URL=base)
+    typed = "sk-test-" + "y" * 30
+    context = await browser.new_context()
+
+    async def browse(url: str) -> None:
+        page = await context.new_page()
+        await page.goto(url)
+        await page.get_by_role("link", name="Sign in").click()
+        await page.get_by_role("button", name="Continue as demo-user").click()
+        await page.get_by_label(re.compile("model provider", re.IGNORECASE)).fill(typed)
+        await page.get_by_role("button", name="Save").click()
+        await page.wait_for_url(re.compile(r"/done$"))
+
+    command = guide_command("ask-for-api-key.md", base)
+    with InProcessServer(guide.app.asgi(), sock=sock):
+        await run_guide_command(
+            command, tmp_path, browse, f"Summary of 3 words, made with a key of {len(typed)} characters."
+        )
+        again = run_shell(command, tmp_path)  # "The second call does not ask."
+    await context.close()
+    await guide.kit.aclose()
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == f"Summary of 3 words, made with a key of {len(typed)} characters.\n"
+    assert "asks" not in again.stderr
+
+
+async def test_the_connect_guides_commands_in_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, browser: Any, tmp_path: Path
+) -> None:
+    """docs/connect-account.md's two ``sh`` blocks, run as written: the demo CI service started by
+    its command (on free ports instead of the guide's 8771 and 8770), then the guide's server
+    called with its ``mcp-elicit call`` command."""
+    sock, base = _socket()
+    ci_port = free_port()
+    ci = f"http://127.0.0.1:{ci_port}"
+    [start] = [b.code for b in blocks(DOCS / "connect-account.md", "sh") if "demo.ci_provider" in b.code]
+    start = start.replace("--port 8771", f"--port {ci_port}").replace("http://127.0.0.1:8770", base)
+    guide = load("connect-account.md", monkeypatch, EXAMPLE_BASE_URL=base, EXAMPLE_CI_URL=ci)
+    context = await browser.new_context()
+
+    async def browse(url: str) -> None:
+        page = await context.new_page()
+        await page.goto(url)
+        await page.get_by_role("link", name="Sign in").click()
+        await page.get_by_role("button", name="Continue as demo-user").click()
+        await page.get_by_role("button", name="Continue").click()
+        await page.get_by_role("button", name="Allow").click()
+        await page.wait_for_url(re.compile(r"/done$"))
+
+    command = guide_command("connect-account.md", base)
+    with (
+        running_server(["bash", "-c", start], log=tmp_path / "ci.log", port=ci_port, env=reader_env()),
+        InProcessServer(guide.app.asgi(), sock=sock),
+    ):
+        await run_guide_command(command, tmp_path, browse, "Build #812 passed (account demo-user)")
+        again = run_shell(command, tmp_path)  # "Call it again: no link this time"
+    await context.close()
+    await guide.kit.aclose()
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "Build #812 passed (account demo-user)\n"
+    assert "asks" not in again.stderr
