@@ -56,3 +56,18 @@ async def test_a_resume_after_the_end_replays_what_was_missed(client: LegacyClie
     async with client.get(last_event_id=priming.id) as resumed:
         assert result_text(await resumed.next()) == "Reconnection test completed successfully"
         assert await resumed.next() is None
+
+
+async def test_a_stream_read_to_its_end_is_not_kept(client: LegacyClient) -> None:
+    """Once a call's response has gone out on its stream there is nothing to resume: the stream
+    is forgotten at once (kept for the grace, every finished call's events piled up under load),
+    and resuming it is a 404 that says so."""
+    async with client.call("tools/call", {"name": "test_simple_text", "arguments": {}}) as stream:
+        events = await stream.rest()
+    assert result_text(events[-1]) == "This is a simple text response for testing."
+    assert events[0].id is not None
+    headers = client.headers(accept="text/event-stream", **{"last-event-id": events[0].id})
+    headers.pop("content-type")
+    response = await client.http.get(client.url, headers=headers)
+    assert response.status_code == 404
+    assert "unknown or over" in response.text

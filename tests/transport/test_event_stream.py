@@ -39,7 +39,12 @@ async def settle() -> None:
 
 def new_stream(abandoned: list[str] | None = None, grace: float = 30.0) -> EventStream:
     calls = [] if abandoned is None else abandoned
-    return EventStream("s1", resume_grace=grace, on_abandoned=lambda: calls.append("abandoned"))
+    return EventStream(
+        "s1",
+        resume_grace=grace,
+        on_abandoned=lambda: calls.append("abandoned"),
+        on_over=lambda: calls.append("over"),
+    )
 
 
 async def test_the_response_and_the_end_of_the_stream_go_out_in_one_write() -> None:
@@ -120,3 +125,94 @@ async def test_a_client_that_goes_away_gets_nothing_more_and_an_unclaimed_stream
     assert conn.bodies() == [(b"id: s1.1\ndata: a\n\n", True)]  # no end: the client is gone
     assert abandoned == ["abandoned"]
     assert not stream.done  # the call decides what to do (the transport cancels it)
+
+
+# -- how long a finished stream is kept ---------------------------------------------------------
+
+
+async def test_a_stream_whose_end_went_out_is_over_at_once() -> None:
+    """Nothing is left to resume, so it is not kept for the grace (which held every finished
+    call's events for 30 s)."""
+    events: list[str] = []
+    stream = new_stream(events, grace=30.0)
+    task = serving(stream, Connection())
+    await settle()
+    stream.finish(b'{"answer":1}')
+    assert events == []  # not before the end has gone out
+    await asyncio.wait_for(task, 1)
+    assert events == ["over"]
+
+
+async def test_a_stream_that_ends_with_nobody_listening_is_kept_for_the_grace_then_over() -> None:
+    events: list[str] = []
+    stream = new_stream(events, grace=0.1)
+    first = Connection()
+    task = serving(stream, first)
+    await settle()
+    first.disconnect.set()
+    await asyncio.wait_for(task, 1)
+    stream.finish(b"end")
+    await asyncio.sleep(0.02)
+    assert events == []  # within the grace: a reconnection could still read the end
+    await asyncio.sleep(0.2)
+    assert events == ["over"]
+
+
+async def test_a_reconnection_within_the_grace_reads_the_end_and_then_the_stream_is_over() -> None:
+    events: list[str] = []
+    stream = new_stream(events, grace=0.1)
+    first = Connection()
+    task = serving(stream, first)
+    stream.send(b"a")
+    await settle()
+    first.disconnect.set()
+    await asyncio.wait_for(task, 1)
+    stream.finish(b"end")
+    again = Connection()
+    await asyncio.wait_for(serving(stream, again, after=1), 1)
+    assert again.bodies() == [(b"id: s1.2\ndata: end\n\n", False)]
+    assert events == ["over"]
+    await asyncio.sleep(0.2)
+    assert events == ["over"]  # the grace's timer was stopped: not over twice
+
+
+async def test_a_connection_that_breaks_before_the_end_keeps_the_stream_for_a_reconnection() -> None:
+    events: list[str] = []
+    stream = new_stream(events, grace=0.1)
+
+    class Broken(Connection):
+        async def send(self, message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and not message["more_body"]:
+                raise OSError("connection reset")
+            await super().send(message)
+
+    task = serving(stream, Broken())
+    await settle()
+    stream.finish(b"end")
+    await asyncio.wait_for(task, 1)
+    assert events == []  # the end did not go out: kept
+    again = Connection()
+    await asyncio.wait_for(serving(stream, again, after=0), 1)
+    assert again.bodies() == [(b"id: s1.1\ndata: end\n\n", False)]
+    assert events == ["over"]
+
+
+async def test_a_close_with_the_end_queued_behind_it_keeps_the_stream() -> None:
+    """``ctx.close_stream()`` then the answer, before the writer ran: the connection ends at the
+    close and the end waits for the reconnection (the end did not go out on this one)."""
+    events: list[str] = []
+    stream = new_stream(events, grace=30.0)
+    first = Connection()
+    task = serving(stream, first)
+    await settle()
+    stream.send(b"before")
+    stream.close_connection()
+    stream.send(b"after")
+    stream.finish(b"end")
+    await asyncio.wait_for(task, 1)
+    assert first.bodies() == [(b"id: s1.1\ndata: before\n\n", False)]
+    assert events == []
+    again = Connection()
+    await asyncio.wait_for(serving(stream, again, after=1), 1)
+    assert again.bodies() == [(b"id: s1.2\ndata: after\n\nid: s1.3\ndata: end\n\n", False)]
+    assert events == ["over"]

@@ -8,6 +8,13 @@ network dropped, or the handler closed it to let the client poll): the call goes
 are kept, and a ``GET`` with ``Last-Event-ID`` picks the stream up again where the client left
 it. A stream that nobody picks up again within ``resume_grace`` seconds ends its call.
 
+A stream is kept only while a client may still need it. Once its end has gone out on a
+connection there is nothing left to resume, and it is forgotten at once (``on_over``); a stream
+that ended with no connection to take its end, or whose connection broke first, is kept
+``resume_grace`` seconds for a reconnection. (Keeping every finished stream for the grace held
+each call's events 30 s: at 3,000 calls a second, a million objects for the garbage collector
+to walk, which cost a fifth of the 2025-11-25 HTTP throughput; bench/README.md.)
+
 :class:`EventStream` is the stream itself, independent of any connection; :func:`serve_events`
 writes it to one ASGI connection until the stream is done or the client goes away.
 """
@@ -29,7 +36,8 @@ MAX_KEPT_BYTES: Final = 4 * 1024 * 1024
 
 class EventStream:
     """The events of one stream (see the module docstring). ``on_abandoned`` is called when the
-    stream has no connection for ``resume_grace`` seconds before it is done."""
+    stream has no connection for ``resume_grace`` seconds before it is done; ``on_over`` when it
+    is done and no client can need it any more."""
 
     def __init__(
         self,
@@ -37,6 +45,7 @@ class EventStream:
         *,
         resume_grace: float,
         on_abandoned: Callable[[], None],
+        on_over: Callable[[], None] = lambda: None,
     ) -> None:
         self.id = stream_id
         self._seq = 0
@@ -48,7 +57,9 @@ class EventStream:
         self.done = False
         self._resume_grace = resume_grace
         self._on_abandoned = on_abandoned
-        self._abandon_timer: asyncio.TimerHandle | None = None
+        self._on_over = on_over
+        # While the stream runs: when it is abandoned; once it is done: when it is forgotten.
+        self._timer: asyncio.TimerHandle | None = None
 
     # -- what the call sends -------------------------------------------------------------------
     def prime(self) -> None:
@@ -66,9 +77,11 @@ class EventStream:
         if message is not None:
             self.send(message)
         self.done = True
+        self._cancel_timer()
         if self._listener is not None:
-            self._listener.put(None)
-        self._cancel_abandon()
+            self._listener.put(None)  # that connection takes the end, then detaches
+        else:
+            self._keep_for_a_reconnection()
 
     def close_connection(self) -> None:
         """End the current connection without ending the stream (the client reconnects): what
@@ -93,7 +106,7 @@ class EventStream:
         comes. A connection still attached is ended (one connection per stream)."""
         if self._listener is not None:
             self._listener.put(None)
-        self._cancel_abandon()
+        self._cancel_timer()
         outbox = _Outbox()
         for seq, event in self._kept:
             if after is None or seq > after:
@@ -103,23 +116,36 @@ class EventStream:
         self._listener = outbox
         return outbox
 
-    def detach(self, outbox: _Outbox) -> None:
+    def detach(self, outbox: _Outbox, *, delivered: bool) -> None:
+        """The connection of ``outbox`` is over; ``delivered``: the stream's end went out on it."""
         if self._listener is not outbox:
             return  # a newer connection took over
         self._listener = None
-        if not self.done:
+        if delivered:
+            self._on_over()
+        elif self.done:
+            self._keep_for_a_reconnection()
+        else:
             loop = asyncio.get_running_loop()
-            self._abandon_timer = loop.call_later(self._resume_grace, self._abandoned)
+            self._timer = loop.call_later(self._resume_grace, self._abandoned)
 
     def _abandoned(self) -> None:
-        self._abandon_timer = None
+        self._timer = None
         if not self.done and self._listener is None:
             self._on_abandoned()
 
-    def _cancel_abandon(self) -> None:
-        if self._abandon_timer is not None:
-            self._abandon_timer.cancel()
-            self._abandon_timer = None
+    def _keep_for_a_reconnection(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(self._resume_grace, self._forgotten)
+
+    def _forgotten(self) -> None:
+        self._timer = None
+        if self._listener is None:
+            self._on_over()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class _Outbox:
@@ -164,6 +190,7 @@ async def serve_events(
     ``headers``) until it is done, the connection is to close, or the client goes away."""
     outbox = stream.attach(after)
     gone = False
+    delivered = False  # the stream's end went out on this connection
 
     async def watch() -> None:
         nonlocal gone
@@ -198,6 +225,9 @@ async def serve_events(
                     break
                 event += more
             await send({"type": "http.response.body", "body": event, "more_body": not ended})
+        # A None may also be a close (``close_connection``) with more queued behind it: the
+        # end went out only if the stream is done and nothing is left for a reconnection.
+        delivered = ended and stream.done and not outbox.events
         if not (ended or gone):
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -205,4 +235,4 @@ async def serve_events(
         pass  # the connection broke under us: the stream waits for a reconnection
     finally:
         watcher.cancel()
-        stream.detach(outbox)
+        stream.detach(outbox, delivered=delivered)

@@ -211,7 +211,10 @@ async def _call(
         if task is not None:
             task.cancel()
 
-    stream = EventStream(stream_id, resume_grace=table.resume_grace, on_abandoned=abandoned)
+    def over() -> None:
+        session.streams.pop(stream_id, None)
+
+    stream = EventStream(stream_id, resume_grace=table.resume_grace, on_abandoned=abandoned, on_over=over)
     session.streams[stream_id] = stream
     stream.prime()
 
@@ -222,17 +225,10 @@ async def _call(
         finally:
             stream.finish(body)  # None when cancelled: the stream ends without a response
             session.calls.pop(request.id, None)
-            _forget_later(session, stream_id, table.resume_grace)
 
     task = asyncio.ensure_future(run())
     session.calls[request.id] = task
     await serve_events(stream, None, send, receive, headers)
-
-
-def _forget_later(session: HttpSession, stream_id: str, after: float) -> None:
-    """A finished stream is kept a while, for a client that reconnects to read its end."""
-    loop = asyncio.get_running_loop()
-    loop.call_later(after, session.streams.pop, stream_id, None)
 
 
 async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:
