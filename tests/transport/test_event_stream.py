@@ -37,6 +37,18 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
+async def a_client_that_left(stream: EventStream, *events: bytes) -> Connection:
+    """A connection to ``stream`` that got ``events``, then its client went away."""
+    conn = Connection()
+    task = serving(stream, conn)
+    for event in events:
+        stream.send(event)
+    await settle()
+    conn.disconnect.set()
+    await asyncio.wait_for(task, 1)
+    return conn
+
+
 def new_stream(abandoned: list[str] | None = None, grace: float = 30.0) -> EventStream:
     calls = [] if abandoned is None else abandoned
     return EventStream(
@@ -114,12 +126,7 @@ async def test_a_second_connection_ends_the_first() -> None:
 async def test_a_client_that_goes_away_gets_nothing_more_and_an_unclaimed_stream_is_abandoned() -> None:
     abandoned: list[str] = []
     stream = new_stream(abandoned, grace=0.05)
-    conn = Connection()
-    task = serving(stream, conn)
-    stream.send(b"a")
-    await settle()
-    conn.disconnect.set()
-    await asyncio.wait_for(task, 1)
+    conn = await a_client_that_left(stream, b"a")
     stream.send(b"b")
     await asyncio.sleep(0.2)
     assert conn.bodies() == [(b"id: s1.1\ndata: a\n\n", True)]  # no end: the client is gone
@@ -146,11 +153,7 @@ async def test_a_stream_whose_end_went_out_is_over_at_once() -> None:
 async def test_a_stream_that_ends_with_nobody_listening_is_kept_for_the_grace_then_over() -> None:
     events: list[str] = []
     stream = new_stream(events, grace=0.1)
-    first = Connection()
-    task = serving(stream, first)
-    await settle()
-    first.disconnect.set()
-    await asyncio.wait_for(task, 1)
+    await a_client_that_left(stream)
     stream.finish(b"end")
     await asyncio.sleep(0.02)
     assert events == []  # within the grace: a reconnection could still read the end
@@ -161,12 +164,7 @@ async def test_a_stream_that_ends_with_nobody_listening_is_kept_for_the_grace_th
 async def test_a_reconnection_within_the_grace_reads_the_end_and_then_the_stream_is_over() -> None:
     events: list[str] = []
     stream = new_stream(events, grace=0.1)
-    first = Connection()
-    task = serving(stream, first)
-    stream.send(b"a")
-    await settle()
-    first.disconnect.set()
-    await asyncio.wait_for(task, 1)
+    await a_client_that_left(stream, b"a")
     stream.finish(b"end")
     again = Connection()
     await asyncio.wait_for(serving(stream, again, after=1), 1)
