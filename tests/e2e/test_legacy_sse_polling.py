@@ -12,8 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mcp_elicit.transport.http_sessions import KEPT_DELIVERED_STREAMS
 from tests.helpers import free_port
-from tests.server.legacy_http import LegacyClient, result_text
+from tests.server.legacy_http import Event, LegacyClient, result_text
 from tests.server_process import PY, running_server
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conformance_server.py"
@@ -58,15 +59,25 @@ async def test_a_resume_after_the_end_replays_what_was_missed(client: LegacyClie
         assert await resumed.next() is None
 
 
-async def test_a_stream_read_to_its_end_is_not_kept(client: LegacyClient) -> None:
-    """Once a call's response has gone out on its stream there is nothing to resume: the stream
-    is forgotten at once (kept for the grace, every finished call's events piled up under load),
-    and resuming it is a 404 that says so."""
-    async with client.call("tools/call", {"name": "test_simple_text", "arguments": {}}) as stream:
-        events = await stream.rest()
-    assert result_text(events[-1]) == "This is a simple text response for testing."
-    assert events[0].id is not None
-    headers = client.headers(accept="text/event-stream", **{"last-event-id": events[0].id})
+async def test_a_stream_read_to_its_end_can_be_read_again_until_newer_calls_push_it_out(
+    client: LegacyClient,
+) -> None:
+    """A client whose connection broke just as the response was written resumes and reads it
+    again; only the session's last few such streams are kept (each kept for the grace, every
+    finished call's events piled up under load), and an older one is a 404 that says so."""
+
+    async def simple() -> list[Event]:
+        async with client.call("tools/call", {"name": "test_simple_text", "arguments": {}}) as stream:
+            return await stream.rest()
+
+    first = await simple()
+    assert result_text(first[-1]) == "This is a simple text response for testing."
+    assert first[0].id is not None
+    async with client.get(last_event_id=first[0].id) as resumed:
+        assert result_text(await resumed.next()) == "This is a simple text response for testing."
+    for _ in range(KEPT_DELIVERED_STREAMS):
+        await simple()
+    headers = client.headers(accept="text/event-stream", **{"last-event-id": first[0].id})
     headers.pop("content-type")
     response = await client.http.get(client.url, headers=headers)
     assert response.status_code == 404

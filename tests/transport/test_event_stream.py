@@ -55,7 +55,7 @@ def new_stream(abandoned: list[str] | None = None, grace: float = 30.0) -> Event
         "s1",
         resume_grace=grace,
         on_abandoned=lambda: calls.append("abandoned"),
-        on_over=lambda: calls.append("over"),
+        on_over=lambda delivered: calls.append("delivered" if delivered else "over"),
     )
 
 
@@ -137,9 +137,8 @@ async def test_a_client_that_goes_away_gets_nothing_more_and_an_unclaimed_stream
 # -- how long a finished stream is kept ---------------------------------------------------------
 
 
-async def test_a_stream_whose_end_went_out_is_over_at_once() -> None:
-    """Nothing is left to resume, so it is not kept for the grace (which held every finished
-    call's events for 30 s)."""
+async def test_a_stream_whose_end_went_out_says_so_at_once() -> None:
+    """No timer for the grace: the session decides at once what to keep of it."""
     events: list[str] = []
     stream = new_stream(events, grace=30.0)
     task = serving(stream, Connection())
@@ -147,7 +146,7 @@ async def test_a_stream_whose_end_went_out_is_over_at_once() -> None:
     stream.finish(b'{"answer":1}')
     assert events == []  # not before the end has gone out
     await asyncio.wait_for(task, 1)
-    assert events == ["over"]
+    assert events == ["delivered"]
 
 
 async def test_a_stream_that_ends_with_nobody_listening_is_kept_for_the_grace_then_over() -> None:
@@ -169,9 +168,9 @@ async def test_a_reconnection_within_the_grace_reads_the_end_and_then_the_stream
     again = Connection()
     await asyncio.wait_for(serving(stream, again, after=1), 1)
     assert again.bodies() == [(b"id: s1.2\ndata: end\n\n", False)]
-    assert events == ["over"]
+    assert events == ["delivered"]
     await asyncio.sleep(0.2)
-    assert events == ["over"]  # the grace's timer was stopped: not over twice
+    assert events == ["delivered"]  # the grace's timer was stopped: not over twice
 
 
 async def test_a_connection_that_breaks_before_the_end_keeps_the_stream_for_a_reconnection() -> None:
@@ -192,7 +191,7 @@ async def test_a_connection_that_breaks_before_the_end_keeps_the_stream_for_a_re
     again = Connection()
     await asyncio.wait_for(serving(stream, again, after=0), 1)
     assert again.bodies() == [(b"id: s1.1\ndata: end\n\n", False)]
-    assert events == ["over"]
+    assert events == ["delivered"]
 
 
 async def test_a_close_with_the_end_queued_behind_it_keeps_the_stream() -> None:
@@ -213,4 +212,4 @@ async def test_a_close_with_the_end_queued_behind_it_keeps_the_stream() -> None:
     again = Connection()
     await asyncio.wait_for(serving(stream, again, after=1), 1)
     assert again.bodies() == [(b"id: s1.2\ndata: after\n\nid: s1.3\ndata: end\n\n", False)]
-    assert events == ["over"]
+    assert events == ["delivered"]

@@ -8,12 +8,10 @@ network dropped, or the handler closed it to let the client poll): the call goes
 are kept, and a ``GET`` with ``Last-Event-ID`` picks the stream up again where the client left
 it. A stream that nobody picks up again within ``resume_grace`` seconds ends its call.
 
-A stream is kept only while a client may still need it. Once its end has gone out on a
-connection there is nothing left to resume, and it is forgotten at once (``on_over``); a stream
-that ended with no connection to take its end, or whose connection broke first, is kept
-``resume_grace`` seconds for a reconnection. (Keeping every finished stream for the grace held
-each call's events 30 s: at 3,000 calls a second, a million objects for the garbage collector
-to walk, which cost a fifth of the 2025-11-25 HTTP throughput; bench/README.md.)
+Once the stream is done, ``on_over`` says how it ended: its end went out on a connection
+(``delivered``), or it ended with no connection to take its end, or its connection broke first,
+and nobody came back for it within ``resume_grace`` seconds. The session decides what to keep
+(:meth:`~mcp_elicit.transport.http_sessions.HttpSession.stream_over`).
 
 :class:`EventStream` is the stream itself, independent of any connection; :func:`serve_events`
 writes it to one ASGI connection until the stream is done or the client goes away.
@@ -36,8 +34,8 @@ MAX_KEPT_BYTES: Final = 4 * 1024 * 1024
 
 class EventStream:
     """The events of one stream (see the module docstring). ``on_abandoned`` is called when the
-    stream has no connection for ``resume_grace`` seconds before it is done; ``on_over`` when it
-    is done and no client can need it any more."""
+    stream has no connection for ``resume_grace`` seconds before it is done; ``on_over`` once it
+    is done, with whether its end went out on a connection (see the module docstring)."""
 
     def __init__(
         self,
@@ -45,7 +43,7 @@ class EventStream:
         *,
         resume_grace: float,
         on_abandoned: Callable[[], None],
-        on_over: Callable[[], None] = lambda: None,
+        on_over: Callable[[bool], None] = lambda delivered: None,
     ) -> None:
         self.id = stream_id
         self._seq = 0
@@ -122,7 +120,7 @@ class EventStream:
             return  # a newer connection took over
         self._listener = None
         if delivered:
-            self._on_over()
+            self._on_over(True)
         elif self.done:
             self._keep_for_a_reconnection()
         else:
@@ -140,7 +138,7 @@ class EventStream:
     def _forgotten(self) -> None:
         self._timer = None
         if self._listener is None:
-            self._on_over()
+            self._on_over(False)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -211,8 +211,8 @@ async def _call(
         if task is not None:
             task.cancel()
 
-    def over() -> None:
-        session.streams.pop(stream_id, None)
+    def over(delivered: bool) -> None:
+        session.stream_over(stream_id, delivered=delivered)
 
     stream = EventStream(stream_id, resume_grace=table.resume_grace, on_abandoned=abandoned, on_over=over)
     session.streams[stream_id] = stream
