@@ -191,3 +191,15 @@ def test_any_object_raises_only_invalid_message(data: dict[str, object]) -> None
     else:
         assert isinstance(msg, Result | ErrorResponse)
         assert ("result" in data) != ("error" in data)
+
+
+def test_an_error_about_a_malformed_response_does_not_repeat_its_id() -> None:
+    """A response's id numbers one of the receiver's own requests: the error sent back about it
+    carries none (the peer would take it for the answer to its request of that number); an
+    error about a malformed request carries the request's id."""
+    with pytest.raises(InvalidMessage) as response:
+        parse_message(b'{"jsonrpc":"2.0","id":1,"error":"boom"}')
+    assert (response.value.request_id, response.value.reply_id) == (1, None)
+    with pytest.raises(InvalidMessage) as request:
+        parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}')
+    assert (request.value.request_id, request.value.reply_id) == (1, 1)

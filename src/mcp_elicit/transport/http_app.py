@@ -256,9 +256,7 @@ class HttpApp:
             await send_json(send, 413, encode_error(exc.request_id, exc))
             return None
         except InvalidMessage as exc:
-            # (A malformed response's id is one of ours: the error does not repeat it.)
-            request_id = None if exc.of_response else exc.request_id
-            await send_json(send, status_for_error(exc.code), encode_error(request_id, exc))
+            await send_json(send, status_for_error(exc.code), encode_error(exc.reply_id, exc))
             return None
         return message
 

@@ -503,7 +503,7 @@ class SessionRelay:
             try:
                 message = parse_message(letter.data, max_bytes=MAX_RELAYED_BODY)
             except InvalidMessage as exc:
-                await send_json(send, status_for_error(exc.code), encode_error(exc.request_id, exc))
+                await send_json(send, status_for_error(exc.code), encode_error(exc.reply_id, exc))
                 return
             await http_legacy.post(self._app, head, message, caller, send, receive)
 

@@ -440,9 +440,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                 session.receive(message)  # only this session's own requests are answered
                 return
         except InvalidMessage as exc:
-            # A malformed response names one of our own requests: the error must not carry its
-            # id, which the client would match against its own request of that number.
-            write(encode_error(None if exc.of_response else exc.request_id, exc))
+            write(encode_error(exc.reply_id, exc))
             return
         if isinstance(message, Notification):
             if message.method == "notifications/cancelled":

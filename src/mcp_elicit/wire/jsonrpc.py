@@ -84,6 +84,11 @@ class InvalidMessage(McpError):
         self.request_id = request_id
         self.of_response = of_response
 
+    @property
+    def reply_id(self) -> RequestId | None:
+        """The id the error sent back about this message carries (see ``of_response``)."""
+        return None if self.of_response else self.request_id
+
 
 class MessageTooLarge(InvalidMessage):
     """The message exceeds the configured size limit (HTTP maps this to 413)."""
