@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from kit_sites import SiteFactory, fp
 from kit_support import browser_connects, browser_enters_secret, flow_id_of
-from tests.http_session_support import Session, answer_questions
+from tests.http_session_support import Session, answer_questions, initialize
 
 
 async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
@@ -25,18 +25,7 @@ async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
 ) -> None:
     site = await make_site(hold=0.3)
     session = Session(http, site.mcp_url, token=site.token("alice"))
-    await session.open(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"form": {}, "url": {}}},
-                "clientInfo": {"name": "desktop-app", "version": "3"},
-            },
-        }
-    )
+    await session.open(initialize(capabilities={"elicitation": {"form": {}, "url": {}}}))
     owner = site.auth.principal("alice")
     finishing: list[asyncio.Task[None]] = []
 
@@ -74,18 +63,7 @@ async def test_with_url_mode_error_the_call_ends_with_32042_and_the_retry_finds_
     site = await make_site(hold=0.3)
     site.server.legacy_url_mode = "error"
     session = Session(http, site.mcp_url, token=site.token("bob"))
-    await session.open(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"url": {}}},
-                "clientInfo": {"name": "cli", "version": "1"},
-            },
-        }
-    )
+    await session.open(initialize(capabilities={"elicitation": {"url": {}}}))
     call = session.request("tools/call", {"name": "list_repos", "arguments": {}})
     seen, final = await answer_questions(session, call, lambda params: {"action": "decline"})
     assert not [m for m in seen if m.get("method") == "elicitation/create"]
@@ -112,18 +90,7 @@ async def test_a_secret_is_asked_once_and_the_call_goes_on_when_it_is_entered(
     the secret is in no message the client gets."""
     site = await make_site(hold=0.3)
     session = Session(http, site.mcp_url, token=site.token("dora"))
-    await session.open(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"form": {}, "url": {}}},
-                "clientInfo": {"name": "desktop-app", "version": "3"},
-            },
-        }
-    )
+    await session.open(initialize(capabilities={"elicitation": {"form": {}, "url": {}}}))
     owner = site.auth.principal("dora")
     value = "sk-legacy-very-secret-value"
     typing: list[asyncio.Task[None]] = []
