@@ -60,17 +60,39 @@ class BrowserAnswerer:
 
     async def answer_url(self, question: UrlQuestion) -> Answer:
         self.urls.append(question.url)
-        page = await self.context.new_page()
-        try:
-            await page.goto(question.url)
-            await page.get_by_role("link", name="Sign in").click()
-            await page.get_by_role("button", name="Continue as demo-user").click()
-            await self.walk(page)
-            await page.wait_for_url(re.compile(r"/done$"))
-            assert "code=" not in page.url
-        finally:
-            await page.close()
+        await through_the_pages(self.context, question.url, self.walk)
         return Answer("accept")
+
+
+async def through_the_pages(context: Any, url: str, walk: Any) -> None:
+    """Open ``url`` in a new page of ``context``, sign in as the demo user, ``walk`` the pages
+    of the step itself, and end on ``/done`` (with no OAuth code left in the address)."""
+    page = await context.new_page()
+    try:
+        await page.goto(url)
+        await page.get_by_role("link", name="Sign in").click()
+        await page.get_by_role("button", name="Continue as demo-user").click()
+        await walk(page)
+        await page.wait_for_url(re.compile(r"/done$"))
+        assert "code=" not in page.url
+    finally:
+        await page.close()
+
+
+async def consent_to_ci(page: Any) -> None:
+    """The connect guide's step: confirm on the kit's page, then allow at the demo CI service."""
+    await page.get_by_role("button", name="Continue").click()
+    await page.get_by_role("button", name="Allow").click()
+
+
+def save_key(typed: str) -> Any:
+    """The API-key guide's step: type ``typed`` into the key field and save it."""
+
+    async def save(page: Any) -> None:
+        await page.get_by_label(re.compile("model provider", re.IGNORECASE)).fill(typed)
+        await page.get_by_role("button", name="Save").click()
+
+    return save
 
 
 @pytest.fixture
@@ -91,12 +113,8 @@ async def test_connect_account_guide_runs_in_a_real_browser(
     provider.add_client(DemoClient("example-client", "example-secret", (f"{base}/oauth/ci/callback",)))
     guide = load("connect-account.md", monkeypatch, EXAMPLE_BASE_URL=base, EXAMPLE_CI_URL=ci)
 
-    async def consent(page: Any) -> None:
-        await page.get_by_role("button", name="Continue").click()
-        await page.get_by_role("button", name="Allow").click()
-
     context = await browser.new_context()
-    answerer = BrowserAnswerer(context, consent)
+    answerer = BrowserAnswerer(context, consent_to_ci)
     with InProcessServer(guide.app.asgi(), sock=sock):
         async with Client.connect(f"{base}/mcp", headers=BEARER, answerer=answerer) as client:
             first = await client.call_tool("latest_build")
@@ -126,12 +144,8 @@ async def test_api_key_guide_runs_in_a_real_browser(monkeypatch: pytest.MonkeyPa
     guide = load("ask-for-api-key.md", monkeypatch, EXAMPLE_BASE_URL=base)
     typed = "sk-test-" + "x" * 24
 
-    async def save(page: Any) -> None:
-        await page.get_by_label(re.compile("model provider", re.IGNORECASE)).fill(typed)
-        await page.get_by_role("button", name="Save").click()
-
     context = await browser.new_context()
-    answerer = BrowserAnswerer(context, save)
+    answerer = BrowserAnswerer(context, save_key(typed))
     with InProcessServer(guide.app.asgi(), sock=sock):
         async with Client.connect(f"{base}/mcp", headers=BEARER, answerer=answerer) as client:
             first = await client.call_tool("summarize", {"text": "a b c"})
@@ -191,13 +205,7 @@ async def test_the_api_key_guides_command_in_a_terminal(
     context = await browser.new_context()
 
     async def browse(url: str) -> None:
-        page = await context.new_page()
-        await page.goto(url)
-        await page.get_by_role("link", name="Sign in").click()
-        await page.get_by_role("button", name="Continue as demo-user").click()
-        await page.get_by_label(re.compile("model provider", re.IGNORECASE)).fill(typed)
-        await page.get_by_role("button", name="Save").click()
-        await page.wait_for_url(re.compile(r"/done$"))
+        await through_the_pages(context, url, save_key(typed))
 
     command = guide_command("ask-for-api-key.md", base)
     with InProcessServer(guide.app.asgi(), sock=sock):
@@ -227,13 +235,7 @@ async def test_the_connect_guides_commands_in_a_terminal(
     context = await browser.new_context()
 
     async def browse(url: str) -> None:
-        page = await context.new_page()
-        await page.goto(url)
-        await page.get_by_role("link", name="Sign in").click()
-        await page.get_by_role("button", name="Continue as demo-user").click()
-        await page.get_by_role("button", name="Continue").click()
-        await page.get_by_role("button", name="Allow").click()
-        await page.wait_for_url(re.compile(r"/done$"))
+        await through_the_pages(context, url, consent_to_ci)
 
     command = guide_command("connect-account.md", base)
     with (
