@@ -87,3 +87,8 @@ def test_nothing_is_lost_and_no_line_is_too_wide(text: str, first: int, rest: in
     for word in text.split(" "):
         if word and cell_len(word) <= min(first, rest):
             assert any(word in line for line in shown), (word, shown)
+
+
+def test_a_wide_character_wider_than_the_line_ends_it() -> None:
+    # Found by hypothesis: the next word once began with the space after the wide character.
+    assert lines("漢 =", 1, 2) == ["漢", "="]

@@ -131,6 +131,11 @@ def spans(text: str, first: int, rest: int) -> list[tuple[int, int]]:
             lines.append((ws, cut))
             ws, room = cut, rest
             width = cell_len(text[ws:we])
+        if ws == we:
+            # Its last piece was one wide character on a line narrower than it: that line is
+            # full, so the next word starts a line of its own (never a line that opens with a space).
+            start = -1
+            continue
         start, end, used = ws, we, width
     if start >= 0:
         lines.append((start, end))
