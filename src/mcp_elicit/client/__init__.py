@@ -29,6 +29,7 @@ require("cli", part="the MCP client (mcp_elicit.client)")
 _EXPORTS: dict[str, str] = {
     # the engine
     "Client": "mcp_elicit.client.client",
+    "ClientOptions": "mcp_elicit.client.client",
     "Connecting": "mcp_elicit.client.client",
     "Backoff": "mcp_elicit.client.rounds",
     "Progress": "mcp_elicit.client.progress",
@@ -81,7 +82,7 @@ if TYPE_CHECKING:
     from mcp_elicit.client.answerers.errors import AnswererError
     from mcp_elicit.client.answerers.scripted import ScriptedAnswerer
     from mcp_elicit.client.answerers.terminal import TerminalAnswerer
-    from mcp_elicit.client.client import Client, Connecting
+    from mcp_elicit.client.client import Client, ClientOptions, Connecting
     from mcp_elicit.client.errors import (
         AuthorizationRequiredError,
         ClientError,
@@ -135,6 +136,7 @@ __all__ = [
     "Backoff",
     "Client",
     "ClientError",
+    "ClientOptions",
     "Connecting",
     "DiscoverResult",
     "FormQuestion",

@@ -36,7 +36,7 @@ import shlex
 import time
 from collections.abc import Generator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from mcp_elicit import __version__
 from mcp_elicit.client import era
@@ -87,6 +87,26 @@ DEFAULT_CLIENT_INFO = {"name": "mcp-elicit", "version": __version__}
 MAX_PAGES = 1000
 MAX_LIST_ITEMS = 100_000
 MAX_LIST_BYTES = 32 * 1024 * 1024  # of the items' JSON
+
+
+class ClientOptions(TypedDict, total=False):
+    """How a client answers and how long it waits, whatever it is connected to: the keyword
+    arguments of :class:`Client` that :meth:`Client.connect` passes on unchanged."""
+
+    answerer: Answerer | None
+    sampler: Sampler | None
+    roots: RootsProvider | Sequence[Mapping[str, Any]] | None
+    client_info: Mapping[str, Any] | None
+    max_rounds: int
+    max_total_seconds: float | None
+    max_answer_attempts: int
+    request_timeout: float | None
+    connect_timeout: float
+    on_progress: ProgressCallback | None
+    backoff: Backoff | None
+    protocol: ProtocolChoice
+    probe_timeout: float
+    on_url_complete: UrlCompleteCallback | None
 
 
 class Client:
@@ -147,25 +167,12 @@ class Client:
         cls,
         target: str | Sequence[str] | Transport | object,
         *,
-        answerer: Answerer | None = None,
-        sampler: Sampler | None = None,
-        roots: RootsProvider | Sequence[Mapping[str, Any]] | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        max_rounds: int = 50,
-        max_total_seconds: float | None = 1800.0,
-        max_answer_attempts: int = 3,
-        request_timeout: float | None = None,
-        connect_timeout: float = 30.0,
-        on_progress: ProgressCallback | None = None,
-        backoff: Backoff | None = None,
         stderr: StderrMode = "inherit",
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
-        protocol: ProtocolChoice = "auto",
-        probe_timeout: float = 5.0,
-        on_url_complete: UrlCompleteCallback | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Connecting:
         """Connect to ``target``: a URL (``http://``/``https://``: Streamable HTTP), a command line
         (a string, split like a shell would, or a list: spawned, stdio), a server object in this
@@ -180,6 +187,7 @@ class Client:
         ``Authorization``) to HTTP. HTTP runs on a built-in HTTP/1.1 client; pass ``http_client``
         (an ``httpx.AsyncClient``) for proxies, custom TLS or auth flows -- it stays yours to close.
 
+        Every other keyword (:class:`ClientOptions`) goes to :class:`Client` as it is.
         ``protocol``: ``"auto"`` (find out; see :mod:`~mcp_elicit.client.era`), ``"2026-07-28"``
         or ``"2025-11-25"`` (speak that era without asking: a server that speaks both, such as
         the official Python SDK's, otherwise picks 2026-07-28). ``probe_timeout``: how long a
@@ -190,23 +198,7 @@ class Client:
         transport = _transport_for(
             target, stderr=stderr, env=env, cwd=cwd, headers=headers, http_client=http_client
         )
-        client = cls(
-            transport,
-            answerer=answerer,
-            sampler=sampler,
-            roots=roots,
-            client_info=client_info,
-            max_rounds=max_rounds,
-            max_total_seconds=max_total_seconds,
-            max_answer_attempts=max_answer_attempts,
-            request_timeout=request_timeout,
-            connect_timeout=connect_timeout,
-            on_progress=on_progress,
-            backoff=backoff,
-            protocol=protocol,
-            probe_timeout=probe_timeout,
-            on_url_complete=on_url_complete,
-        )
+        client = cls(transport, **options)
         return Connecting(client)
 
     async def start(self) -> None:

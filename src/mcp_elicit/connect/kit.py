@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from mcp_elicit.connect.flows import FlowStore, check_base_url, sign_out_everywhere
+from mcp_elicit.connect.flows import FlowStore, check_base_url
 from mcp_elicit.connect.identity import (
     DevelopmentIdentity,
     Principal,
@@ -209,7 +209,7 @@ class ConnectKit:
         :class:`~mcp_elicit.connect.identity.principal.Principal`) created until now, on every
         instance sharing the flow store: after an account is closed or a device lost. Their MCP
         access tokens are the authorization server's to revoke."""
-        await sign_out_everywhere(self.flows, principal)
+        await self.flows.revoke_sessions_of(principal)
 
     def __repr__(self) -> str:
         return (

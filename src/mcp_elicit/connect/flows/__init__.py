@@ -7,8 +7,8 @@
   (capped per owner: :class:`TooManyPendingFlows`), ``get`` (server side), ``lookup`` (public
   boundary), ``begin`` (atomic, owner only, exactly one concurrent winner), ``complete``,
   ``fail``, ``expire_old``. Unknown, expired and other-owner ids are one :class:`FlowNotFound`.
-  Both also keep the pages' sign-outs (:class:`SessionRevocations`), so a signed-out session
-  cookie is void on every instance.
+  It also keeps the pages' sign-outs (``revoke_session``, ``revoke_sessions_of``,
+  ``session_revoked``), so a signed-out session cookie is void on every instance.
 * :func:`flow_url`: the URL for a flow (https, or http on loopback in development; no personal
   data).
 * :func:`check_for_retry`: :class:`Ready` / :class:`Waiting` / :class:`Failed` for the client's
@@ -43,7 +43,7 @@ from .model import (
     new_flow_id,
 )
 from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry
-from .store import MAX_SESSION_LIFETIME, FlowStore, SessionRevocations, sign_out_everywhere
+from .store import MAX_SESSION_LIFETIME, FlowStore
 from .urls import check_base_url, flow_url
 
 if TYPE_CHECKING:
@@ -72,7 +72,6 @@ __all__ = [
     "Ready",
     "RetryOutcome",
     "SQLiteFlowStore",
-    "SessionRevocations",
     "TooManyPendingFlows",
     "Waiting",
     "check_base_url",
@@ -81,7 +80,6 @@ __all__ = [
     "flow_url",
     "is_flow_id",
     "new_flow_id",
-    "sign_out_everywhere",
 ]
 
 

@@ -18,12 +18,12 @@ from mcp_elicit.storage.postgres import PostgresDatabase
 from ._sql import Statements
 from .errors import FlowStoreUnavailable
 from .model import DEFAULT_MAX_PENDING_PER_USER, DEFAULT_RETENTION, MAX_FLOW_TTL
-from .store import DatabaseFlowStore
+from .store import FlowStore
 
 __all__ = ["PostgresFlowStore"]
 
 
-class PostgresFlowStore(DatabaseFlowStore):
+class PostgresFlowStore(FlowStore):
     """Pending flows in a PostgreSQL table, atomic across processes and hosts.
 
     ``dsn``: a libpq connection string or URI (never included in messages). ``timeout``: bound on

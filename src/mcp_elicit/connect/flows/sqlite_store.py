@@ -18,12 +18,12 @@ from mcp_elicit.storage.sqlite import SQLiteDatabase
 from ._sql import Statements
 from .errors import FlowStoreUnavailable
 from .model import DEFAULT_MAX_PENDING_PER_USER, DEFAULT_RETENTION, MAX_FLOW_TTL
-from .store import DatabaseFlowStore
+from .store import FlowStore
 
 __all__ = ["SQLiteFlowStore"]
 
 
-class SQLiteFlowStore(DatabaseFlowStore):
+class SQLiteFlowStore(FlowStore):
     """Pending flows in an SQLite file. Safe across asyncio tasks, threads and processes.
 
     ``max_pending_per_user``: open flows allowed per owner (default 3). ``ttl``: default flow

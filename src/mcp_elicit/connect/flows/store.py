@@ -1,6 +1,7 @@
-"""The :class:`FlowStore` protocol, and :class:`DatabaseFlowStore`, the store over a storage
+""":class:`FlowStore`, the pending flows and the pages' sign-outs over a storage
 :class:`~mcp_elicit.storage.database.Database` (SQLite or PostgreSQL; the same statements on both,
-see :mod:`._sql`).
+see :mod:`._sql`). :class:`~.sqlite_store.SQLiteFlowStore` and
+:class:`~.postgres_store.PostgresFlowStore` only open the database.
 
 Every state change is one compare-and-set statement (``UPDATE ... WHERE status = <expected> AND
 expires > now [AND owner = ?] RETURNING ...``) in autocommit mode, so when two requests race (two
@@ -21,7 +22,6 @@ import hashlib
 import logging
 import math
 from collections.abc import Callable, Iterable
-from typing import Protocol, runtime_checkable
 
 from mcp_elicit._closing import ClosesOnExit
 from mcp_elicit.connect.identity.principal import Principal
@@ -53,10 +53,7 @@ from .model import (
 __all__ = [
     "MAX_SESSION_LIFETIME",
     "SWEEP_INTERVAL",
-    "DatabaseFlowStore",
     "FlowStore",
-    "SessionRevocations",
-    "sign_out_everywhere",
 ]
 
 MAX_SESSION_LIFETIME = 86400.0
@@ -71,107 +68,10 @@ would otherwise keep theirs (owner, client, description) for ever."""
 _log = logging.getLogger("mcp_elicit.connect.flows")
 
 
-@runtime_checkable
-class FlowStore(Protocol):
-    """Pending URL flows, shared by every instance of the server."""
-
-    async def create(
-        self,
-        owner: str | Principal,
-        kind: FlowKind,
-        provider: str,
-        scopes: Iterable[str] = (),
-        ttl: float | None = None,
-        *,
-        client: str | None = None,
-        description: str | None = None,
-    ) -> PendingFlow:
-        """A new ``pending`` flow for ``owner``; :class:`TooManyPendingFlows` at the cap.
-
-        ``client`` (the MCP client's display name) and ``description`` (what the flow is for)
-        are shown on the page; they are cleaned (one printable line) and cut to
-        :data:`MAX_CLIENT_LENGTH` / :data:`MAX_DESCRIPTION_LENGTH` characters."""
-        ...
-
-    async def get(self, flow_id: str) -> PendingFlow:
-        """The record as it stands (server side, e.g. the engine on a retry): any status,
-        ``expired`` included. :class:`FlowNotFound` only for malformed or unknown ids."""
-        ...
-
-    async def lookup(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        """The record for the public boundary (a connect page): :class:`FlowNotFound` for
-        unknown, expired and other-owner alike."""
-        ...
-
-    async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        """Atomically ``pending → in_progress``, for the owner, while unexpired."""
-        ...
-
-    async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        """Atomically ``in_progress → redeeming``, for the owner, while unexpired: the OAuth
-        callback takes the flow before it redeems the code, so exactly one load of it does."""
-        ...
-
-    async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
-        """Atomically ``in_progress | redeeming → completed`` while unexpired (and owned by
-        ``owner``)."""
-        ...
-
-    async def fail(
-        self,
-        flow_id: str,
-        detail: str | None = None,
-        *,
-        owner: str | Principal | None = None,
-        declined: bool = False,
-    ) -> PendingFlow:
-        """Atomically ``pending | in_progress | redeeming → failed`` (or ``declined``) while
-        unexpired."""
-        ...
-
-    async def expire_old(self, now: float | None = None) -> int:
-        """Mark open records past their expiry ``expired``; delete records expired for longer
-        than the retention. Returns how many were marked."""
-        ...
-
-    async def close(self) -> None:
-        """Release the store's connections; the built-in stores then raise
-        :class:`~mcp_elicit.connect.flows.errors.FlowStoreUnavailable` on any later call."""
-        ...
-
-
-@runtime_checkable
-class SessionRevocations(Protocol):
-    """Sign-outs that the pages' sessions (sealed cookies) must honour, on every instance.
-
-    Both built-in flow stores provide this; the pages check it on every request that reads a
-    session. A custom :class:`FlowStore` without it leaves sessions valid until they expire."""
-
-    async def revoke_session(self, session_id: str, until: float) -> None:
-        """Void the session ``session_id`` (a copy of its cookie included) until ``until``, its
-        expiry."""
-        ...
-
-    async def revoke_sessions_of(self, owner: str | Principal) -> None:
-        """Void every session of ``owner`` created up to now (sign out everywhere)."""
-        ...
-
-    async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
-        """Whether the session ``session_id`` of ``owner``, created at ``created``, was voided."""
-        ...
-
-
-async def sign_out_everywhere(flows: FlowStore, principal: str | Principal) -> None:
-    """Void every pages session of ``principal`` created until now, in ``flows``; ``TypeError``
-    for a flow store that keeps no sign-outs."""
-    if not isinstance(flows, SessionRevocations):
-        raise TypeError(f"{flows!r} keeps no sign-outs: it does not implement SessionRevocations")
-    await flows.revoke_sessions_of(principal)
-
-
-class DatabaseFlowStore(ClosesOnExit):
-    """Pending flows and sign-outs in ``database`` (see the module docstring): validation, id
-    generation and error shaping over the statements of :mod:`._sql`.
+class FlowStore(ClosesOnExit):
+    """Pending URL flows and the pages' sign-outs, shared by every instance of the server that
+    uses ``database`` (see the module docstring): validation, id generation and error shaping
+    over the statements of :mod:`._sql`.
 
     ``max_pending_per_user``: open flows allowed per owner. ``ttl``: default flow lifetime (at
     most :data:`MAX_FLOW_TTL`). ``retention``: seconds a record is kept after its expiry.
@@ -215,6 +115,11 @@ class DatabaseFlowStore(ClosesOnExit):
         client: str | None = None,
         description: str | None = None,
     ) -> PendingFlow:
+        """A new ``pending`` flow for ``owner``; :class:`TooManyPendingFlows` at the cap.
+
+        ``client`` (the MCP client's display name) and ``description`` (what the flow is for)
+        are shown on the page; they are cleaned (one printable line) and cut to
+        :data:`MAX_CLIENT_LENGTH` / :data:`MAX_DESCRIPTION_LENGTH` characters."""
         owner_str = owner_key(owner)
         checked = checked_kind(kind)
         provider = checked_provider(provider)
@@ -261,6 +166,8 @@ class DatabaseFlowStore(ClosesOnExit):
         )
 
     async def get(self, flow_id: str) -> PendingFlow:
+        """The record as it stands (server side, e.g. the engine on a retry): any status,
+        ``expired`` included. :class:`FlowNotFound` only for malformed or unknown ids."""
         valid = checked_id(flow_id)
         row = await self._db.fetchone(self._sql.select, (flow_key(valid),))
         if row is None:
@@ -268,6 +175,8 @@ class DatabaseFlowStore(ClosesOnExit):
         return flow_from_row(valid, row, self._clock())
 
     async def lookup(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """The record for the public boundary (a connect page): :class:`FlowNotFound` for
+        unknown, expired and other-owner alike."""
         caller = owner_key(owner)
         flow = await self.get(flow_id)
         if flow.owner != caller:
@@ -278,12 +187,17 @@ class DatabaseFlowStore(ClosesOnExit):
         return flow
 
     async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """Atomically ``pending → in_progress``, for the owner, while unexpired."""
         return await self._transition("begin", flow_id, owner_key(owner), self._sql.begin)
 
     async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """Atomically ``in_progress → redeeming``, for the owner, while unexpired: the OAuth
+        callback takes the flow before it redeems the code, so exactly one load of it does."""
         return await self._transition("claim", flow_id, owner_key(owner), self._sql.claim)
 
     async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
+        """Atomically ``in_progress | redeeming → completed`` while unexpired (and owned by
+        ``owner``)."""
         caller = None if owner is None else owner_key(owner)
         return await self._transition("complete", flow_id, caller, self._sql.complete)
 
@@ -295,6 +209,8 @@ class DatabaseFlowStore(ClosesOnExit):
         owner: str | Principal | None = None,
         declined: bool = False,
     ) -> PendingFlow:
+        """Atomically ``pending | in_progress | redeeming → failed`` (or ``declined``) while
+        unexpired."""
         caller = None if owner is None else owner_key(owner)
         text = checked_detail(detail)
         status = "declined" if declined else "failed"
@@ -303,6 +219,8 @@ class DatabaseFlowStore(ClosesOnExit):
         )
 
     async def expire_old(self, now: float | None = None) -> int:
+        """Mark open records past their expiry ``expired``; delete records expired for longer
+        than the retention. Returns how many were marked."""
         return await self._expire(self._clock() if now is None else float(now))
 
     async def _expire(self, now: float) -> int:
@@ -336,6 +254,8 @@ class DatabaseFlowStore(ClosesOnExit):
         )
 
     async def revoke_session(self, session_id: str, until: float) -> None:
+        """Void the pages session ``session_id`` (a copy of its cookie included) until ``until``,
+        its expiry."""
         key = _session_key(session_id)
         if isinstance(until, bool) or not isinstance(until, int | float) or not math.isfinite(until):
             raise ValueError("until must be a finite time in seconds")
@@ -344,12 +264,15 @@ class DatabaseFlowStore(ClosesOnExit):
         _log.info("a pages session was signed out (its cookie is void everywhere)")
 
     async def revoke_sessions_of(self, owner: str | Principal) -> None:
+        """Void every pages session of ``owner`` created up to now (sign out everywhere)."""
         owner_str = owner_key(owner)
         now = self._clock()
         await self._revoke(_owner_row(owner_str), now, now + MAX_SESSION_LIFETIME, now)
         _log.warning("every pages session of %r was signed out", owner_str)
 
     async def session_revoked(self, session_id: str, owner: str | Principal, created: float) -> bool:
+        """Whether the pages session ``session_id`` of ``owner``, created at ``created``, was
+        voided."""
         if isinstance(created, bool) or not isinstance(created, int | float) or not math.isfinite(created):
             raise ValueError("created must be a finite time in seconds")
         params = (self._clock(), _session_key(session_id), _owner_row(owner_key(owner)), float(created))

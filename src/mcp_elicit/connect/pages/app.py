@@ -17,7 +17,6 @@ from mcp_elicit.connect.flows import (
     FlowStore,
     FlowStoreUnavailable,
     is_flow_id,
-    sign_out_everywhere,
 )
 from mcp_elicit.connect.flows.urls import check_base_url
 from mcp_elicit.connect.identity.principal import Principal
@@ -192,10 +191,8 @@ class ConnectPages:
 
     async def sign_out_everywhere(self, principal: str | Principal) -> None:
         """Void every pages session of ``principal`` created until now, on every instance that
-        shares the flow store (an account closed or compromised, a lost device). Raises
-        ``TypeError`` for a flow store that keeps no sign-outs (see
-        :class:`~mcp_elicit.connect.flows.SessionRevocations`)."""
-        await sign_out_everywhere(self._ctx.flows, principal)
+        shares the flow store (an account closed or compromised, a lost device)."""
+        await self._ctx.flows.revoke_sessions_of(principal)
 
     # ------------------------------------------------------------------------------ ASGI
 

@@ -19,7 +19,6 @@ from mcp_elicit.connect.flows import (
     FlowStateConflict,
     FlowStore,
     PendingFlow,
-    SessionRevocations,
 )
 from mcp_elicit.connect.oauth.authorization import AuthorizationCodeGrant
 from mcp_elicit.connect.oauth.errors import AuthorizationFailed
@@ -115,10 +114,7 @@ class PagesContext:
         session = self.sessions.read(request)
         if session is None:
             return None
-        flows = self.flows
-        if isinstance(flows, SessionRevocations) and await flows.session_revoked(
-            session.session_id, session.principal, session.created
-        ):
+        if await self.flows.session_revoked(session.session_id, session.principal, session.created):
             log.warning(
                 "a signed-out session of %r was presented (an old or copied cookie); treated as signed out",
                 session.principal.key,
@@ -128,9 +124,7 @@ class PagesContext:
 
     async def end_session(self, session: Session) -> None:
         """Void ``session`` in the flow store (any copy of its cookie too) until it expires."""
-        flows = self.flows
-        if isinstance(flows, SessionRevocations):
-            await flows.revoke_session(session.session_id, session.expires)
+        await self.flows.revoke_session(session.session_id, session.expires)
 
     async def signed_out_page(self, kind: str, flow_id: str, purpose: str) -> Response:
         """A visitor without a session: "Sign in" for a live flow of this kind, else the one 404.
