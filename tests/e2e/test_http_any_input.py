@@ -18,14 +18,14 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit import Context, Server
 from mcp_elicit.wire import errors
 from mcp_elicit.wire.http import encode_header_value
+from tests.e2e.any_input_server import build
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -45,31 +45,6 @@ WITHIN = 10.0  # seconds; the tools answer at once, so a request that takes this
 
 
 @dataclass
-class Ticket:
-    title: str
-    priority: int
-    urgent: bool
-    team: Literal["ops", "dev"]
-    contact: str | None = None
-
-
-async def file_ticket(summary: str, ctx: Context) -> str:
-    answer = await ctx.elicit(f"File {summary}?", Ticket)
-    if not answer.accepted:
-        return answer.action
-    again = await ctx.elicit("Sure?", Ticket)
-    return f"{answer.data.title} {again.action}"
-
-
-async def add(a: int, b: int = 2) -> int:
-    return a + b
-
-
-async def greet(name: str) -> str:
-    return f"Hello {name}"
-
-
-@dataclass
 class Served:
     """The server of one test's event loop (a 2025-11-25 session belongs to a loop), and its
     session once one is opened."""
@@ -85,13 +60,7 @@ def served() -> Served:
     loop = asyncio.get_running_loop()
     if loop not in _served:
         _served.clear()  # an earlier test's loop is closed
-        server = Server(
-            "any-input", version="1", state_keys=["http-any-input-tests-only-key-0123456789abcdef"]
-        )
-        server.tool()(file_ticket)
-        server.tool()(add)
-        server.prompt()(greet)
-        _served[loop] = Served(server.asgi())
+        _served[loop] = Served(build().asgi())
     return _served[loop]
 
 
