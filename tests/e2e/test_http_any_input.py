@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -111,6 +112,21 @@ honest_meta = {
     "io.modelcontextprotocol/clientInfo": {"name": "any-input", "version": "1"},
 }
 names = st.sampled_from(["file_ticket", "add", "greet", "nope"]) | st.text(max_size=10)
+# The params of a request, any of the fields a method may read present or not.
+request_params = st.fixed_dictionaries(
+    {"_meta": st.just(honest_meta) | metas},
+    optional={
+        "name": names,
+        "arguments": st.dictionaries(st.sampled_from(["summary", "a", "b", "name"]), json_values)
+        | json_values,
+        "uri": st.text(max_size=20),
+        "cursor": json_values,
+        "protocolVersion": st.sampled_from([LEGACY, "2025-06-18", MODERN]) | json_values,
+        "capabilities": json_values,
+        "inputResponses": json_values,
+        "requestState": st.text(max_size=40) | json_values,
+    },
+)
 answers = (
     st.fixed_dictionaries(
         {"action": st.sampled_from(["accept", "decline", "cancel"]) | st.text(max_size=8)},
@@ -154,44 +170,16 @@ class Sent:
 
 
 async def call(body: bytes, headers: dict[str, str]) -> Sent:
-    """One POST to ``/mcp`` straight into the ASGI app, as an HTTP server would make it."""
-    raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [*raw, (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        if pending:
-            return pending.pop()
-        await asyncio.get_running_loop().create_future()  # the client stays connected
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await asyncio.wait_for(served().app(scope, receive, send), WITHIN)
-    start = sent[0]
-    assert start["type"] == "http.response.start", sent
-    head = dict(start.get("headers", []))
-    session = head.get(b"mcp-session-id")
+    """One POST to ``/mcp`` straight into this loop's ASGI app (httpx's ASGI transport: no
+    socket, the client stays connected until the reply is complete)."""
+    transport = httpx.ASGITransport(app=served().app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        reply = await asyncio.wait_for(http.post("/mcp", content=body, headers=headers), WITHIN)
     return Sent(
-        start["status"],
-        head.get(b"content-type", b"").decode(),
-        b"".join(m.get("body", b"") for m in sent[1:]),
-        None if session is None else session.decode(),
+        reply.status_code,
+        reply.headers.get("content-type", ""),
+        reply.content,
+        reply.headers.get("mcp-session-id"),
     )
 
 
@@ -315,18 +303,7 @@ async def test_a_broken_envelope_is_an_invalid_request(jsonrpc: Any, request_id:
 @given(
     good_ids,
     methods,
-    st.fixed_dictionaries(
-        {"_meta": st.just(honest_meta) | metas},
-        optional={
-            "name": names,
-            "arguments": st.dictionaries(st.sampled_from(["summary", "a", "b", "name"]), json_values)
-            | json_values,
-            "uri": st.text(max_size=20),
-            "cursor": json_values,
-            "inputResponses": json_values,
-            "requestState": st.text(max_size=40) | json_values,
-        },
-    ),
+    request_params,
     st.sampled_from([True, True, True, False]),
 )
 async def test_any_json_rpc_request_gets_an_answer(

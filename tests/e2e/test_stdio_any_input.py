@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.test_http_any_input import CODES, good_ids, honest_meta, json_values, metas, methods, names
+from tests.e2e.test_http_any_input import CODES, good_ids, honest_meta, json_values, methods, request_params
 from tests.server_process import PY, piped_server
 
 SERVER = Path(__file__).with_name("any_input_server.py")
@@ -111,19 +111,7 @@ async def test_any_json_gets_an_answer_or_nothing(peer: Peer, document: Any) -> 
 @given(
     good_ids | st.none(),
     methods,
-    st.fixed_dictionaries(
-        {"_meta": st.just(honest_meta) | metas},
-        optional={
-            "name": names,
-            "arguments": st.dictionaries(st.sampled_from(["summary", "a", "b", "name"]), json_values)
-            | json_values,
-            "protocolVersion": st.sampled_from(["2025-11-25", "2025-06-18", "2026-07-28"]) | json_values,
-            "capabilities": json_values,
-            "inputResponses": json_values,
-            "requestState": st.text(max_size=40) | json_values,
-        },
-    )
-    | json_values,
+    request_params | json_values,
 )
 async def test_any_request_or_notification_gets_an_answer(
     peer: Peer, request_id: Any, method: str, params: Any
