@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.client.text import clean
+from mcp_elicit.wire.jsonrpc import RequestId
 
 
 class ClientError(Exception):
@@ -136,7 +137,16 @@ class InvalidSchemaError(ProtocolViolation):
 
 
 class MalformedMessageError(ProtocolViolation):
-    """A message, result or input request that does not have the shape the spec gives it."""
+    """A message, result or input request that does not have the shape the spec gives it.
+
+    ``request_id``: the message was a request of the server's own (it names a method) whose id
+    could be read; a 2025-11-25 session answers it with -32600 and ``reason`` (what is wrong with
+    it), as JSON-RPC asks, rather than leave the server waiting for an answer."""
+
+    def __init__(self, message: str, *, request_id: RequestId | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.reason = reason
 
 
 class UnspokenVersionError(ProtocolViolation):

@@ -228,9 +228,11 @@ def _first_answer(
             continue  # a priming event (an id to resume from, no message)
         try:
             message = decode(data)
-        except MalformedMessageError:
+        except MalformedMessageError as exc:
             if answered_id(data) == request.id:
                 raise  # the answer itself cannot be read
+            if serving is not None and serving.invalid_request(exc):
+                continue  # a request of the server's: answered -32600, so it does not wait for ever
             # A notification (a log line, progress) this client cannot read: the answer may
             # still come, as an unreadable line on stdio does not stop a call either.
             logger.warning("ignoring an unreadable event in the reply to %s", request.method)
@@ -548,8 +550,9 @@ class HttpTransport:
             return  # a priming event
         try:
             message = decode(data)
-        except MalformedMessageError:
-            logger.warning("ignoring an unreadable event on the GET stream")
+        except MalformedMessageError as exc:
+            if serving is None or not serving.invalid_request(exc):
+                logger.warning("ignoring an unreadable event on the GET stream")
             return
         if serving is None:
             return

@@ -7,7 +7,9 @@ waits for a person does not hold up the next message on the stream, and the resp
 with ``send`` (stdio: a line on stdin; HTTP: a POST). A request whose id is still open, or was
 answered not long ago, is a server reusing an id (which the spec forbids): it is logged and left
 unanswered, so the first one is answered exactly once. ``notifications/cancelled`` naming an open
-request cancels it, and nothing is sent for it (the spec); naming any other id, it is ignored.
+request cancels it, and nothing is sent for it (the spec); naming any other id, it is ignored. A
+request that is not valid JSON-RPC but whose id can be read is answered ``-32600`` at once
+(:meth:`Serving.invalid_request`): the server would otherwise wait for it until its own timeout.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
+from mcp_elicit.client.errors import MalformedMessageError
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import ServerMessages
+from mcp_elicit.wire.errors import INVALID_REQUEST
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -73,6 +77,17 @@ class Serving:
             self._open[request.id] = asyncio.create_task(self._reply(request.id, refusal))
             return
         self._open[request.id] = asyncio.create_task(self._run(request))
+
+    def invalid_request(self, error: MalformedMessageError) -> bool:
+        """Answer a request of the server's that could not be read with -32600 (JSON-RPC's Invalid
+        Request), when its id could (``error.request_id``); False when there is nothing to answer."""
+        request_id = error.request_id
+        if request_id is None or request_id in self._open or request_id in self._answered:
+            return False
+        logger.warning("%s; answered -32600", error)
+        refusal = ErrorResponse(request_id, INVALID_REQUEST, f"Invalid request: {error.reason}")
+        self._open[request_id] = asyncio.create_task(self._reply(request_id, refusal))
+        return True
 
     def notification(self, notification: Notification) -> None:
         """A notification that belongs to no request of the client's."""

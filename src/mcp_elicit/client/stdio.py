@@ -276,6 +276,8 @@ class StdioTransport:
             if future is not None and not future.done():
                 future.set_exception(MalformedMessageError(f"the server's answer cannot be read: {exc}"))
                 return
+            if self._serving is not None and self._serving.invalid_request(exc):
+                return  # a request of the server's: answered -32600, so it does not wait for ever
             logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
             return
         if isinstance(message, Result | ErrorResponse):

@@ -7,7 +7,8 @@
 ``server/discover`` before ``initialize`` gets -32601, as from a legacy server.
 
 Each tool does one thing to the client while its call is open (see ``TOOLS``) and reports in its
-text what came back. ``--log`` gets every message received, one JSON object per line.
+text what came back; ``relay`` sends the requests its arguments hold, as a test wrote them.
+``--log`` gets every message received, one JSON object per line.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def read() -> dict[str, Any]:
     return message
 
 
-def ask(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def ask(request_id: Any, method: str, params: Any) -> dict[str, Any]:
     """Send a request of ours and wait for its answer (other messages wait their turn)."""
     send({"id": request_id, "method": method, "params": params})
     return answer_to(request_id)
@@ -118,6 +119,8 @@ def tool(name: str, call_id: Any, arguments: dict[str, Any]) -> None:
         text(call_id, said(ask(f"m-{call_id}", "sampling/createMessage", params)))
     elif name == "roots":
         text(call_id, said(ask(f"r-{call_id}", "roots/list", {})))
+    elif name == "invalid_request":
+        text(call_id, said(ask("i-1", "elicitation/create", 5)))  # params must be an object
     elif name == "unknown_method":
         text(call_id, said(ask("x-1", "tasks/frobnicate", {})))
     elif name == "cancelled":
@@ -145,14 +148,23 @@ def tool(name: str, call_id: Any, arguments: dict[str, Any]) -> None:
                 "error": {"code": -32042, "message": "Connect first", "data": {"elicitations": [entry]}},
             }
         )
+    elif name == "relay":
+        # Each of arguments["requests"] ({method, params}, as a test wrote them) sent as a request
+        # of ours, one after the other; the text is the client's replies, in order.
+        replies = []
+        for item in arguments.get("requests", []):
+            RELAYED["count"] += 1  # an id this session never used (a reused one is answered once)
+            replies.append(ask(f"relay-{RELAYED['count']}", item["method"], item["params"]))
+        text(call_id, json.dumps(replies))
     else:
         send({"id": call_id, "error": {"code": -32602, "message": f"Unknown tool {name}"}})
 
 
 CONNECTED = {"done": False}
+RELAYED = {"count": 0}
 TOOLS = ["ask", "same_id_as_yours", "duplicate_id", "stray_response", "result_and_error", "url",
          "url_then_complete", "url_without_id", "bad_schema", "ping", "sampling", "roots",
-         "unknown_method", "cancelled", "needs_url"]  # fmt: skip
+         "unknown_method", "cancelled", "needs_url", "relay", "invalid_request"]  # fmt: skip
 
 
 def initialize_result(mode: str, requested: str) -> dict[str, Any]:

@@ -81,32 +81,22 @@ good_forms = st.fixed_dictionaries(
         ),
     }
 )
+elicitation_params = st.fixed_dictionaries(
+    {"mode": st.sampled_from(["form", "url"]) | json_values},
+    optional={
+        "message": st.text(max_size=40) | json_values,
+        "requestedSchema": schemas,
+        "url": st.sampled_from(["https://example.com/x", "javascript:alert(1)", "http://10.0.0.1"])
+        | st.text(max_size=30),
+        "elicitationId": st.text(max_size=10) | json_values,
+    },
+)
+other_methods = st.sampled_from(["sampling/createMessage", "roots/list", "ping", "x"]) | st.text(max_size=10)
 input_requests = (
     st.fixed_dictionaries(
-        {"method": st.just("elicitation/create")},
-        optional={
-            "params": st.fixed_dictionaries(
-                {"mode": st.sampled_from(["form", "url"]) | json_values},
-                optional={
-                    "message": st.text(max_size=40) | json_values,
-                    "requestedSchema": schemas,
-                    "url": st.sampled_from(
-                        ["https://example.com/x", "javascript:alert(1)", "http://10.0.0.1"]
-                    )
-                    | st.text(max_size=30),
-                    "elicitationId": st.text(max_size=10) | json_values,
-                },
-            )
-            | json_values
-        },
+        {"method": st.just("elicitation/create")}, optional={"params": elicitation_params | json_values}
     )
-    | st.fixed_dictionaries(
-        {
-            "method": st.sampled_from(["sampling/createMessage", "roots/list", "ping", "nope"])
-            | st.text(max_size=10)
-        },
-        optional={"params": json_values},
-    )
+    | st.fixed_dictionaries({"method": other_methods}, optional={"params": json_values})
     | json_values
 )
 results = st.one_of(

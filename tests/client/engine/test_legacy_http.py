@@ -136,17 +136,13 @@ async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) 
         if state.expire_after is not None:
             state.expire_after -= 1
         name = message["params"]["name"]
-        if name == "ask":
+        if name in ("ask", "ask_invalid"):
             # The question on the call's own event stream; the answer comes on another POST.
             head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
             writer.write(head)
-            ask = rpc(
-                {
-                    "id": 0,
-                    "method": "elicitation/create",
-                    "params": {"message": "OK?", "requestedSchema": FORM},
-                }
-            )
+            # ask_invalid: params that are not an object, so not a valid JSON-RPC request.
+            params = {"message": "OK?", "requestedSchema": FORM} if name == "ask" else 5
+            ask = rpc({"id": 0, "method": "elicitation/create", "params": params})
             event = b"id: e1\ndata: " + ask + b"\n\n"
             writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             await writer.drain()
@@ -204,6 +200,16 @@ async def test_a_server_request_on_the_reply_stream_is_answered_by_a_post(legacy
     assert answer.headers["mcp-session-id"] == "s-1"
     assert answer.headers["mcp-protocol-version"] == "2025-11-25"
     assert answer.headers["authorization"] == "Bearer t0k"
+
+
+async def test_an_invalid_server_request_on_the_reply_stream_gets_32600(legacy_server: Any) -> None:
+    server = await legacy_server()
+    person = Script(form=accept(ok=True), mode_names=("form",))
+    async with Client.connect(server.url, answerer=person) as client:
+        result = await client.call_tool("ask_invalid")
+    refusal = {"code": -32600, "message": 'Invalid request: "params" must be an object'}
+    assert json.loads(result.text) == {"jsonrpc": "2.0", "id": 0, "error": refusal}
+    assert person.asked == []
 
 
 async def test_a_session_404_starts_a_new_session_and_sends_the_request_again(legacy_server: Any) -> None:

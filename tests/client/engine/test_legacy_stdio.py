@@ -128,6 +128,15 @@ async def test_completion_notices_tell_the_user_and_unknown_ids_are_ignored() ->
     ]
 
 
+async def test_a_request_that_is_not_valid_json_rpc_gets_32600_and_nothing_is_shown() -> None:
+    # Answered, as JSON-RPC asks: left unanswered, the server would wait for ever.
+    person = Script(form=accept(ok=True), mode_names=("form",))
+    async with connect(person) as client:
+        text = (await client.call_tool("invalid_request")).text
+    assert text == 'error -32600: Invalid request: "params" must be an object'
+    assert person.asked == []
+
+
 async def test_ping_is_answered() -> None:
     async with connect() as client:
         assert (await client.call_tool("ping")).text == "{}"
