@@ -116,6 +116,15 @@ def test_elicit_result_ignores_content_on_decline() -> None:
         mrtr.check_elicit_result("k", {"action": "accept", "content": [1]})
 
 
+@pytest.mark.parametrize("action", [{}, [], ["accept"], 1, None, True])
+def test_an_action_that_is_not_text_is_invalid_params(action: object) -> None:
+    # Found by tests/e2e/test_http_any_input.py: an object or a list used to raise TypeError
+    # (unhashable) inside the handler's ctx.elicit, a tool failure instead of -32602.
+    with pytest.raises(McpError, match="action must be one of") as refused:
+        mrtr.check_elicit_result("k", {"action": action})
+    assert refused.value.code == -32602
+
+
 def test_low_level_entries_are_sent_as_method_and_params_only() -> None:
     legacy = {
         "jsonrpc": "2.0",

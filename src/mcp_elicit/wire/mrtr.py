@@ -98,8 +98,9 @@ def check_elicit_result(
     -32602 message (default ``inputResponses[key]``; the 2025-11-25 wire names the request).
     """
     where = f"inputResponses[{key!r}]" if where is None else where
-    action = value.get("action")
-    if action not in ELICIT_ACTIONS:
+    raw = value.get("action")
+    action = ELICIT_ACTIONS.get(raw) if isinstance(raw, str) else None  # (a list is unhashable)
+    if action is None:
         raise invalid_params(f"{where}.action must be one of accept, decline, cancel")
     if action != "accept":
         return action, None
