@@ -153,6 +153,13 @@ def test_an_annotation_no_argument_path_leads_to_is_invalid(schema: dict[str, An
             {"properties": {"a": {"type": "number", "x-mcp-header": "A"}}},
             "needs an integer, string or boolean",
         ),
+        # A type list (a nullable string, as many servers write it) or object: once a TypeError
+        # (unhashable) out of Client.list_tools instead of leaving the tool out.
+        (
+            {"properties": {"a": {"type": ["string", "null"], "x-mcp-header": "A"}}},
+            "needs an integer, string or boolean",
+        ),
+        ({"properties": {"a": {"type": {}, "x-mcp-header": "A"}}}, "needs an integer, string or boolean"),
     ],
 )
 def test_bad_annotations_on_the_properties_chain_say_what_is_wrong(

@@ -91,7 +91,8 @@ def _annotation(
     token = schema["x-mcp-header"]
     if not isinstance(token, str) or not is_token(token):
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header is not an HTTP token")
-    if schema.get("type") not in _TYPES:
+    kind = schema.get("type")
+    if not isinstance(kind, str) or kind not in _TYPES:  # (["string", "null"] is a list: unhashable)
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header needs an integer, string or boolean")
     if token.lower() in seen:
         raise InvalidHeaderAnnotation(f"property {where}: x-mcp-header {token!r} is used twice")

@@ -25,8 +25,13 @@ from mcp_elicit.schema import check_schema
 VERSION = "2026-07-28"
 WITHIN = 10.0
 
+# JSON values (no NaN or infinity: JSON has neither).
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
@@ -155,9 +160,10 @@ class HostileServer:
 
     path = "/mcp"
 
-    def __init__(self, rounds: list[dict[str, Any] | bytes], same_id: list[bool]) -> None:
+    def __init__(self, rounds: list[dict[str, Any] | bytes], same_id: list[bool], tools: Any = ()) -> None:
         self.rounds = rounds
         self.same_id = same_id
+        self.tools = list(tools) if isinstance(tools, tuple) else tools  # tools/list's "tools"
         self.calls = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -183,7 +189,8 @@ class HostileServer:
                 },
             }
         elif request["method"] == "tools/list":
-            reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", "tools": []}}
+            listed = {"resultType": "complete", "tools": self.tools}
+            reply = {"jsonrpc": "2.0", "id": request["id"], "result": listed}
         elif self.calls < len(self.rounds):
             reply = self.rounds[self.calls]
             if isinstance(reply, dict) and self.same_id[self.calls]:
@@ -221,12 +228,51 @@ class Checking:
         return Answer("decline")
 
 
+# Tools as a server lists them: names, and input schemas whose properties may carry x-mcp-header.
+header_properties = st.fixed_dictionaries(
+    {"x-mcp-header": st.sampled_from(["Region", "X", "bad header"]) | json_values},
+    optional={
+        "type": st.sampled_from(["string", "integer", "boolean", "number", ["string", "null"]]) | json_values
+    },
+)
+tools = (
+    st.lists(
+        st.fixed_dictionaries(
+            {"name": st.sampled_from(["anything", "other"]) | json_values},
+            optional={
+                "inputSchema": st.fixed_dictionaries(
+                    {"type": st.just("object")},
+                    optional={
+                        "properties": st.dictionaries(
+                            st.text(max_size=6), header_properties | properties, max_size=3
+                        )
+                    },
+                )
+                | json_values
+            },
+        )
+        | json_values,
+        max_size=3,
+    )
+    | json_values
+)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(replies(), st.sampled_from([True, True, True, False])), min_size=1, max_size=4))
-async def test_any_server_reply_ends_in_a_result_or_a_typed_error(rounds: list[tuple[Any, bool]]) -> None:
-    server = HostileServer([reply for reply, _ in rounds], [same for _, same in rounds])
+@given(
+    st.lists(st.tuples(replies(), st.sampled_from([True, True, True, False])), min_size=1, max_size=4),
+    tools,
+)
+async def test_any_server_reply_ends_in_a_result_or_a_typed_error(
+    rounds: list[tuple[Any, bool]], listed: Any
+) -> None:
+    server = HostileServer([reply for reply, _ in rounds], [same for _, same in rounds], listed)
     answerer = Checking()
     async with Client.connect(server, answerer=answerer, protocol=VERSION, max_rounds=5) as client:
+        try:
+            event(f"{len(await client.list_tools())} tools listed")
+        except ClientError as exc:
+            event(f"tools/list: {type(exc).__name__}")
         try:
             result = await asyncio.wait_for(client.call_tool("anything", {}), WITHIN)
         except ClientError as exc:
