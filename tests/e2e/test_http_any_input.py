@@ -67,8 +67,13 @@ def served() -> Served:
 
 # -- what hypothesis writes --------------------------------------------------------------------
 
+# JSON values (no NaN or infinity: JSON has neither).
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
@@ -129,7 +134,7 @@ request_params = st.fixed_dictionaries(
 )
 answers = (
     st.fixed_dictionaries(
-        {"action": st.sampled_from(["accept", "decline", "cancel"]) | st.text(max_size=8)},
+        {"action": st.sampled_from(["accept", "decline", "cancel"]) | json_values},
         optional={
             "content": st.fixed_dictionaries(
                 {},

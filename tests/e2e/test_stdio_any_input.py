@@ -120,3 +120,119 @@ async def test_any_request_or_notification_gets_an_answer(
     if request_id is not None:
         message["id"] = request_id
     await peer.exchange(json.dumps(message).encode())
+
+
+# -- 2025-11-25: a client that answers the server's questions with anything ---------------------
+
+answers_to_questions = st.one_of(
+    st.fixed_dictionaries(
+        {"action": st.sampled_from(["accept", "decline", "cancel"]) | json_values},
+        optional={
+            "content": st.fixed_dictionaries(
+                {},
+                optional={
+                    "title": json_values,
+                    "priority": st.integers(-5, 5) | json_values,
+                    "urgent": st.booleans() | json_values,
+                    "team": st.sampled_from(["ops", "dev"]) | json_values,
+                    "contact": json_values,
+                },
+            )
+            | json_values
+        },
+    ).map(lambda result: {"result": result}),
+    st.fixed_dictionaries(
+        {"code": st.integers(-32800, -32000) | json_values, "message": st.text(max_size=20) | json_values},
+        optional={"data": json_values},
+    ).map(lambda error: {"error": error}),
+    json_values.map(lambda result: {"result": result}),
+)
+
+
+class LegacyPeer(Peer):
+    """A 2025-11-25 session on the server's stdio: opened once, then one call at a time."""
+
+    opened = False
+
+    async def open(self) -> None:
+        if self.opened:
+            return
+        capabilities = {"elicitation": {"form": {}, "url": {}}}
+        await self.write(
+            {
+                "jsonrpc": "2.0",
+                "id": "open",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities,
+                    "clientInfo": {"name": "t"},
+                },
+            }
+        )
+        assert "result" in await self.read(), "initialize failed"
+        await self.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.opened = True
+
+    async def write(self, message: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+
+    async def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        raw = await asyncio.wait_for(self.process.stdout.readline(), WITHIN)
+        assert raw, "the server closed stdout"
+        message: dict[str, Any] = json.loads(raw)
+        checked(message)
+        return message
+
+    async def call(self, replies: list[dict[str, Any]]) -> dict[str, Any]:
+        """One tools/call of the tool that asks two forms; each question the server sends is
+        answered with the next of ``replies`` (a decline once they run out). The call's response."""
+        call_id = f"call-{next(_sync_ids)}"
+        arguments = {"summary": "any answer"}
+        await self.write(
+            {
+                "jsonrpc": "2.0",
+                "id": call_id,
+                "method": "tools/call",
+                "params": {"name": "file_ticket", "arguments": arguments},
+            }
+        )
+        pending = list(replies)
+        while True:
+            message = await self.read()
+            if message.get("id") == call_id and "method" not in message:
+                return message
+            if "method" not in message or "id" not in message:
+                continue  # a notification (a question withdrawn, a log)
+            reply = pending.pop(0) if pending else {"result": {"action": "decline"}}
+            await self.write({"jsonrpc": "2.0", "id": message["id"], **reply})
+
+
+@pytest.fixture
+async def legacy_peer() -> AsyncIterator[LegacyPeer]:
+    async with piped_server([PY, str(SERVER)], limit=2**20) as process:
+        yield LegacyPeer(process)
+        assert process.returncode is None, "the server exited"
+        assert process.stdin is not None
+        assert process.stderr is not None
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), WITHIN)
+        stderr = (await process.stderr.read()).decode(errors="replace")
+        assert "Traceback" not in stderr, stderr
+
+
+@SETTINGS
+@given(st.lists(answers_to_questions, max_size=6))
+async def test_any_answer_to_the_servers_questions_ends_the_call(
+    legacy_peer: LegacyPeer, replies: list[dict[str, Any]]
+) -> None:
+    await legacy_peer.open()
+    response = await legacy_peer.call(replies)
+    if "error" in response:
+        event(f"call ended with {response['error']['code']}")
+    else:
+        assert response["result"]["content"][0]["type"] == "text", response
+        event("a tool error" if response["result"].get("isError") else "a result")

@@ -243,24 +243,39 @@ async def test_cancelling_a_call_withdraws_each_of_its_questions(tmp_path: Path)
 
 
 async def test_bad_answers_from_the_client(tmp_path: Path) -> None:
-    """A response with both result and error is refused (-32600) and changes nothing; an
-    ElicitResult with an action outside accept/decline/cancel ends the call with -32602."""
+    """A response with both result and error, or an error that is not one, is refused (-32600)
+    and fails the question it answers at once (on stdio nothing else would tell the client, and
+    the call would wait for another answer until its timeout); an ElicitResult with an action
+    outside accept/decline/cancel ends the call with -32602."""
     async with running_peer(tmp_path) as peer:
         await opened(peer)
-        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "grüßen"}})
+        broken = (
+            ({"result": {}, "error": {"code": 1, "message": "m"}}, 'it carries both "result" and "error"'),
+            ({"error": {"code": 1, "message": None}}, 'integer "code" and a string "message"'),
+        )
+        for call_id, (answer, reason) in enumerate(broken, start=1):
+            await peer.send(
+                {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": {"name": "grüßen"}}
+            )
+            question = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": question["id"], **answer})
+            refused = await peer.receive()
+            # Without an id: the question's id is the server's own, and the client's call may
+            # have the same number in its own id space.
+            assert refused["id"] is None
+            assert refused["error"]["code"] == -32600
+            assert reason in refused["error"]["message"]
+            final = await peer.receive(wait=5)  # not the leg timeout (600 s)
+            assert final["id"] == call_id
+            assert final["result"]["isError"] is True
+            text = final["result"]["content"][0]["text"]
+            assert text.startswith("Tool 'grüßen' could not finish: the client's answer could not be read: ")
+            assert reason in text
+        await peer.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "grüßen"}})
         question = await peer.receive()
-        both = {"jsonrpc": "2.0", "id": question["id"], "result": {}, "error": {"code": 1, "message": "m"}}
-        await peer.send(both)
-        refused = await peer.receive()
-        # Without an id: the question's id is the server's own, and the client's call has the
-        # same number (1) in its own id space.
-        assert question["id"] == 1
-        assert refused["id"] is None
-        assert refused["error"]["code"] == -32600
-        assert "both" in refused["error"]["message"]
         await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "maybe"}})
         final = await peer.receive()
-        assert final["id"] == 1
+        assert final["id"] == 3
         assert final["error"]["code"] == -32602
         assert "action must be one of accept, decline, cancel" in final["error"]["message"]
 

@@ -440,6 +440,8 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                 session.receive(message)  # only this session's own requests are answered
                 return
         except InvalidMessage as exc:
+            if session is not None:
+                session.unreadable(exc)  # an answer to a question of ours: that question fails now
             write(encode_error(exc.reply_id, exc))
             return
         if isinstance(message, Notification):

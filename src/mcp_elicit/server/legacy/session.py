@@ -35,6 +35,7 @@ from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
+    InvalidMessage,
     Notification,
     Request,
     RequestId,
@@ -249,6 +250,19 @@ class LegacySession:
             logger.info("a response for no request of this session (id %r): dropped", response.id)
             return False
         future.set_result(response)
+        return True
+
+    def unreadable(self, failure: InvalidMessage) -> bool:
+        """A message that answers one of this session's requests (its id is one) but is not a
+        valid response -- both ``result`` and ``error``, an ``error`` without an integer code and
+        a string message: that request fails now, as the client let it down, instead of waiting
+        ``leg_timeout`` for an answer that has already come. False when it answers none."""
+        request_id = failure.request_id if failure.of_response else None
+        future = None if request_id is None else self._pending.get(request_id)
+        if future is None or future.done():
+            return False
+        reason = failure.message.split(": ", 1)[-1]  # without "Invalid response: "
+        future.set_exception(ClientFailed(f"the client's answer could not be read: {reason}"))
         return True
 
     # -- what the session sends ----------------------------------------------------------------
