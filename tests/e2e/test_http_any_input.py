@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from mcp_elicit.wire import errors
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.any_input_server import build
+from tests.strategies import json_values
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -67,16 +68,6 @@ def served() -> Served:
 
 # -- what hypothesis writes --------------------------------------------------------------------
 
-# JSON values (no NaN or infinity: JSON has neither).
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=12,
-)
 methods = st.sampled_from(
     [
         "tools/call",
@@ -132,25 +123,24 @@ request_params = st.fixed_dictionaries(
         "requestState": st.text(max_size=40) | json_values,
     },
 )
-answers = (
-    st.fixed_dictionaries(
-        {"action": st.sampled_from(["accept", "decline", "cancel"]) | json_values},
-        optional={
-            "content": st.fixed_dictionaries(
-                {},
-                optional={
-                    "title": json_values,
-                    "priority": json_values,
-                    "urgent": json_values,
-                    "team": st.sampled_from(["ops", "dev"]) | json_values,
-                    "contact": json_values,
-                },
-            )
-            | json_values
-        },
-    )
-    | json_values
+# ElicitResults for the ticket form (any_input_server.Ticket): the right fields with any values.
+elicit_results = st.fixed_dictionaries(
+    {"action": st.sampled_from(["accept", "decline", "cancel"]) | json_values},
+    optional={
+        "content": st.fixed_dictionaries(
+            {},
+            optional={
+                "title": json_values,
+                "priority": st.integers(-5, 5) | json_values,
+                "urgent": st.booleans() | json_values,
+                "team": st.sampled_from(["ops", "dev"]) | json_values,
+                "contact": json_values,
+            },
+        )
+        | json_values
+    },
 )
+answers = elicit_results | json_values
 
 
 @dataclass

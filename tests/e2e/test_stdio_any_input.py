@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,16 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.test_http_any_input import CODES, good_ids, honest_meta, json_values, methods, request_params
+from tests.e2e.test_http_any_input import (
+    CODES,
+    elicit_results,
+    good_ids,
+    honest_meta,
+    methods,
+    request_params,
+)
 from tests.server_process import PY, piped_server
+from tests.strategies import json_values
 
 SERVER = Path(__file__).with_name("any_input_server.py")
 WITHIN = 10.0
@@ -74,10 +83,12 @@ def checked(message: Any) -> None:
         event("result")
 
 
-@pytest.fixture
-async def peer() -> AsyncIterator[Peer]:
+@asynccontextmanager
+async def serving() -> AsyncIterator[asyncio.subprocess.Process]:
+    """The server process; afterwards, it must still have been running, end when its stdin
+    closes, and have written no traceback on stderr."""
     async with piped_server([PY, str(SERVER)], limit=2**20) as process:
-        yield Peer(process)
+        yield process
         assert process.returncode is None, "the server exited"
         assert process.stdin is not None
         assert process.stderr is not None
@@ -85,6 +96,12 @@ async def peer() -> AsyncIterator[Peer]:
         await asyncio.wait_for(process.wait(), WITHIN)
         stderr = (await process.stderr.read()).decode(errors="replace")
         assert "Traceback" not in stderr, stderr
+
+
+@pytest.fixture
+async def peer() -> AsyncIterator[Peer]:
+    async with serving() as process:
+        yield Peer(process)
 
 
 # The one process is shared by a test's examples (what one client's session could send in turn).
@@ -125,22 +142,7 @@ async def test_any_request_or_notification_gets_an_answer(
 # -- 2025-11-25: a client that answers the server's questions with anything ---------------------
 
 answers_to_questions = st.one_of(
-    st.fixed_dictionaries(
-        {"action": st.sampled_from(["accept", "decline", "cancel"]) | json_values},
-        optional={
-            "content": st.fixed_dictionaries(
-                {},
-                optional={
-                    "title": json_values,
-                    "priority": st.integers(-5, 5) | json_values,
-                    "urgent": st.booleans() | json_values,
-                    "team": st.sampled_from(["ops", "dev"]) | json_values,
-                    "contact": json_values,
-                },
-            )
-            | json_values
-        },
-    ).map(lambda result: {"result": result}),
+    elicit_results.map(lambda result: {"result": result}),
     st.fixed_dictionaries(
         {"code": st.integers(-32800, -32000) | json_values, "message": st.text(max_size=20) | json_values},
         optional={"data": json_values},
@@ -213,15 +215,8 @@ class LegacyPeer(Peer):
 
 @pytest.fixture
 async def legacy_peer() -> AsyncIterator[LegacyPeer]:
-    async with piped_server([PY, str(SERVER)], limit=2**20) as process:
+    async with serving() as process:
         yield LegacyPeer(process)
-        assert process.returncode is None, "the server exited"
-        assert process.stdin is not None
-        assert process.stderr is not None
-        process.stdin.close()
-        await asyncio.wait_for(process.wait(), WITHIN)
-        stderr = (await process.stderr.read()).decode(errors="replace")
-        assert "Traceback" not in stderr, stderr
 
 
 @SETTINGS

@@ -21,20 +21,11 @@ from hypothesis import strategies as st
 
 from mcp_elicit.client import Answer, Client, ClientError, FormQuestion, ToolResult, UrlQuestion
 from mcp_elicit.schema import check_schema
+from tests.strategies import json_values
 
 VERSION = "2026-07-28"
 WITHIN = 10.0
 
-# JSON values (no NaN or infinity: JSON has neither).
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=12,
-)
 properties = st.fixed_dictionaries(
     {"type": st.sampled_from(["string", "number", "integer", "boolean", "array", "object"]) | json_values},
     optional={
