@@ -7,6 +7,9 @@ example uses follows, and everything the server wrote up to its answer is read: 
 be one JSON-RPC message (a response with a known error code and a message, or in 2025-11-25 a
 request or notification of the server's own). At the end the process still runs, and its stderr
 holds no traceback.
+
+The last test is a 2025-11-25 client that answers the server's questions with anything (an
+ElicitResult with any values, an error, any JSON as the result): every call must still end.
 """
 
 from __future__ import annotations
