@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from mcp_elicit.client.errors import MalformedMessageError
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import ServerMessages
-from mcp_elicit.wire.errors import INVALID_REQUEST
+from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_elicit.wire.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -64,7 +64,7 @@ class Serving:
 
     def request(self, request: Request) -> None:
         """Start answering ``request`` (a duplicate id is logged and dropped)."""
-        if request.id in self._open or request.id in self._answered:
+        if self._known(request.id):
             logger.warning(
                 "the server sent request id %r (%s) again while it is open or already answered; "
                 "ignored (ids must not be reused)",
@@ -73,8 +73,7 @@ class Serving:
             )
             return
         if len(self._open) >= MAX_OPEN:
-            refusal = ErrorResponse(request.id, -32603, "Too many open requests from this server")
-            self._open[request.id] = asyncio.create_task(self._reply(request.id, refusal))
+            self._refuse(request.id, INTERNAL_ERROR, "Too many open requests from this server")
             return
         self._open[request.id] = asyncio.create_task(self._run(request))
 
@@ -82,12 +81,20 @@ class Serving:
         """Answer a request of the server's that could not be read with -32600 (JSON-RPC's Invalid
         Request), when its id could (``error.request_id``); False when there is nothing to answer."""
         request_id = error.request_id
-        if request_id is None or request_id in self._open or request_id in self._answered:
+        if request_id is None or self._known(request_id):
             return False
         logger.warning("%s; answered -32600", error)
-        refusal = ErrorResponse(request_id, INVALID_REQUEST, f"Invalid request: {error.reason}")
-        self._open[request_id] = asyncio.create_task(self._reply(request_id, refusal))
+        self._refuse(request_id, INVALID_REQUEST, f"Invalid request: {error.reason}")
         return True
+
+    def _known(self, request_id: RequestId) -> bool:
+        """Whether ``request_id`` is open or was answered not long ago (never answered twice)."""
+        return request_id in self._open or request_id in self._answered
+
+    def _refuse(self, request_id: RequestId, code: int, message: str) -> None:
+        """Answer ``request_id`` with an error at once, without asking anyone."""
+        refusal = ErrorResponse(request_id, code, message)
+        self._open[request_id] = asyncio.create_task(self._reply(request_id, refusal))
 
     def notification(self, notification: Notification) -> None:
         """A notification that belongs to no request of the client's."""

@@ -89,6 +89,12 @@ class InvalidMessage(McpError):
         """The id the error sent back about this message carries (see ``of_response``)."""
         return None if self.of_response else self.request_id
 
+    @property
+    def reason(self) -> str:
+        """What is wrong with the message, without the kind of error in front (``Invalid
+        request: ``, ``Invalid response: ``, ``Parse error: ``)."""
+        return self.message.split(": ", 1)[-1]
+
 
 class MessageTooLarge(InvalidMessage):
     """The message exceeds the configured size limit (HTTP maps this to 413)."""

@@ -261,8 +261,7 @@ class LegacySession:
         future = None if request_id is None else self._pending.get(request_id)
         if future is None or future.done():
             return False
-        reason = failure.message.split(": ", 1)[-1]  # without "Invalid response: "
-        future.set_exception(ClientFailed(f"the client's answer could not be read: {reason}"))
+        future.set_exception(ClientFailed(f"the client's answer could not be read: {failure.reason}"))
         return True
 
     # -- what the session sends ----------------------------------------------------------------
