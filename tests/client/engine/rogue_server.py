@@ -253,15 +253,20 @@ def run_stdio() -> None:
 
 
 # -- HTTP (raw ASGI) ----------------------------------------------------------------------------
-async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] != "http":
-        return
+async def read_body(receive: Any) -> bytes:
+    """An ASGI request's whole body."""
     body = b""
     while True:
         event = await receive()
         body += event.get("body", b"")
         if not event.get("more_body"):
-            break
+            return body
+
+
+async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    body = await read_body(receive)
     headers = {k.decode(): v.decode() for k, v in scope["headers"]}
     message = json.loads(body)
     log({"kind": "message", "message": message, "headers": headers})

@@ -23,6 +23,8 @@ from mcp_elicit.client import Answer, Client, ClientError, FormQuestion, ToolRes
 from mcp_elicit.schema import check_schema
 from tests.strategies import json_values
 
+from .rogue_server import read_body
+
 VERSION = "2026-07-28"
 WITHIN = 10.0
 
@@ -154,19 +156,13 @@ class HostileServer:
     def __init__(self, rounds: list[dict[str, Any] | bytes], same_id: list[bool], tools: Any = ()) -> None:
         self.rounds = rounds
         self.same_id = same_id
-        self.tools = list(tools) if isinstance(tools, tuple) else tools  # tools/list's "tools"
+        self.tools = tools  # tools/list's "tools"
         self.calls = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await read_body(receive))
         reply: dict[str, Any] | bytes
         if request["method"] == "server/discover":
             reply = {
