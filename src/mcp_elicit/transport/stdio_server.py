@@ -23,20 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
-from mcp_elicit.wire.jsonrpc import (
-    ErrorResponse,
-    InvalidMessage,
-    Notification,
-    Request,
-    RequestId,
-    Result,
-    encode_error,
-    encode_notification,
-    encode_result,
-    parse_message,
-    refuse_response,
-)
 from mcp_elicit.wire.meta import is_modern, request_meta
 
 if TYPE_CHECKING:
@@ -312,7 +300,7 @@ async def _read_lines(stream: IO[bytes], limit: int, on_line: Callable[[bytes | 
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
     # A line may hold limit + 2 bytes before its newline (what the stream reader this replaced
-    # allowed); parse_message refuses those over ``limit`` with the exact size.
+    # allowed); jsonrpc.parse_message refuses those over ``limit`` with the exact size.
     protocol = _LineProtocol(on_line, limit + 2, done)
     if _is_pipe_or_socket(stream):
         transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
@@ -375,7 +363,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
     without the 2026 envelope opens a 2025-11-25 session for the process; a request with the
     envelope makes the process 2026-07-28), and requests of the other era are refused then."""
     write = writer.write
-    running: dict[RequestId, asyncio.Task[None]] = {}
+    running: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
     # Requests cancelled by the client (or by EOF): nothing more is written for them, even when
     # a handler catches the cancellation and returns something anyway.
     cancelled: set[asyncio.Task[None]] = set()
@@ -384,25 +372,25 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
     era: Literal["modern", "legacy"] | None = None
     session: LegacySession | None = None
 
-    async def handle(request: Request) -> None:
+    async def handle(request: jsonrpc.Request) -> None:
         task = asyncio.current_task()
         answered = False  # a task the handler left behind may report progress after the answer
 
         async def notify(method: str, params: dict[str, Any]) -> None:
             if not answered and task not in cancelled:
-                write(encode_notification(method, params))
+                write(jsonrpc.encode_notification(method, params))
 
         try:
             meta = request_meta(request.method, request.params)
         except McpError as exc:
-            write(encode_error(request.id, exc))
+            write(jsonrpc.encode_error(request.id, exc))
             return
         _, body = await server.respond(request, meta=meta, notify=notify)
         answered = True
         if task not in cancelled:
             write(body)
 
-    async def handle_legacy(request: Request, session: LegacySession) -> None:
+    async def handle_legacy(request: jsonrpc.Request, session: LegacySession) -> None:
         task = asyncio.current_task()
         channel = _RequestChannel(write, lambda: task in cancelled)
         body = await session.handle(request, channel)
@@ -410,7 +398,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         if task not in cancelled:
             write(body)
 
-    def finished(request_id: RequestId, task: asyncio.Task[None]) -> None:
+    def finished(request_id: jsonrpc.RequestId, task: asyncio.Task[None]) -> None:
         cancelled.discard(task)
         if running.get(request_id) is task:
             del running[request_id]
@@ -425,7 +413,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             too_large = McpError(
                 INVALID_REQUEST, f"Invalid request: a message is longer than the limit of {limit} bytes"
             )
-            write(encode_error(None, too_large))
+            write(jsonrpc.encode_error(None, too_large))
             return
         if not line.strip():
             return
@@ -433,18 +421,18 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
         if line.endswith(b"\n"):
             line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         try:
-            message = parse_message(line, max_bytes=limit)
-            if isinstance(message, Result | ErrorResponse):
+            message = jsonrpc.parse_message(line, max_bytes=limit)
+            if isinstance(message, jsonrpc.Result | jsonrpc.ErrorResponse):
                 if session is None:
-                    raise refuse_response(message)
+                    raise jsonrpc.refuse_response(message)
                 session.receive(message)  # only this session's own requests are answered
                 return
-        except InvalidMessage as exc:
+        except jsonrpc.InvalidMessage as exc:
             if session is not None:
                 session.unreadable(exc)  # an answer to a question of ours: that question fails now
-            write(encode_error(exc.reply_id, exc))
+            write(jsonrpc.encode_error(exc.reply_id, exc))
             return
-        if isinstance(message, Notification):
+        if isinstance(message, jsonrpc.Notification):
             if message.method == "notifications/cancelled":
                 target = message.params.get("requestId")
                 # true == 1 in Python: a boolean must not cancel request 1
@@ -457,13 +445,13 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
             return
         if message.id in running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {message.id!r} is already in use")
-            write(encode_error(message.id, error))
+            write(jsonrpc.encode_error(message.id, error))
             return
         modern = is_modern(message.params)
         if era is None and not modern and message.method == "ping":
             # A 2025-11-25 client may ping before initialize (the spec: answer it even then);
             # it chooses no era.
-            write(encode_result(message.id, {}))
+            write(jsonrpc.encode_result(message.id, {}))
             return
         if era is None and (modern or message.method == "initialize"):
             era = "modern" if modern else "legacy"
@@ -477,7 +465,7 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                 session.standalone = _RequestChannel(write, lambda: False)
         if session is not None:
             if modern:
-                write(encode_error(message.id, _LEGACY_ONLY))
+                write(jsonrpc.encode_error(message.id, _LEGACY_ONLY))
                 return
             if message.method == "initialize":
                 # Answered at once, before whatever the client sent after it is read.

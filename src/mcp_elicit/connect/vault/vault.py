@@ -194,7 +194,7 @@ class Vault(ClosesOnExit):
         self,
         database: Database,
         statements: Statements,
-        keys: KeyRing,
+        keys: KeysArg,
         *,
         timeout: float,
         refresh_timeout: float,
@@ -203,7 +203,7 @@ class Vault(ClosesOnExit):
         """Internal: use :meth:`sqlite` or :meth:`postgres`."""
         self._db = database
         self._sql = statements
-        self._keys = VaultKeys(keys)
+        self._keys = VaultKeys(_resolve_ring(keys))
         self._timeout = timeout
         self._refresh_timeout = refresh_timeout
         self._clock = clock
@@ -243,14 +243,7 @@ class Vault(ClosesOnExit):
             durable=True,
             leases=lease_table(prefix),
         )
-        return cls(
-            database,
-            statements,
-            _resolve_ring(keys),
-            timeout=timeout,
-            refresh_timeout=refresh_timeout,
-            clock=clock,
-        )
+        return cls(database, statements, keys, timeout=timeout, refresh_timeout=refresh_timeout, clock=clock)
 
     @classmethod
     def postgres(
@@ -279,14 +272,7 @@ class Vault(ClosesOnExit):
             where="tables " + ", ".join(repr(table) for table in statements.tables),
             lock_scope=_lock_scope(prefix),
         )
-        return cls(
-            database,
-            statements,
-            _resolve_ring(keys),
-            timeout=timeout,
-            refresh_timeout=refresh_timeout,
-            clock=clock,
-        )
+        return cls(database, statements, keys, timeout=timeout, refresh_timeout=refresh_timeout, clock=clock)
 
     @staticmethod
     def _check_timeouts(timeout: float, refresh_timeout: float) -> tuple[float, float]:
