@@ -296,6 +296,7 @@ async def test_a_page_at_a_listed_origin_can_call_through_cors(listed: list[str]
                 },
             )
             assert preflight.status_code == 204
+            assert "content-length" not in preflight.headers  # RFC 9110 §8.6: never on a 204
             assert preflight.headers["access-control-allow-origin"] == origin
             assert preflight.headers["access-control-allow-methods"] == "POST"
             allowed = {h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")}

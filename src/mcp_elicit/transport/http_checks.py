@@ -153,8 +153,7 @@ def cors_preflight(policy: Policy, head: Head) -> Reply | None:
             (b"access-control-allow-headers", allowed.encode("latin-1")),
             (b"access-control-max-age", b"600"),
             (b"vary", b"origin"),
-            (b"content-length", b"0"),
-        ),
+        ),  # no Content-Length: a 204 must not carry one (RFC 9110 §8.6)
     )
 
 
