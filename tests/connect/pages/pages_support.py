@@ -19,7 +19,7 @@ from tests.oidc_provider import OidcProvider
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity.principal import Principal
 from mcp_elicit.connect.oauth.provider import OAuthProvider
-from mcp_elicit.connect.pages import ConnectPages, OidcLogin
+from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin, OidcLogin
 from mcp_elicit.connect.pages.cookies import CookiePolicy
 from mcp_elicit.connect.pages.csrf import csrf_token
 from mcp_elicit.connect.pages.sealing import CookieSealer
@@ -211,6 +211,29 @@ async def running_pages(
         await vault.close()
         await flows.close()
         sock.close()
+
+
+def development_pages(
+    base: str,
+    login: DevelopmentLogin,
+    *,
+    development: bool = True,
+    flows: SQLiteFlowStore | None = None,
+    vault: Vault | None = None,
+    keys: KeyRing | None = None,
+) -> ConnectPages:
+    """Pages behind the DEMO ONLY sign-in (:class:`DevelopmentLogin`), with in-memory stores
+    unless given."""
+    return ConnectPages(
+        base_url=base,
+        login=login,
+        flows=flows or SQLiteFlowStore(":memory:"),
+        vault=vault or Vault.sqlite(":memory:", keys=[KeyRing.generate_secret()]),
+        providers={"ci": CI},
+        keys=keys or KeyRing.from_secrets([KeyRing.generate_secret()]),
+        server_name="Demo tracker",
+        development=development,
+    )
 
 
 def form_value(page: str, name: str) -> str:

@@ -16,13 +16,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jar_support import BrowserJar
-from pages_support import CI, SESSION_COOKIE, cookie_pair, form_value, set_cookies
+from pages_support import SESSION_COOKIE, cookie_pair, development_pages, form_value, set_cookies
 from tests.helpers import InProcessServer, bound_socket
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity import DevelopmentIdentity, JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
-from mcp_elicit.connect.pages import ConnectPages, DevelopmentLogin
+from mcp_elicit.connect.pages import DevelopmentLogin
 from mcp_elicit.connect.pages.context import MAX_TRANSACTIONS
 from mcp_elicit.connect.pages.sealing import CookieSealer
 from mcp_elicit.connect.vault import Vault
@@ -49,27 +49,6 @@ class DevSite:
         return page, form_value(page.text, "csrf"), cookie_pair(cookie)
 
 
-def _pages(
-    base: str,
-    login: DevelopmentLogin,
-    *,
-    development: bool = True,
-    flows: SQLiteFlowStore | None = None,
-    vault: Vault | None = None,
-    keys: KeyRing | None = None,
-) -> ConnectPages:
-    return ConnectPages(
-        base_url=base,
-        login=login,
-        flows=flows or SQLiteFlowStore(":memory:"),
-        vault=vault or Vault.sqlite(":memory:", keys=[KeyRing.generate_secret()]),
-        providers={"ci": CI},
-        keys=keys or KeyRing.from_secrets([KeyRing.generate_secret()]),
-        server_name="Demo tracker",
-        development=development,
-    )
-
-
 @pytest.fixture
 async def dev(tmp_path: Path) -> AsyncIterator[DevSite]:
     keys = KeyRing.from_secrets([KeyRing.generate_secret()])
@@ -78,7 +57,7 @@ async def dev(tmp_path: Path) -> AsyncIterator[DevSite]:
     identity = DevelopmentIdentity(i_understand_this_is_not_secure=True)
     sock = bound_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    app = _pages(base, DevelopmentLogin(identity), flows=flows, vault=vault, keys=keys)
+    app = development_pages(base, DevelopmentLogin(identity), flows=flows, vault=vault, keys=keys)
     jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))  # every test sends its own cookies
     async with (
         InProcessServer(app, sock),
@@ -187,9 +166,9 @@ async def test_refused_outside_loopback_development() -> None:
     identity = DevelopmentIdentity(i_understand_this_is_not_secure=True)
     login = DevelopmentLogin(identity)
     with pytest.raises(ValueError, match="DevelopmentLogin"):
-        _pages("https://mcp.example.com", login, development=False)
+        development_pages("https://mcp.example.com", login, development=False)
     with pytest.raises(ValueError, match="development=True is only for a base_url on this machine"):
-        _pages("https://mcp.example.com", login, development=True)
+        development_pages("https://mcp.example.com", login, development=True)
     jwt = JWTIdentity(
         issuer="https://auth.example.com",
         jwks_url="https://auth.example.com/jwks",

@@ -44,7 +44,9 @@ def parse_fields(text: str, what: str) -> dict[str, str]:
     fields: dict[str, str] = {}
     for name, value in pairs:
         if name in fields:
-            raise BadRequest(400, f"The {what} repeats the parameter {name!r}.")
+            # Not naming it: the name is whatever the link says, and the error page must not
+            # show a link's text (a sentence planted there would read as ours).
+            raise BadRequest(400, f"The {what} repeats a parameter.")
         fields[name] = value
     return fields
 
