@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from pages_support import SESSION_COOKIE, Harness, query_of, set_cookies
+
+from mcp_elicit.connect.pages import request as request_module
 
 SECRET = "sk-test-VERY-SECRET-0123456789"
 
@@ -146,6 +150,34 @@ async def test_body_rules(pages: Harness, http: httpx.AsyncClient) -> None:
         headers={**headers, "content-type": "application/x-www-form-urlencoded"},
     )
     assert latin.status_code == 400
+    assert (await pages.flows.get(flow.id)).status == "pending"
+
+
+async def test_a_form_that_trickles_in_is_refused_with_408(
+    pages: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client that sends part of its body and then waits must not hold a page open (the MCP
+    # endpoint has the same bound, body_timeout); the bound is shortened here from its 30 s.
+    monkeypatch.setattr(request_module, "FORM_TIMEOUT", 0.3)
+    flow = await pages.connect_flow()
+    body = f"csrf={pages.token('alice', 'connect', flow.id)}&pad=".encode()
+    url = urlsplit(pages.base)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    try:
+        head = (
+            f"POST /connect/{flow.id} HTTP/1.1\r\nhost: {url.netloc}\r\norigin: {pages.base}\r\n"
+            f"cookie: {pages.cookie('alice')}\r\ncontent-type: application/x-www-form-urlencoded\r\n"
+            f"content-length: {len(body) + 100}\r\n\r\n"
+        )
+        writer.write(head.encode() + body)  # and the last 100 bytes never come
+        await writer.drain()
+        started = time.monotonic()
+        response = await asyncio.wait_for(reader.read(), timeout=10)
+    finally:
+        writer.close()
+    assert response.startswith(b"HTTP/1.1 408 "), response[:300]
+    assert time.monotonic() - started < 5
+    assert b"took too long to arrive" in response
     assert (await pages.flows.get(flow.id)).status == "pending"
 
 

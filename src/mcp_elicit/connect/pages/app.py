@@ -233,7 +233,10 @@ class ConnectPages:
             handler = self._route(request, receive)
             return await handler() if handler is not None else ctx.not_found()
         except BadRequest as exc:
-            return html_response(views.message(ctx.chrome, exc.status, "Request refused", exc.message))
+            page = views.message(ctx.chrome, exc.status, "Request refused", exc.message)
+            if exc.status == 408:  # the rest of the body may never come: do not wait for it
+                return html_response(page, (b"connection", b"close"))
+            return html_response(page)
         except (FlowStoreUnavailable, VaultUnavailable) as exc:
             log.error("pages: storage unavailable: %s", exc)
             page = views.message(

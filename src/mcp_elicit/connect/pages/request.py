@@ -2,12 +2,14 @@
 
 Query strings and form bodies are parsed strictly: at most a few fields, no repeated names (a
 duplicated ``state`` or ``code`` is a classic parser-differential trick), valid UTF-8 only.
-Bodies must be ``application/x-www-form-urlencoded`` and at most :data:`MAX_BODY` bytes. Every
+Bodies must be ``application/x-www-form-urlencoded``, at most :data:`MAX_BODY` bytes, and arrive
+within :data:`FORM_TIMEOUT` seconds (a client trickling a body must not hold a page open). Every
 violation is a :class:`BadRequest` carrying the 4xx status to answer with.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -17,12 +19,13 @@ from mcp_elicit.transport.asgi import Receive, Scope
 
 from .cookies import parse_cookie_header
 
-__all__ = ["MAX_BODY", "MAX_QUERY", "BadRequest", "Request", "parse_fields"]
+__all__ = ["FORM_TIMEOUT", "MAX_BODY", "MAX_QUERY", "BadRequest", "Request", "parse_fields"]
 
 
 MAX_BODY: Final = 16 * 1024
 MAX_QUERY: Final = 8 * 1024
 MAX_FIELDS: Final = 16
+FORM_TIMEOUT: Final = 30.0  # seconds for a whole form body (a browser sends its 16 KiB at once)
 FORM_TYPE: Final = "application/x-www-form-urlencoded"
 
 
@@ -104,7 +107,8 @@ class Request:
         return list(self._parsed_cookies())
 
     async def form(self, receive: Receive) -> dict[str, str]:
-        """The form body: 415 for another type, 413 above :data:`MAX_BODY`, 400 if unreadable."""
+        """The form body: 415 for another type, 413 above :data:`MAX_BODY`, 408 when it takes
+        longer than :data:`FORM_TIMEOUT`, 400 if unreadable."""
         content_type = self.headers.get("content-type", "")
         media_type, _, params = content_type.partition(";")
         if media_type.strip().lower() != FORM_TYPE:
@@ -118,16 +122,11 @@ class Request:
                 raise BadRequest(400, "The request has an invalid Content-Length.")
             if int(declared) > MAX_BODY:
                 raise BadRequest(413, "The form is too large.")
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message.get("type") == "http.disconnect":
-                raise BadRequest(400, "The request was interrupted.")
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY:  # chunked bodies have no Content-Length to check up front
-                raise BadRequest(413, "The form is too large.")
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(FORM_TIMEOUT):
+                body = await _read_body(receive)
+        except TimeoutError:
+            raise BadRequest(408, "The form took too long to arrive. Please try again.") from None
         try:
             text = bytes(body).decode("utf-8")
         except UnicodeDecodeError:
@@ -135,3 +134,16 @@ class Request:
         if not text.isascii():  # a browser percent-encodes everything; raw bytes are not a form
             raise BadRequest(400, "The form could not be read.")
         return parse_fields(text, "form")
+
+
+async def _read_body(receive: Receive) -> bytearray:
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            raise BadRequest(400, "The request was interrupted.")
+        body += message.get("body", b"")
+        if len(body) > MAX_BODY:  # chunked bodies have no Content-Length to check up front
+            raise BadRequest(413, "The form is too large.")
+        if not message.get("more_body", False):
+            return body
