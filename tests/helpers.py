@@ -8,12 +8,14 @@ import getpass
 import inspect
 import itertools
 import json
+import logging
 import os
 import socket
 import stat
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,6 +241,22 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+@contextmanager
+def no_errors_logged(name: str = "mcp_elicit") -> Iterator[list[logging.LogRecord]]:
+    """Every record of logger ``name`` at error level or above, asserted empty on the way out: in
+    a test of bad input, a traceback in the log is an unexpected exception, whatever the peer got."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger(name)
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+    assert not records, [record.getMessage() for record in records]
 
 
 def free_port() -> int:

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +24,7 @@ from hypothesis import strategies as st
 from mcp_elicit.wire import errors
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.any_input_server import build
+from tests.helpers import no_errors_logged
 from tests.strategies import json_values
 
 MODERN = "2026-07-28"
@@ -194,21 +192,6 @@ def headers_for(message: Any, version: str = MODERN, **extra: str) -> dict[str, 
                 headers["mcp-name"] = encode_header_value(target)
     headers.update(extra)
     return headers
-
-
-@contextmanager
-def no_errors_logged() -> Iterator[list[logging.LogRecord]]:
-    """Every record of ``mcp_elicit`` at error level or above, asserted empty on the way out."""
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.ERROR)
-    handler.emit = records.append  # type: ignore[method-assign]
-    logger = logging.getLogger("mcp_elicit")
-    logger.addHandler(handler)
-    try:
-        yield records
-    finally:
-        logger.removeHandler(handler)
-    assert not records, [record.getMessage() for record in records]
 
 
 def check(sent: Sent, request_id: Any = ...) -> dict[str, Any] | None:

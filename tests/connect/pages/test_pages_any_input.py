@@ -26,10 +26,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jar_support import BrowserJar
 from pages_support import SECURITY_HEADERS, Harness, cookie_pair, development_pages, query_of, set_cookies
+from tests.helpers import no_errors_logged
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
 from mcp_elicit.connect.identity import DevelopmentIdentity
@@ -457,31 +457,6 @@ async def send(app: ConnectPages, base: str, visit: Visit) -> httpx.Response:
         return await asyncio.wait_for(
             http.request(visit.method, visit.target, headers=visit.headers, content=content), WITHIN
         )
-
-
-class ErrorRecords(logging.Handler):
-    """Every record of ``mcp_elicit`` at error level or above."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@contextmanager
-def no_errors_logged() -> Iterator[None]:
-    """Nothing logged at error level meanwhile: a traceback in the log is an unexpected exception,
-    whatever the browser got."""
-    handler = ErrorRecords()
-    logger = logging.getLogger("mcp_elicit")
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-    assert not handler.records, [record.getMessage() for record in handler.records]
 
 
 def check(response: httpx.Response, *, method: str, allowed: set[int], destinations: Sequence[str]) -> None:
