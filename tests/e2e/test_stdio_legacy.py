@@ -243,15 +243,18 @@ async def test_cancelling_a_call_withdraws_each_of_its_questions(tmp_path: Path)
 
 
 async def test_bad_answers_from_the_client(tmp_path: Path) -> None:
-    """A response with both result and error, or an error that is not one, is refused (-32600)
-    and fails the question it answers at once (on stdio nothing else would tell the client, and
-    the call would wait for another answer until its timeout); an ElicitResult with an action
-    outside accept/decline/cancel ends the call with -32602."""
+    """A response with both result and error, or neither, an error that is not one, or another
+    ``jsonrpc`` version, is refused (-32600, no id) and fails the question it answers at once (on
+    stdio nothing else would tell the client, and the call would wait for another answer until
+    its timeout); an ElicitResult with an action outside accept/decline/cancel ends the call with
+    -32602."""
     async with running_peer(tmp_path) as peer:
         await opened(peer)
         broken = (
             ({"result": {}, "error": {"code": 1, "message": "m"}}, 'it carries both "result" and "error"'),
             ({"error": {"code": 1, "message": None}}, 'integer "code" and a string "message"'),
+            ({}, '"method" must be a string'),  # neither result nor error
+            ({"jsonrpc": "1.0", "result": {"action": "decline"}}, '"jsonrpc" must be "2.0"'),
         )
         for call_id, (answer, reason) in enumerate(broken, start=1):
             await peer.send(
@@ -271,11 +274,12 @@ async def test_bad_answers_from_the_client(tmp_path: Path) -> None:
             text = final["result"]["content"][0]["text"]
             assert text.startswith("Tool 'grüßen' could not finish: the client's answer could not be read: ")
             assert reason in text
-        await peer.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "grüßen"}})
+        last = len(broken) + 1
+        await peer.send({"jsonrpc": "2.0", "id": last, "method": "tools/call", "params": {"name": "grüßen"}})
         question = await peer.receive()
         await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "maybe"}})
         final = await peer.receive()
-        assert final["id"] == 3
+        assert final["id"] == last
         assert final["error"]["code"] == -32602
         assert "action must be one of accept, decline, cancel" in final["error"]["message"]
 

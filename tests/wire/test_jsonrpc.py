@@ -98,6 +98,30 @@ def test_malformed_messages(raw: bytes, code: int, needle: str, request_id: obje
     assert info.value.request_id == request_id
 
 
+@pytest.mark.parametrize(
+    ("raw", "reply_id"),
+    [
+        (b'{"id":1,"method":"m"}', 1),  # a request: its error answers it
+        (b'{"jsonrpc":"2.0","id":1,"method":5}', 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}', 1),
+        # No method: an answer (or meant as one) to the receiver's own request 1, which an error
+        # carrying id 1 would seem to answer.
+        (b'{"jsonrpc":"1.0","id":1,"result":{}}', None),
+        (b'{"id":1,"error":{"code":1,"message":"m"}}', None),
+        (b'{"jsonrpc":"2.0","id":1}', None),
+        (b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}', None),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":1}}', None),
+    ],
+)
+def test_the_error_about_a_message_carries_its_id_only_if_it_was_a_request(
+    raw: bytes, reply_id: object
+) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        parse_message(raw)
+    assert info.value.request_id == 1  # read all the same, for the receiver's own use
+    assert info.value.reply_id == reply_id
+
+
 def test_responses_parse_in_both_directions() -> None:
     """The parser is the same for both sides: responses are messages like any other, and the
     peer that may not receive them says so (a 2026-07-28 server)."""

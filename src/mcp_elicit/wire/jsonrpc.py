@@ -136,13 +136,20 @@ def message_from(data: object) -> Message:
     raw_id = data.get("id")
     request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
 
-    if data.get("jsonrpc") != "2.0":
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id)
     method = data.get("method")
-    if method is None and ("result" in data or "error" in data):
+    # A message without a method is no request: it answers (or was meant to) one of the receiver's
+    # own requests, so an error about it must not carry its id (see InvalidMessage.of_response).
+    of_response = method is None
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(
+            INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id, of_response=of_response
+        )
+    if of_response and ("result" in data or "error" in data):
         return _response(data, request_id, has_id)
     if not isinstance(method, str):
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id)
+        raise InvalidMessage(
+            INVALID_REQUEST, 'Invalid request: "method" must be a string', request_id, of_response=of_response
+        )
     if has_id and request_id is None:
         raise InvalidMessage(INVALID_REQUEST, f"Invalid request: {_id_problem(raw_id)}", None)
     params = data.get("params", {})

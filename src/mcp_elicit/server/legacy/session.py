@@ -253,10 +253,11 @@ class LegacySession:
         return True
 
     def unreadable(self, failure: InvalidMessage) -> bool:
-        """A message that answers one of this session's requests (its id is one) but is not a
-        valid response -- both ``result`` and ``error``, an ``error`` without an integer code and
-        a string message: that request fails now, as the client let it down, instead of waiting
-        ``leg_timeout`` for an answer that has already come. False when it answers none."""
+        """A message that answers one of this session's requests (no ``method``, and its id is
+        one) but is not a valid response -- both ``result`` and ``error``, neither, an ``error``
+        without an integer code and a string message, a ``jsonrpc`` other than ``"2.0"``: that
+        request fails now, as the client let it down, instead of waiting ``leg_timeout`` for an
+        answer that has already come. False when it answers none."""
         request_id = failure.request_id if failure.of_response else None
         future = None if request_id is None else self._pending.get(request_id)
         if future is None or future.done():
