@@ -247,16 +247,23 @@ class FakeClock:
 def no_errors_logged(name: str = "mcp_elicit") -> Iterator[list[logging.LogRecord]]:
     """Every record of logger ``name`` at error level or above, asserted empty on the way out: in
     a test of bad input, a traceback in the log is an unexpected exception, whatever the peer got."""
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.ERROR)
-    handler.emit = records.append  # type: ignore[method-assign]
+    handler = _Records(logging.ERROR)
     logger = logging.getLogger(name)
     logger.addHandler(handler)
     try:
-        yield records
+        yield handler.records
     finally:
         logger.removeHandler(handler)
-    assert not records, [record.getMessage() for record in records]
+    assert not handler.records, [record.getMessage() for record in handler.records]
+
+
+class _Records(logging.Handler):
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
 
 
 def free_port() -> int:
@@ -307,8 +314,10 @@ def find_pg_dsn(what: str) -> str:
 
 def bound_socket() -> socket.socket:
     """A socket bound to a free port on 127.0.0.1, not listening yet: its address is known
-    before the server that will listen on it is built."""
-    sock = socket.socket()
+    before the server that will listen on it is built. Made with the TCP protocol number, not 0:
+    asyncio sets TCP_NODELAY only on sockets that say so, and without it a response written in
+    two parts (head, then body) waits ~40 ms for the client's delayed ACK."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     return sock
 
