@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -78,11 +79,29 @@ class Session:
         return self.http.stream("GET", self.url, headers=self.headers(accept="text/event-stream", **resume))
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+async def sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The lines of an SSE body as the SSE spec ends them: at CR, LF or CRLF only. (httpx's
+    ``aiter_lines`` also ends a line at U+0085, U+2028 and the like, which JSON data may hold.)"""
+    buffer = b""
+    async for chunk in response.aiter_bytes():
+        buffer += chunk
+        held = b"\r" if buffer.endswith(b"\r") else b""  # a CRLF's LF may be in the next chunk
+        *lines, rest = _LINE_END.split(buffer[: len(buffer) - len(held)])
+        buffer = rest + held
+        for line in lines:
+            yield line.decode("utf-8")
+    for line in _LINE_END.split(buffer)[:-1]:  # a last line without its end is no line
+        yield line.decode("utf-8")
+
+
 async def events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
     """(id, data) of each SSE event of ``response``."""
     event_id: str | None = None
     data: list[str] = []
-    async for line in response.aiter_lines():
+    async for line in sse_lines(response):
         if line == "":
             if data or event_id is not None:
                 yield event_id, "\n".join(data)

@@ -13,6 +13,7 @@ import pytest
 from mcp_elicit.wire.http import encode_header_value
 from tests.e2e.conftest import HttpServer
 from tests.helpers import wait_for_text
+from tests.http_session_support import sse_lines
 
 VERSION = "2026-07-28"
 _ids = itertools.count(1)
@@ -374,7 +375,7 @@ async def test_progress_streams_while_the_handler_is_still_running(
     ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"] == "text/event-stream"
-        async for line in response.aiter_lines():
+        async for line in sse_lines(response):
             if not line.startswith("data: "):
                 continue
             events.append(json.loads(line[len("data: ") :]))

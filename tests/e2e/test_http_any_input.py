@@ -239,8 +239,9 @@ async def first_round(summary: str) -> dict[str, Any]:
     }
     final = check(await call(json.dumps(message).encode(), headers_for(message)))
     assert final is not None
-    assert final["result"]["resultType"] == "input_required", final
-    return final["result"]
+    result: dict[str, Any] = final["result"]
+    assert result["resultType"] == "input_required", final
+    return result
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from tests.http_session_support import sse_lines
+
 VERSION = "2025-11-25"
 _ids = itertools.count(1)
 
@@ -42,7 +44,7 @@ class Events:
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
-        self._lines = response.aiter_lines()
+        self._lines = sse_lines(response)
 
     async def next(self) -> Event | None:
         """The next event; None once the response has ended."""
