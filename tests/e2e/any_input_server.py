@@ -5,7 +5,7 @@ it over stdio (with the test's event loop: see ``tests/server_process.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from mcp_elicit import Context, Server
 
@@ -21,8 +21,9 @@ class Ticket:
     contact: str | None = None
 
 
-def build() -> Server:
-    server = Server("any-input", version="1", state_keys=[STATE_KEY])
+def build(**settings: Any) -> Server:
+    """The server; ``settings`` are more ``Server`` options (a short ``legacy_leg_timeout``, say)."""
+    server = Server("any-input", version="1", state_keys=[STATE_KEY], **settings)
 
     @server.tool()
     async def file_ticket(summary: str, ctx: Context) -> str:
