@@ -41,12 +41,11 @@ def decode(raw: bytes | bytearray | memoryview | str) -> Message:
     try:
         return jsonrpc.message_from(data)
     except jsonrpc.InvalidMessage as exc:
-        # Only a request (it names a method) is answered: an id on anything else may be one of
-        # this client's own, and an error carrying it would read as the server's answer.
-        request_id = exc.reply_id if isinstance(data, dict) and "method" in data else None
+        # reply_id is set only for a request (it names a method): an id on anything else may be
+        # one of this client's own, and an error carrying it would read as the server's answer.
         raise MalformedMessageError(
             f"the server sent an invalid JSON-RPC message: {exc.reason}",
-            request_id=request_id,
+            request_id=exc.reply_id,
             reason=exc.reason,
         ) from None
 
