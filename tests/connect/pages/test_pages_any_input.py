@@ -39,7 +39,15 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jar_support import BrowserJar
-from pages_support import SECURITY_HEADERS, Harness, cookie_pair, development_pages, query_of, set_cookies
+from pages_support import (
+    SECURITY_HEADERS,
+    Harness,
+    cookie_pair,
+    development_pages,
+    form_value,
+    query_of,
+    set_cookies,
+)
 from tests.helpers import no_errors_logged
 
 from mcp_elicit.connect.flows import PendingFlow, SQLiteFlowStore
@@ -812,9 +820,8 @@ async def development(tmp_path: Path) -> AsyncIterator[DevelopmentSite]:
             page = await http.get("/login", params={"next": f"/connect/{flow.id}"})
         assert page.status_code == 200, page.text
         (line,) = set_cookies(page).values()
-        token = re.search(r'name="csrf" value="([^"]*)"', page.text)
-        assert token is not None, page.text
-        c, signing_in, form = f"/connect/{flow.id}", (cookie_pair(line),), (("csrf", token.group(1)),)
+        token = form_value(page.text, "csrf")
+        c, signing_in, form = f"/connect/{flow.id}", (cookie_pair(line),), (("csrf", token),)
         honest = (
             Honest("sign-in page", "GET", "/login", query=(("next", c),)),
             Honest("sign in", "POST", "/login", cookies=signing_in, form=form),
@@ -828,7 +835,7 @@ async def development(tmp_path: Path) -> AsyncIterator[DevelopmentSite]:
             ids=(flow.id, UNKNOWN_ID),
             providers=("ci", "github"),
             cookies=(cookie_pair(line),),
-            tokens=(token.group(1),),
+            tokens=(token,),
             values=(f"/connect/{flow.id}", f"/secret/{flow.id}", "https://evil.example/"),
             cookie_names=(cookie_pair(line).split("=", 1)[0], "mcp-elicit-session"),
         )
