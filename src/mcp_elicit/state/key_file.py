@@ -1,10 +1,12 @@
 """A key ring read from a file and re-read while the server runs (key rotation without restarts).
 
-File format: one secret per line (any form :meth:`KeyRing.from_secrets` accepts), the first one
-seals; blank lines and lines starting with ``#`` are ignored (a comment after a key, on its
-line, is refused: it would be read as part of the key), and so is a leading byte-order mark.
-Write it atomically (write a temporary file in the same directory, then rename it over the old
-one).
+File format: UTF-8 text, one secret per line (any form :meth:`KeyRing.from_secrets` accepts), the
+first one seals; lines end at ``\n``, ``\r\n`` or ``\r`` (and nowhere else: a form feed or a
+U+2028 stays inside its line, as in the environment variable); blank lines and lines starting
+with ``#`` are ignored (a comment after a key, on its line, is refused: it would be read as part
+of the key), and so is a leading byte-order mark. It must be a regular file (a symbolic link to
+one is fine) of at most :data:`MAX_KEY_FILE_BYTES`. Write it atomically (write a temporary file
+in the same directory, then rename it over the old one).
 
 How a change reaches the sealer:
 
@@ -18,9 +20,10 @@ How a change reaches the sealer:
 * :meth:`install_sighup` makes SIGHUP request a reload (POSIX; main thread only). The handler only
   sets a flag: no I/O or logging in signal context. The reload happens on the next seal/unseal.
 
-A file that cannot be read or parsed (missing, empty, a bad secret) never replaces a working ring:
-the current keys stay in use and an ERROR is logged once per bad version of the file. At start-up,
-a bad file is a ``ValueError`` (fail fast). Removing a key therefore needs a valid file without it.
+A file that cannot be read or parsed (missing, empty, a bad secret, a FIFO or a device, too large)
+never replaces a working ring: the current keys stay in use and an ERROR is logged once per bad
+version of the file. At start-up, a bad file is a ``ValueError`` (fail fast). Removing a key
+therefore needs a valid file without it.
 
 Rotation without refusing any flow across several instances (each re-reads on its own schedule):
 ``[old]`` -> ``[old, new]`` (wait until every instance has it: ``check_interval`` or a SIGHUP to
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 import threading
 import time
@@ -43,15 +47,19 @@ from .keys import KeyRing
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["ENV_FILE_VAR", "KeyFile", "parse_key_file"]
+__all__ = ["ENV_FILE_VAR", "MAX_KEY_FILE_BYTES", "KeyFile", "parse_key_file"]
 
 ENV_FILE_VAR: Final = "MCP_ELICIT_STATE_KEYS_FILE"
 """Environment variable naming a key file (read by ``Server`` when no keys are given)."""
 
 DEFAULT_CHECK_INTERVAL: Final = 5.0
 
+MAX_KEY_FILE_BYTES: Final = 1 << 20
+"""Largest key file read; a larger one is refused (reading a part could cut a key short)."""
+
 _log = logging.getLogger("mcp_elicit.state")
 
+_NEWLINE: Final = re.compile(r"\r\n|\r|\n")
 _Signature = tuple[int, int, int, int]
 _MISSING: Final[_Signature] = (-1, -1, -1, -1)  # the "version" of a file that cannot be stat'ed
 
@@ -59,9 +67,8 @@ _MISSING: Final[_Signature] = (-1, -1, -1, -1)  # the "version" of a file that c
 def parse_key_file(text: str, *, origin: str = "key file") -> KeyRing:
     """A :class:`KeyRing` from the text of a key file; ``ValueError`` (never showing a secret)."""
     text = text.removeprefix("\ufeff")  # a byte-order mark (Notepad's) is not part of the first key
-    secrets = [
-        line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
-    ]
+    lines = _NEWLINE.split(text)  # not str.splitlines(), which would also split a key at \x0c or U+2028
+    secrets = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     for number, secret in enumerate(secrets, 1):
         if " #" in secret or "\t#" in secret:
             # Read as part of the secret, a trailing comment would silently make another key.
@@ -229,15 +236,22 @@ class KeyFile:
         self._bad = signature
 
     def _read(self) -> tuple[KeyRing, _Signature]:
-        with open(self._path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+        with open(os.open(self._path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ValueError(f"cannot read the state key file {str(self._path)!r}: not a regular file")
             if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
                 _log.warning(
                     "the state key file %s is readable by other users (mode %o); chmod 600 it",
                     self._path,
                     stat.S_IMODE(st.st_mode),
                 )
-            raw = handle.read(1 << 20)
+            raw = handle.read(MAX_KEY_FILE_BYTES + 1)
+        if len(raw) > MAX_KEY_FILE_BYTES:
+            raise ValueError(
+                f"{str(self._path)!r}: larger than {MAX_KEY_FILE_BYTES} bytes, which no key file is"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -19,9 +19,10 @@ Accepted secrets (:meth:`KeyRing.from_secrets`):
   password hash, so a passphrase must carry real entropy (a long random string, not a word).
 
 String secrets are stripped of surrounding whitespace first (a trailing newline from a secrets
-file must not change the key). Empty secrets, short passphrases, keys made of fewer than eight
-distinct byte values (all zeros, a repeated short pattern) and duplicate keys are refused with
-``ValueError``.
+file must not change the key). Empty secrets, short passphrases, passphrases that are not UTF-8
+text (an environment variable's bytes that are not UTF-8 arrive as lone surrogates), keys made of
+fewer than eight distinct byte values (all zeros, a repeated short pattern) and duplicate keys are
+refused with ``ValueError``.
 
 Each key has a key id (kid): the first four bytes of ``SHA-256(KID_LABEL || key)``, written as eight
 hex digits. It travels in clear in every token so that unsealing picks the key directly instead of
@@ -152,13 +153,15 @@ def _secret_to_key(secret: str | bytes, index: int) -> bytes:
             f"{origin}: the passphrase uses fewer than {_MIN_DISTINCT_CHARS} distinct characters; "
             "use KeyRing.generate_secret() for a proper key"
         )
+    try:
+        ikm = text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 in a variable arrive as lone surrogates
+        raise ValueError(f"{origin}: the passphrase is not UTF-8 text") from None
     # Imported here: only passphrase secrets need HKDF, so plain imports stay cheap.
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=HKDF_INFO).derive(
-        text.encode("utf-8")
-    )
+    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=HKDF_INFO).derive(ikm)
 
 
 class KeyRing:
