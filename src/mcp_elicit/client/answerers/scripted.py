@@ -33,6 +33,7 @@ ever opened.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -196,12 +197,16 @@ class ScriptedAnswerer:
             raise ScriptFileError(source, f"cannot read the script file: {exc.strerror or exc}") from exc
         if len(data) > MAX_SCRIPT_BYTES:
             raise ScriptFileError(source, f"the script file is larger than {MAX_SCRIPT_BYTES} bytes")
+        body = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark (Notepad's) is not JSON
         try:
-            text = data.decode("utf-8-sig")
+            text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ScriptFileError(source, f"the script file is not UTF-8 text (byte {exc.start})") from exc
+            at = exc.start + len(data) - len(body)  # counted from the start of the file
+            raise ScriptFileError(source, f"the script file is not UTF-8 text (byte {at})") from exc
         try:
-            parsed = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+            parsed = json.loads(
+                text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_int=_integer
+            )
         except json.JSONDecodeError as exc:
             raise ScriptFileError(
                 source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -338,3 +343,12 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _integer(digits: str) -> int:
+    """An integer of the script; one too long for ``int`` is named in the words of a script
+    (Python's own message advises a call to ``sys.set_int_max_str_digits()``)."""
+    try:
+        return int(digits)
+    except ValueError:
+        raise ValueError(f"an integer of {len(digits.lstrip('-'))} digits is too long to read") from None
