@@ -51,6 +51,7 @@ _log = logging.getLogger("mcp_elicit.connect.identity")
 MAX_KEYS: Final = 256
 MAX_JWKS_BYTES: Final = 512 * 1024
 _PRIVATE_MEMBERS: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+_CREDENTIAL_HEADERS: Final = ("authorization", "proxy-authorization", "cookie")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,8 @@ class JWKSCache:
 
     ``clock`` (seconds, wall time) drives the cache lifetime and all rate limits.
     ``http_client``: an ``httpx.AsyncClient`` to use (proxies, custom CA); by default a short-lived
-    client is made per fetch. Either way the request carries no credentials.
+    client is made per fetch. Either way the request carries no credentials: not the given client's
+    ``auth``, nor its default ``Authorization`` or ``Cookie`` header, nor its cookies.
     """
 
     def __init__(
@@ -188,7 +190,7 @@ class JWKSCache:
         self._clock = clock
         self._http_client = http_client
         self._lock = asyncio.Lock()
-        self._generation = 0
+        self._generation = 0  # fetches that ended with an outcome (keys or IdentityUnavailable)
         self._last_attempt: float | None = None
         self._last_error: IdentityUnavailable | None = None
         self._keyset: _KeySet | None = None
@@ -272,13 +274,17 @@ class JWKSCache:
                     _log.debug("JWKS refresh for an unknown kid skipped (rate limit)")
                     return self._keyset.keys
             self._last_attempt = now
-            self._generation += 1
+            # The generation moves only once the fetch has an outcome: the tasks that queued
+            # behind it share that outcome, whereas a fetch cancelled half-way (its caller gave
+            # up) has none, and they must not take the old key set for a fresh one.
             try:
                 keys = await self._fetch()
             except IdentityUnavailable as exc:
+                self._generation += 1
                 self._last_error = exc
                 _log.warning("%s", exc)
                 return self._stale_or_raise(now, exc)
+            self._generation += 1
             self._last_error = None
             self._keyset = _KeySet(tuple(keys), now)
             return self._keyset.keys
@@ -312,7 +318,13 @@ class JWKSCache:
 
     async def _get(self, client: httpx.AsyncClient, url: str) -> bytes:
         headers = {"accept": "application/jwk-set+json, application/json"}
-        async with client.stream("GET", url, headers=headers, follow_redirects=False) as response:
+        request = client.build_request("GET", url, headers=headers)
+        # A client given by the application may carry credentials for other uses (its auth, a
+        # default Authorization header, cookies): none of them goes with this request.
+        for name in _CREDENTIAL_HEADERS:
+            request.headers.pop(name, None)
+        response = await client.send(request, stream=True, auth=None, follow_redirects=False)
+        try:
             if response.status_code != 200:
                 raise IdentityUnavailable(f"JWKS {url}: HTTP {response.status_code}")
             chunks: list[bytes] = []
@@ -322,4 +334,6 @@ class JWKSCache:
                 if size > self._max_bytes:
                     raise IdentityUnavailable(f"JWKS {url}: larger than {self._max_bytes} bytes")
                 chunks.append(chunk)
+        finally:
+            await response.aclose()
         return b"".join(chunks)
