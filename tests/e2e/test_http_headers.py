@@ -1,6 +1,7 @@
 """Streamable HTTP header rules end to end (real uvicorn process on 127.0.0.1): ``Mcp-Param-*``
 headers checked against the arguments, raw non-ASCII header values, a duplicated ``Mcp-*``
-header answered with the request's id, and a legacy ``initialize`` told which versions we speak."""
+header answered with the request's id, two Authorization headers refused, and a legacy ``initialize``
+told which versions we speak."""
 
 from __future__ import annotations
 
@@ -134,6 +135,53 @@ async def test_a_duplicated_mcp_header_is_refused_with_the_request_id(
     assert answer["id"] == message["id"]
     assert answer["error"]["code"] == -32020
     assert "appears twice" in answer["error"]["message"]
+
+
+async def test_two_authorization_headers_are_refused_in_either_era(
+    http_server: HttpServer, client: httpx.AsyncClient
+) -> None:
+    """Which of two Authorization headers counts is for no one to guess (a proxy in front may have
+    checked the other): 400 before the authentication hook runs, for a request of either era and
+    for a notification, and never the caller of either header."""
+    twice = [("authorization", "Bearer alice"), ("authorization", "Bearer mallory")]
+    call = body("tools/call", {"name": "greet", "arguments": {}})
+    response = await client.post(
+        http_server.url, content=json.dumps(call), headers=[*headers_for(call).items(), *twice]
+    )
+    assert response.status_code == 400
+    assert response.json()["id"] == call["id"]
+    assert response.json()["error"]["code"] == -32020
+    assert response.json()["error"]["message"] == "Header mismatch: the authorization header appears twice"
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"},
+        },
+    }
+    legacy = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+    response = await client.post(http_server.url, content=json.dumps(initialize), headers=[*legacy, *twice])
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32600, "message": "Invalid request: the Authorization header appears twice"},
+    }
+
+    notification = body("notifications/cancelled", {"requestId": 1})
+    del notification["id"]
+    response = await client.post(
+        http_server.url,
+        content=json.dumps(notification),
+        headers=[*headers_for(notification).items(), *twice],
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
 
 
 async def test_a_control_character_in_a_plain_mcp_name_is_refused_even_when_it_matches(

@@ -138,7 +138,7 @@ class HttpApp:
             dated = is_legacy_version(head.headers.get("mcp-protocol-version"))
             if dated and not await _session_version_ok(head, None, send):
                 return
-            passed, caller = await self._authenticated(send, head.headers, None)
+            passed, caller = await self._authenticated(send, head, None)
             if passed:
                 if head.method == "GET":
                     await http_legacy.get(self, head, caller, send, receive)
@@ -158,7 +158,7 @@ class HttpApp:
             opening = isinstance(message, Request) and message.method == "initialize"
             if not opening and not await _session_version_ok(head, _id_of(message), send):
                 return
-            passed, caller = await self._authenticated(send, head.headers, _id_of(message))
+            passed, caller = await self._authenticated(send, head, _id_of(message))
             if passed:
                 await http_legacy.post(self, head, message, caller, send, receive)
             return
@@ -167,7 +167,7 @@ class HttpApp:
         if isinstance(message, Notification):
             # Authenticated like any request, though nothing runs: a 202 tells a caller that
             # its credentials were taken.
-            if (await self._authenticated(send, head.headers, None))[0]:
+            if (await self._authenticated(send, head, None))[0]:
                 await send_response(send, 202, [])
             return
         try:
@@ -175,7 +175,7 @@ class HttpApp:
         except McpError as exc:
             await send_json(send, status_for_error(exc.code), encode_error(message.id, exc))
             return
-        passed, caller = await self._authenticated(send, head.headers, message.id)
+        passed, caller = await self._authenticated(send, head, message.id)
         if not passed:
             return  # answered (401, 503)
         # Notifications (progress, logs) need an SSE reply; only a request that asked for them
@@ -261,15 +261,20 @@ class HttpApp:
         return message
 
     async def _authenticated(
-        self, send: Send, headers: Mapping[str, str], request_id: RequestId | None
+        self, send: Send, head: Head, request_id: RequestId | None
     ) -> tuple[bool, Caller | None]:
         """``(True, caller)`` with the :class:`Caller` the ``authenticate`` hook names (None for an
-        anonymous call, or without a hook); ``(False, None)`` once the reply (401, or 503 while
-        credentials cannot be checked) has been sent."""
+        anonymous call, or without a hook); ``(False, None)`` once the reply (401, 400 for two
+        Authorization headers, or 503 while credentials cannot be checked) has been sent."""
         if self.authenticate is None:
             return True, None
+        if head.duplicate == "authorization":
+            # Which one counts is for no one to guess (a proxy in front may have read the other).
+            error = McpError(INVALID_REQUEST, "Invalid request: the Authorization header appears twice")
+            await send_json(send, 400, encode_error(request_id, error))
+            return False, None
         try:
-            found = await self.authenticate(headers)
+            found = await self.authenticate(head.headers)
         except Unauthorized as exc:
             error = McpError(INVALID_REQUEST, exc.message)
             challenge = (b"www-authenticate", exc.www_authenticate.encode("latin-1"))

@@ -43,9 +43,10 @@ _READ_HEADERS: dict[bytes, str] = {
         "last-event-id",
     )
 }
-# Mcp-* headers that must not appear twice (the others, Mcp-Session-Id of older revisions say,
-# are ignored like any header this server does not use).
-_SINGLE_MCP_HEADERS = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name"})
+# Headers that must not appear twice: the Mcp-* ones this server reads (the others, Mcp-Session-Id
+# of older revisions say, are ignored like any header it does not use), and Authorization (read
+# only with an authentication hook: a proxy in front may have read the other one).
+_SINGLE_HEADERS = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name"})
 # What a browser page at an allowed origin may send (CORS preflight): the MCP headers, the
 # parameter headers a tool declares and a bearer token.
 _CORS_ALLOWED_HEADERS = "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
@@ -70,7 +71,7 @@ class Head:
 
     method: str
     headers: dict[str, str]
-    duplicate: str | None = None  # an Mcp-* header sent twice: refused once the id is known
+    duplicate: str | None = None  # a header sent twice that must not be: refused once the id is known
     accepts_sse: bool = False  # set by the Accept check
 
     @classmethod
@@ -90,8 +91,10 @@ class Head:
                     headers[name] = _TWO_ORIGINS  # never an allowed origin
                 elif name in ("accept", "content-encoding"):
                     headers[name] += ", " + raw_value.decode("latin-1")  # one list (RFC 9110 §5.3)
-                elif duplicate is None and (name in _SINGLE_MCP_HEADERS or name.startswith("mcp-param-")):
-                    duplicate = name
+                elif name == "authorization" or (
+                    duplicate is None and (name in _SINGLE_HEADERS or name.startswith("mcp-param-"))
+                ):
+                    duplicate = name  # Authorization first: every era refuses it (the Mcp-* ones, 2026)
                 continue
             headers[name] = raw_value.decode("latin-1")
         return cls(scope["method"], headers, duplicate)
