@@ -170,6 +170,10 @@ def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]]
                     problems.append(str(exc))
             elif p.required:
                 problems.append(f"missing required argument {p.name!r}")
+            elif p.default is _MISSING:
+                # Optional in the schema for being nullable (``x: int | None``, ``x: Any``) but
+                # without a Python default: left out, it is None, as a form field of that type.
+                kwargs[p.name] = None
         if problems:
             raise ArgumentError("; ".join(problems))
         return kwargs
@@ -440,10 +444,27 @@ def _pydantic_signature(
     for p in params:
         default = ... if p.default is _MISSING else p.default
         fields[p.name] = (hints.get(p.name, Any), default)
-    model = pydantic.create_model(
-        f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
-    )
-    schema = model.model_json_schema()
+
+    def arguments_model(**chosen: Any) -> tuple[Any, dict[str, Any]]:
+        model = pydantic.create_model(
+            f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **chosen
+        )
+        return model, model.model_json_schema()
+
+    try:
+        model, schema = arguments_model(**fields)
+    except pydantic.PydanticUserError as exc:
+        # pydantic's message names neither the handler nor the argument: find the argument.
+        for name, spec in fields.items():
+            try:
+                arguments_model(**{name: spec})
+            except pydantic.PydanticUserError as alone:
+                reason = str(alone).splitlines()[0].split(". ")[0].rstrip(".")
+                raise TypeError(
+                    f"{fn.__qualname__}: argument {name!r} is annotated "
+                    f"{inspect.formatannotation(spec[0])}, which cannot be read from JSON ({reason})"
+                ) from exc
+        raise TypeError(f"{fn.__qualname__}: its argument types cannot be read from JSON: {exc}") from exc
     schema.pop("title", None)
     # pydantic keeps Annotated markers it does not know but leaves them out of its schema: a
     # Description says what the argument is here as on the plain path.
