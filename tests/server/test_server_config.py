@@ -70,6 +70,27 @@ def test_decorators_without_parentheses_say_how_to_write_them() -> None:
         app.resource(bare)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("default", "named"),
+    [(2**70, "Integer exceeds 64-bit range"), ({1, 2}, "Type is not JSON serializable: set")],
+)
+def test_a_default_json_cannot_carry_is_refused_at_registration(default: Any, named: str) -> None:
+    """tools/list sends every input schema as it is: one default it cannot write would fail the
+    listing of every tool (-32603), so the tool is refused when it is registered, by name."""
+    app = Server("config", state_keys=KEYS)
+
+    async def count(n: int = default) -> str:
+        return str(n)
+
+    with pytest.raises(TypeError) as refused:
+        app.tool()(count)
+    assert str(refused.value) == (
+        f"{count.__qualname__}: the schema of argument 'n' cannot be sent as JSON ({named}): "
+        "give the argument a default JSON can carry"
+    )
+    assert app.describe_tools() == []
+
+
 def test_handlers_must_be_async_and_take_arguments_by_name() -> None:
     app = Server("config", state_keys=KEYS)
 

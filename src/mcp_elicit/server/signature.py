@@ -23,6 +23,7 @@ import orjson
 from mcp_elicit._extras import require
 from mcp_elicit.schema.markers import Description
 from mcp_elicit.server.param_header import ParamHeader
+from mcp_elicit.wire.codec import dumps
 
 _MISSING = inspect.Parameter.empty
 
@@ -102,7 +103,21 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
     required = [p.name for p in params if p.required]
     if required:
         schema["required"] = required
-    return Signature(schema, context_param, _plain_binder(params), params)
+    return Signature(_sendable(fn, schema), context_param, _plain_binder(params), params)
+
+
+def _sendable(fn: Callable[..., Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema``, once it is known to encode: ``tools/list`` sends it as it is, and a default it
+    cannot write (an integer past 64 bits, a set) would fail every listing, not this handler."""
+    for name, prop in schema.get("properties", {}).items():
+        try:
+            dumps(prop)
+        except TypeError as exc:  # orjson's message: "Integer exceeds 64-bit range", say
+            raise TypeError(
+                f"{fn.__qualname__}: the schema of argument {name!r} cannot be sent as JSON ({exc}): "
+                "give the argument a default JSON can carry"
+            ) from None
+    return schema
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -516,4 +531,4 @@ def _pydantic_signature(
             raise ArgumentError("; ".join(problems)) from None
         return {p.name: getattr(instance, p.name) for p in params}
 
-    return Signature(schema, context_param, bind)
+    return Signature(_sendable(fn, schema), context_param, bind)
