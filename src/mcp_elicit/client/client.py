@@ -213,7 +213,8 @@ class Client:
                     await self._open()
             except TimeoutError:
                 if deadline.expired():
-                    raise RequestTimeoutError(self._opening, self.connect_timeout) from None
+                    limit = self.connect_timeout
+                    raise RequestTimeoutError(self._opening, limit, "connect_timeout") from None
                 raise
         except BaseException:
             await self.aclose()
@@ -269,7 +270,7 @@ class Client:
                 await self.discover(refresh=True)
         except TimeoutError:
             if deadline.expired():
-                raise RequestTimeoutError("server/discover", self.probe_timeout) from None
+                raise RequestTimeoutError("server/discover", self.probe_timeout, "probe_timeout") from None
             raise
 
     def _is_stdio(self) -> bool:
@@ -299,7 +300,9 @@ class Client:
         self._era = "legacy"
         self._identity = result.identity(self.reached_via)
         version = result.protocol_version
+        self._opening = "notifications/initialized"
         await transport.notify(encode_notification("notifications/initialized", {}), version)
+        self._opening = "the session's GET stream"
         await transport.session_opened(version)
 
     async def aclose(self) -> None:

@@ -190,12 +190,14 @@ class TimeLimitError(LocalError):
 
 
 class RequestTimeoutError(LocalError):
-    """One request got no answer within ``request_timeout``."""
+    """One request got no answer within ``request_timeout`` (or whichever limit ``setting``
+    names: ``connect_timeout`` while connecting, ``probe_timeout`` for the era probe)."""
 
-    def __init__(self, method: str, seconds: float) -> None:
+    def __init__(self, method: str, seconds: float, setting: str = "request_timeout") -> None:
         self.method = method
         self.seconds = seconds
-        super().__init__(f"{method}: no answer within {seconds:g} s (request_timeout)")
+        self.setting = setting
+        super().__init__(f"{method}: no answer within {seconds:g} s ({setting})")
 
 
 class InvalidAnswerError(LocalError):

@@ -13,8 +13,8 @@ on the reply to ``initialize``) on every request after ``initialize``; a 404 to 
 carried the session id raises :class:`~mcp_elicit.client.errors.SessionExpiredError` (the engine
 starts a new session); the server's own requests on a reply's event stream or on the GET stream
 are answered by POSTing the JSON-RPC response (202 expected), with the same headers; a reply's
-stream that ends before its response is resumed with ``GET`` and ``Last-Event-ID`` after the
-server's ``retry``; closing sends ``DELETE`` for the session.
+stream that ends (or whose connection drops) before its response is resumed with ``GET`` and
+``Last-Event-ID`` after the server's ``retry``; closing sends ``DELETE`` for the session.
 
 :class:`HttpTransport` runs on :mod:`~mcp_elicit.client.http11` (asyncio streams, keep-alive);
 :class:`~mcp_elicit.client.httpx_transport.HttpxTransport` does the same over an
@@ -212,7 +212,7 @@ async def read_events(
         response = _first_answer(decoder.feed(chunk), request, on_notification, serving)
         if response is not None:
             return response
-    return _first_answer(decoder.end(), request, on_notification, serving)
+    return None  # (an event with no blank line after it is dropped, as the SSE spec says)
 
 
 def _first_answer(
@@ -258,6 +258,11 @@ def _first_answer(
                 request.method,
             )
     return None
+
+
+def _failure(exc: BaseException) -> str:
+    """Why a request's connection failed, in words."""
+    return "the connection closed before the reply was complete" if isinstance(exc, EOFError) else repr(exc)
 
 
 def _compression(headers: Mapping[str, str]) -> str | None:
@@ -319,6 +324,10 @@ class HttpTransport:
         pass  # connections open on first use
 
     def serve(self, messages: ServerMessages) -> None:
+        if self._serving is not None:
+            # A new session: the questions of the one before can no longer be answered, and
+            # their answers must not reach this one (whose server may use the same ids again).
+            self._serving.cancel()
         self._serving = Serving(messages, self._post_message)
 
     async def notify(self, body: bytes, version: str) -> None:
@@ -327,13 +336,16 @@ class HttpTransport:
 
     async def session_opened(self, version: str) -> None:
         self._version = version
-        if self._listener is None or self._listener.done():
-            # Opened before anything else is sent, so that nothing the server says about the
-            # requests that follow can miss it (it may put a response there when it replays).
-            opened = asyncio.Event()
-            self._listener = asyncio.create_task(self._listen(opened))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(opened.wait(), STREAM_OPEN_TIMEOUT)
+        old = self._listener
+        if old is not None and not old.done():
+            old.cancel()  # the stream of the session before, which the server ended
+            await asyncio.wait([old])
+        # Opened before anything else is sent, so that nothing the server says about the
+        # requests that follow can miss it (it may put a response there when it replays).
+        opened = asyncio.Event()
+        self._listener = asyncio.create_task(self._listen(opened))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(opened.wait(), STREAM_OPEN_TIMEOUT)
 
     def _head(self, method: str, headers: Mapping[str, str], body_length: int | None) -> bytes:
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -357,11 +369,7 @@ class HttpTransport:
             # Never sent again: the server may have received the request and run it before the
             # connection dropped, and nothing tells that apart from a connection it had closed.
             conn.abort()
-            why = (
-                "the connection closed before the reply was complete"
-                if isinstance(exc, EOFError)
-                else repr(exc)
-            )
+            why = _failure(exc)
             raise TransportError(
                 f"HTTP {request.method} to {self._url} failed: {why} (not sent again: it may have run)"
             ) from exc
@@ -399,6 +407,13 @@ class HttpTransport:
             serving = self._serving if request.legacy else None
             try:
                 response = await read_events(chunks, request, on_notification, decoder, serving)
+            except (asyncio.IncompleteReadError, OSError):
+                # The connection dropped mid-stream: a 2025-11-25 stream that gave an event id is
+                # picked up again from there, as one the server ended (after any disconnect).
+                if not request.legacy or decoder.last_event_id is None:
+                    raise
+                response = None
+                conn.reusable = False
             finally:
                 await chunks.aclose()
             if not reply.done:
@@ -460,9 +475,17 @@ class HttpTransport:
                         f"resuming the reply to {request.method} (Last-Event-ID {last!r}): "
                         f"{body[:200].decode('utf-8', 'replace') or '(empty body)'}",
                     )
+                # A new stream, read from its start: what the dropped one left unfinished (half a
+                # line, an event short of its blank line) is no part of it. Only the last event id
+                # and the retry interval carry over.
+                fresh = SseDecoder(self._limit)
+                fresh.last_event_id, fresh.retry_ms = decoder.last_event_id, decoder.retry_ms
+                decoder = fresh
                 chunks = reply.chunks()
                 try:
                     response = await read_events(chunks, request, on_notification, decoder, self._serving)
+                except (asyncio.IncompleteReadError, OSError):
+                    response = None  # dropped again: resumed again from its last event id
                 finally:
                     await chunks.aclose()
             finally:
@@ -491,6 +514,11 @@ class HttpTransport:
         try:
             reply = await conn.request(self._head("POST", headers, len(body)), body)
             reply_body = await reply.read(64 * 1024)
+        except (asyncio.IncompleteReadError, OSError) as exc:
+            conn.abort()
+            raise TransportError(
+                f"HTTP POST of a notification or answer to {self._url} failed: {_failure(exc)}"
+            ) from exc
         except BaseException:
             conn.abort()
             raise
@@ -536,6 +564,7 @@ class HttpTransport:
                         events += 1
                         self._dispatch(data, serving)
             except (OSError, asyncio.IncompleteReadError, MalformedMessageError) as exc:
+                opened.set()  # the first GET failed: connecting does not wait for its retries
                 logger.info("the GET stream ended: %r", exc)
             finally:
                 conn.abort()

@@ -221,7 +221,7 @@ def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
         if not sep:
             raise MalformedMessageError(f"malformed response header line: {line[:80]!r}")
         key = name.strip().lower().decode("latin-1")
-        text = value.strip().decode("latin-1")
+        text = value.strip(b" \t").decode("latin-1")  # only spaces and tabs surround a value
         headers[key] = f"{headers[key]}, {text}" if key in headers else text
     if version == b"HTTP/1.0" and headers.get("connection", "").lower() != "keep-alive":
         headers["connection"] = "close"

@@ -134,11 +134,16 @@ class Serving:
         while len(self._answered) > REMEMBERED_IDS:
             self._answered.popitem(last=False)
 
+    def cancel(self) -> None:
+        """Stop answering what is still open, at once: nothing is sent for it (its session is
+        over)."""
+        for task in list(self._open.values()):
+            task.cancel()
+
     async def aclose(self) -> None:
         """Cancel what is still being answered (the connection is closing)."""
         tasks = list(self._open.values())
-        for task in tasks:
-            task.cancel()
+        self.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

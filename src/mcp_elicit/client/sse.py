@@ -5,8 +5,9 @@ of CRLF / LF / CR as line ends, comments (``:``, keep-alives) ignored, one UTF-8
 at the start of the stream skipped. ``event`` is read and dropped. ``id`` and ``retry`` are kept
 in :attr:`SseDecoder.last_event_id` and :attr:`SseDecoder.retry_ms`, for the 2025-11-25 wire
 (a client resumes a stream the server closed with ``GET`` and ``Last-Event-ID`` after ``retry``
-milliseconds); 2026-07-28 has no resumability and ignores them. Call :meth:`SseDecoder.end`
-when the stream ends: a CR that was its last byte ends a line too.
+milliseconds); 2026-07-28 has no resumability and ignores them. A CR ends its line at once,
+even as the last byte received (a server ending lines with CR alone may then wait for an answer);
+a LF that follows it, in the same chunk or the next, is the rest of that one line end.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class SseDecoder:
         "_id_buffer",
         "_max_event_bytes",
         "_scanned",
+        "_skip_lf",
         "_started",
         "last_event_id",
         "retry_ms",
@@ -38,6 +40,7 @@ class SseDecoder:
         self._data_size = 0
         self._max_event_bytes = max_event_bytes
         self._started = False  # past the place of a byte order mark
+        self._skip_lf = False  # the last chunk ended with a CR: a LF opening this one is its CRLF
         self._id_buffer: str | None = None  # the id field of the event being read
         self.last_event_id: str | None = None  # of the last event dispatched (even one without data)
         self.retry_ms: int | None = None  # the last valid retry field
@@ -54,6 +57,10 @@ class SseDecoder:
             if buffer.startswith(_BOM):
                 del buffer[: len(_BOM)]
             self._started = True
+        if self._skip_lf and buffer:
+            if buffer[0] == _LF:
+                del buffer[0]
+            self._skip_lf = False
         events: list[bytes] = []
         start = 0
         scan = self._scanned
@@ -63,12 +70,12 @@ class SseDecoder:
             if end < 0:
                 scan = length
                 break
-            # A CR at the very end may be the first half of a CRLF: wait for the next chunk.
             if buffer[end] == _CR:
                 if end + 1 == length:
-                    scan = end
-                    break
-                following = end + 2 if buffer[end + 1] == _LF else end + 1
+                    self._skip_lf = True  # it may be the first half of a CRLF
+                    following = end + 1
+                else:
+                    following = end + 2 if buffer[end + 1] == _LF else end + 1
             else:
                 following = end + 1
             event = self._line(bytes(buffer[start:end]))
@@ -80,14 +87,6 @@ class SseDecoder:
         if len(buffer) > self._max_event_bytes:
             raise MalformedMessageError(f"an SSE line is over the limit of {self._max_event_bytes} bytes")
         return events
-
-    def end(self) -> list[bytes]:
-        """The data of the events completed by the end of the stream: a CR held back as the
-        possible first half of a CRLF is a line end after all. An event with no blank line after
-        it is dropped, as the SSE spec says."""
-        if self._buffer.endswith(b"\r"):
-            return self.feed(b"\n")  # CR LF is the same single line end
-        return []
 
     def _line(self, line: bytes) -> bytes | None:
         if not line:

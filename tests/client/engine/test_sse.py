@@ -26,10 +26,8 @@ def decode(stream: bytes, cuts: list[int], limit: int = LIMIT) -> list[bytes]:
 
 
 def reference(stream: bytes) -> list[bytes]:
-    """The events by the letter of the SSE spec, for a stream whose last line is ended (a CR
-    at the very end is held back: it may be the first half of a CRLF)."""
-    body = stream[:-1] if stream.endswith(b"\r") else stream
-    body = body.removeprefix(b"\xef\xbb\xbf")  # one byte order mark at the start is skipped
+    """The events by the letter of the SSE spec (a CR ends its line, even as the last byte)."""
+    body = stream.removeprefix(b"\xef\xbb\xbf")  # one byte order mark at the start is skipped
     events: list[bytes] = []
     data: list[bytes] = []
     for line in re.split(rb"\r\n|\r|\n", body)[:-1]:
@@ -126,18 +124,20 @@ def test_a_byte_order_mark_at_the_start_is_skipped_however_it_arrives(cut: int) 
     assert events == [b"first", b"\xef\xbb\xbfsecond"]  # only the stream's first BOM goes
 
 
-def test_a_cr_that_ends_the_stream_ends_its_line() -> None:
+def test_a_cr_that_ends_the_data_received_ends_its_line_at_once() -> None:
+    """A server ending its lines with CR alone may then wait (for the answer to the request it
+    just sent): the event is read without waiting for another byte."""
     decoder = SseDecoder(LIMIT)
-    assert decoder.feed(b": ping\rdata: x\r\r") == []  # the last CR might yet be half a CRLF
-    assert decoder.end() == [b"x"]
-    unfinished = SseDecoder(LIMIT)
-    assert unfinished.feed(b"data: y\n") == []
-    assert unfinished.end() == []  # no blank line after it: dropped, as the SSE spec says
+    assert decoder.feed(b": ping\rdata: x\r\r") == [b"x"]
 
 
-def test_a_cr_at_the_end_of_a_chunk_waits_for_a_possible_lf() -> None:
+def test_a_lf_after_a_cr_that_ended_a_chunk_is_the_rest_of_that_line_end() -> None:
     decoder = SseDecoder(LIMIT)
     assert decoder.feed(b"data: x\r") == []
-    assert decoder.feed(b"\n\r") == []
-    assert decoder.feed(b"\n") == [b"x"]  # CRLF, CRLF: one event, no empty extra line
+    assert decoder.feed(b"\n\r") == [b"x"]  # CRLF, then CR: the blank line
+    assert decoder.feed(b"\n") == []  # the rest of that CRLF, not another blank line
     assert decoder.feed(b"data: y\n\n") == [b"y"]
+    assert decoder.feed(b"") == []
+    assert decoder.feed(b"data: z\r") == []
+    assert decoder.feed(b"") == []  # an empty chunk keeps the doubt about the LF
+    assert decoder.feed(b"\n\n") == [b"z"]
