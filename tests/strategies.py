@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+
+def fuzz_settings(examples: int) -> settings:
+    """Settings of a property test that runs a real server per example through pytest fixtures:
+    no deadline (the machine is shared), fixtures reused across examples on purpose, and large
+    draws (hostile bodies, tokens, documents) allowed."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
+    )
+
 
 # Any JSON value, a few levels deep (no NaN or infinity: JSON has neither).
 json_values = st.recursive(

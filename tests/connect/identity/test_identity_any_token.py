@@ -13,7 +13,8 @@ with real keys, real signatures and a real JWKS endpoint on 127.0.0.1:
   ``aud``, ``exp``, ``nbf``, ``iat``, ``sub`` of any JSON type or value, missing, duplicated);
   an oracle written from the documented rules says which of them are really valid;
 * any ``Authorization`` header, given straight to :func:`authenticator` and sent through the real
-  MCP endpoint (no header, several, another scheme, any case of ``Bearer``, tabs, two spaces);
+  MCP endpoint (no header, several: refused with 400, another scheme, any case of ``Bearer``, tabs,
+  two spaces);
 * any JWKS answer: any JSON or none, keys of every type, curve and size, broken, private,
   symmetric, duplicated ``kid``, more keys than allowed, a body over the size limit (plain or
   gzip), redirects and errors, an answer that comes too late or stalls halfway.
@@ -48,12 +49,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec as ec_mod
 from cryptography.hazmat.primitives.asymmetric import ed448, x25519
 from cryptography.hazmat.primitives.asymmetric import rsa as rsa_mod
-from hypothesis import HealthCheck, currently_in_test_context, event, given, note, settings
+from hypothesis import currently_in_test_context, event, given, note
 from hypothesis import strategies as st
 from identity_support import AUDIENCE, ISSUER, NOW, FakeClock, JwksState, SigningKey, _jwk, b64, claims
 from test_identity_http import call, live_claims, make_server
 from tests.helpers import InProcessServer, bound_socket, no_errors_logged
-from tests.strategies import json_values
+from tests.strategies import fuzz_settings, json_values
 
 from mcp_elicit.connect.identity import (
     INVALID_TOKEN_MESSAGE,
@@ -78,18 +79,6 @@ PUBLISHED_ALG = {"rsa-1": "RS256", "ec-1": "ES256", "ed-1": "EdDSA"}
 
 SCALE = 1
 """Raise (e.g. to 20) for a long local hunt; CI runs the whole file in a few seconds."""
-
-
-def fuzz_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples * SCALE,
-        deadline=None,
-        suppress_health_check=[
-            HealthCheck.function_scoped_fixture,
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-        ],
-    )
 
 
 def record(label: str) -> None:
@@ -208,7 +197,7 @@ def any_strings(valid: list[str]) -> st.SearchStrategy[tuple[str, str]]:
     )
 
 
-@fuzz_settings(250)
+@fuzz_settings(250 * SCALE)
 @given(data=st.data())
 async def test_any_string_is_refused_with_invalid_token(
     data: st.DataObject,
@@ -549,7 +538,7 @@ def crafted_tokens(draw: st.DrawFn, keys: Mapping[str, SigningKey]) -> Crafted:
     return Crafted(token, valid, payload.get("sub") if payload is not None else None)
 
 
-@fuzz_settings(250)
+@fuzz_settings(250 * SCALE)
 @given(data=st.data())
 async def test_a_signed_token_is_accepted_exactly_when_it_is_valid(
     data: st.DataObject,
@@ -663,7 +652,7 @@ def authorizations(draw: st.DrawFn, good: str, *, header_safe: bool) -> Authoriz
     return found
 
 
-@fuzz_settings(250)
+@fuzz_settings(250 * SCALE)
 @given(data=st.data())
 async def test_any_authorization_header_gets_the_documented_challenge(
     data: st.DataObject, identity: JWTIdentity, rsa: SigningKey
@@ -744,7 +733,7 @@ async def whoami(client: httpx.AsyncClient, where: Deployment, authorization: li
     )
 
 
-@fuzz_settings(60)
+@fuzz_settings(60 * SCALE)
 @given(data=st.data())
 async def test_any_authorization_headers_through_the_mcp_endpoint(
     data: st.DataObject, deployment: Deployment, client: httpx.AsyncClient, rsa: SigningKey
@@ -762,9 +751,16 @@ async def test_any_authorization_headers_through_the_mcp_endpoint(
         response = await whoami(client, deployment, [a.value.encode("latin-1") for a in sent])
     event(f"HTTP {response.status_code}")
     assert good not in response.text
+    if len(sent) > 1:  # which one counts is for no one to guess: refused before the hook runs
+        assert response.status_code == 400, response.text
+        assert response.json()["error"] == {
+            "code": -32020,
+            "message": "Header mismatch: the authorization header appears twice",
+        }
+        return
     if response.status_code == 200:
         assert sent, sent
-        assert sent[0].accepted, sent  # the first one counts, and it was a valid token
+        assert sent[0].accepted, sent
         assert response.json()["result"]["content"][0]["text"] == f"{ISSUER}|alice"
         return
     assert response.status_code == 401, response.text
@@ -776,7 +772,7 @@ async def test_any_authorization_headers_through_the_mcp_endpoint(
         expected = sent[0].challenge
         if expected is not None:
             assert challenge == expected.replace(METADATA_URL, deployment.metadata_url)
-    elif not sent:
+    else:
         assert challenge == missing
 
 
@@ -1050,7 +1046,7 @@ def check_jwks_requests(provider: Provider | JwksState, *secrets: str) -> None:
                 assert all(part not in value for value in headers.values()), headers
 
 
-@fuzz_settings(50)
+@fuzz_settings(50 * SCALE)
 @given(data=st.data())
 async def test_any_jwks_answer_fails_closed(
     data: st.DataObject,
@@ -1119,7 +1115,7 @@ def strict_deployment(provider: Provider) -> Iterator[Deployment]:
     )
 
 
-@fuzz_settings(25)
+@fuzz_settings(25 * SCALE)
 @given(data=st.data())
 async def test_any_jwks_answer_through_the_mcp_endpoint_is_200_401_or_503(
     data: st.DataObject,

@@ -2,9 +2,11 @@
 
 Every request to a provider goes through :func:`request`. The whole exchange (connect, send,
 headers, body) shares one ``timeout``, and the body is read in chunks up to ``max_bytes``, so a
-slow or hostile endpoint can neither hang a page nor exhaust memory. Redirects are never
-followed: a token request redirected elsewhere would carry the code and client credentials to a
-URL that was not pinned.
+slow or hostile endpoint can neither hang a page nor exhaust memory. A ``200`` over the cap is a
+failure (``too-large``); any other answer over it comes back without its body, because its status
+is what counts (a ``503`` maintenance page is still a ``503``). Redirects are never followed: a
+token request redirected elsewhere would carry the code and client credentials to a URL that was
+not pinned.
 
 Failures raise :class:`HttpFailure` with a fixed ``kind`` and the exception's *type name* only
 (an httpx message may quote the request).
@@ -28,7 +30,8 @@ DEFAULT_TIMEOUT: Final = 10.0
 
 
 class HttpFailure(Exception):
-    """No usable answer: ``timeout``, ``network`` (connect/read errors) or ``too-large``."""
+    """No usable answer: ``timeout``, ``network`` (connect/read errors) or ``too-large`` (a ``200``
+    whose body is over the cap)."""
 
     def __init__(self, kind: Literal["timeout", "network", "too-large"], detail: str = "") -> None:
         super().__init__(f"{kind}{': ' + detail if detail else ''}")
@@ -95,15 +98,22 @@ async def _send(
         method, url, headers=dict(headers), content=content, follow_redirects=False
     ) as response:
         declared = response.headers.get("content-length")
-        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
-            raise HttpFailure("too-large", f"more than {max_bytes} bytes")
+        too_large = (
+            declared is not None and declared.isascii() and declared.isdigit() and int(declared) > max_bytes
+        )
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > max_bytes:
+        if not too_large:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    too_large = True
+                    break
+                chunks.append(chunk)
+        if too_large:
+            if response.status_code == 200:
                 raise HttpFailure("too-large", f"more than {max_bytes} bytes")
-            chunks.append(chunk)
+            chunks = []  # an error answer: its status is what counts, not its body
         return HttpAnswer(
             status=response.status_code,
             content_type=response.headers.get("content-type", ""),

@@ -36,6 +36,24 @@ _URL_MEMBERS: Final = (
     "userinfo_endpoint",
     "registration_endpoint",
     "introspection_endpoint",
+    "service_documentation",
+    "op_policy_uri",
+    "op_tos_uri",
+)
+# RFC 8414 §2 arrays (authlib's checks index and iterate them as lists).
+_ARRAY_MEMBERS: Final = (
+    "scopes_supported",
+    "response_types_supported",
+    "response_modes_supported",
+    "grant_types_supported",
+    "token_endpoint_auth_methods_supported",
+    "token_endpoint_auth_signing_alg_values_supported",
+    "ui_locales_supported",
+    "revocation_endpoint_auth_methods_supported",
+    "revocation_endpoint_auth_signing_alg_values_supported",
+    "introspection_endpoint_auth_methods_supported",
+    "introspection_endpoint_auth_signing_alg_values_supported",
+    "code_challenge_methods_supported",
 )
 
 
@@ -129,9 +147,14 @@ async def discover(
         raise DiscoveryFailed(
             f"the metadata names issuer {str(document.get('issuer'))[:200]!r}, not {issuer!r}"
         )
+    # authlib's validation assumes these types (a number as service_documentation, an object as
+    # grant_types_supported: AttributeError, KeyError), so they are checked first.
     for name in _URL_MEMBERS:
         if document.get(name) is not None and not isinstance(document[name], str):
             raise DiscoveryFailed(f"{issuer}: {name} is not a string")
+    for name in _ARRAY_MEMBERS:
+        if document.get(name) is not None and not isinstance(document[name], list):
+            raise DiscoveryFailed(f"{issuer}: {name} is not an array")
     metadata = rfc8414.AuthorizationServerMetadata(document)
     try:
         metadata.validate(metadata_classes=[rfc9207.AuthorizationServerMetadata])

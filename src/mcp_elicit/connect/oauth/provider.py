@@ -25,12 +25,26 @@ PROVIDER_ID_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 """Provider ids are short, lower-case and URL-safe: they live in paths and log lines."""
 
 
+_MAX_ENDPOINT: Final = 8192  # RFC 9110 §4.1 asks for at least 8000 octets; HTTP clients cap near 64 KiB
+
+
 def _check_endpoint(provider_id: str, name: str, url: str | None, *, required: bool) -> None:
     if url is None:
         if required:
             raise ValueError(f"OAuth provider {provider_id!r}: {name} is required")
         return
-    parts = urlsplit(url)
+    # A URL that no request can be sent to (an HTTP client refuses it with an error of its own) is
+    # refused here, when the provider is configured or discovered, not at the first request.
+    if not isinstance(url, str) or len(url) > _MAX_ENDPOINT or not all("!" <= ch <= "~" for ch in url):
+        raise ValueError(
+            f"OAuth provider {provider_id!r}: {name} must be a URL of at most {_MAX_ENDPOINT} printable "
+            f"ASCII characters without spaces, got {url!r:.200}"
+        )
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ValueError(f"OAuth provider {provider_id!r}: {name} is not a valid URL ({exc})") from None
     if parts.scheme == "https" and parts.hostname:
         return
     if parts.scheme == "http" and is_loopback_host(parts.hostname):
