@@ -217,6 +217,40 @@ async def progress_after_result(label: str, early: bool, ctx: Context) -> str:
     return "returned"
 
 
+def _said(answer: Any) -> str:
+    return f"accept:{answer.data.name}" if answer.accepted else str(answer.action)
+
+
+@app.tool()
+async def ask_forms(label: str, count: int, ctx: Context) -> str:
+    """Asks ``count`` forms one after the other, each message starting with ``label`` (so that a
+    client running several such calls at once can tell their questions apart); says what each
+    answer was, whatever it was."""
+    said = []
+    for number in range(count):
+        said.append(_said(await ctx.elicit(f"{label} form {number}?", Name, key=f"form{number}")))
+    return " ".join(said)
+
+
+@app.tool()
+async def ask_pair(label: str, ctx: Context) -> str:
+    """Asks two forms in one round (``asyncio.gather``), each message starting with ``label``;
+    says what each answer was."""
+    answers = await asyncio.gather(
+        ctx.elicit(f"{label} form 0?", Name, key="form0"), ctx.elicit(f"{label} form 1?", Name, key="form1")
+    )
+    return " ".join(_said(answer) for answer in answers)
+
+
+@app.tool()
+async def nap(seconds: float, ctx: Context) -> str:
+    """Runs ``seconds`` asking nothing: reports progress before and after."""
+    await ctx.report_progress(0, 1, "napping")
+    await asyncio.sleep(seconds)
+    await ctx.report_progress(1, 1, "awake")
+    return "napped"
+
+
 async def bearer(headers: Mapping[str, str]) -> str | Caller | None:
     """``Bearer <user>`` or ``Bearer <user>@<client>`` (a token issued to that OAuth client)."""
     value = headers.get("authorization", "")

@@ -65,8 +65,11 @@ class _StreamChannel:
     def __init__(self, stream: EventStream) -> None:
         self._stream = stream
 
-    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> bool:
+        if self._stream.done:
+            return False
         self._stream.send(message)
+        return True
 
     async def close(self) -> None:
         self._stream.close_connection()
@@ -77,9 +80,9 @@ class _NoChannel:
     notifications are dropped (as on the 2026-07-28 side) and a question to the client fails the
     call with a reason."""
 
-    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> bool:
         if notification or control:
-            return
+            return False
         raise McpError(
             INVALID_REQUEST,
             "Invalid request: this call must ask the client, and its POST does not accept "

@@ -49,9 +49,12 @@ class _RequestChannel:
         self._cancelled = cancelled
         self.answered = False
 
-    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None:
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> bool:
+        """Write ``message``; False when it is dropped."""
         if control or not (self.answered or self._cancelled()):
             self._write(message)
+            return True
+        return False
 
     async def close(self) -> None:
         pass  # stdout is the whole connection: there is no stream to resume

@@ -65,11 +65,13 @@ class Channel(Protocol):
     """Where the messages about one client request go: its SSE stream on HTTP, stdout on stdio.
     Once the request is answered or cancelled a channel drops what is sent, except ``control``
     messages (the ``notifications/cancelled`` that withdraw this session's own requests).
+    ``send`` says whether the message went out: a request to the client that was dropped is
+    never withdrawn.
     ``notification`` marks a message the client can do without (a log line, a progress report):
     a channel with no way to the client before the response (an HTTP POST answered with JSON)
     drops it, where it refuses a request to the client."""
 
-    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> None: ...
+    async def send(self, message: bytes, *, control: bool = False, notification: bool = False) -> bool: ...
 
     async def close(self) -> None:
         """End the connection under a resumable stream now (the client resumes it and gets
@@ -134,8 +136,9 @@ class LegacySession:
 
     @property
     def initialized(self) -> bool:
-        """Whether the client sent ``notifications/initialized`` (only then is it sent requests)."""
-        return self._initialized.is_set()
+        """Whether the client sent ``notifications/initialized`` and the session goes on (only then
+        is it sent requests)."""
+        return self._initialized.is_set() and not self._closed
 
     # -- what the client sends -----------------------------------------------------------------
     def initialize(self, request: Request) -> dict[str, Any]:
@@ -277,19 +280,24 @@ class LegacySession:
         future: asyncio.Future[Response] = loop.create_future()
         self._pending[request_id] = future
         timer: asyncio.TimerHandle | None = None
+        sent = False  # a request the channel dropped never reached the client: nothing to withdraw
         try:
-            await channel.send(encode_request(request_id, method, params))
+            sent = await channel.send(encode_request(request_id, method, params))
             # A timer that fails the future, where asyncio.timeout would cancel the task and take
             # the cancellation back: 24k instructions less per question (bench/README.md).
             timer = loop.call_later(self.leg_timeout, _time_out, future)
             return await future
         except TimeoutError:
-            await self._cancel(request_id, channel, "timed out")
+            if sent:
+                await self._cancel(request_id, channel, "timed out")
             raise ClientFailed(f"the client did not answer {method} within {self.leg_timeout:g} s") from None
         except SessionClosed:
             raise ClientFailed("the client went away") from None
         except asyncio.CancelledError:
-            await self._cancel(request_id, channel, "the request it belongs to was cancelled")
+            # An answer read just before the cancellation took effect (both in one read of
+            # stdin, say) ended the request: there is nothing in progress to withdraw.
+            if sent and not _answered(future):
+                await self._cancel(request_id, channel, "the request it belongs to was cancelled")
             raise
         finally:
             if timer is not None:
@@ -300,7 +308,8 @@ class LegacySession:
         """The lifecycle's order: nothing but ``ping`` goes to a client before its
         ``notifications/initialized``. A client that sends a call first (allowed once it has the
         initialize result) gets its question once the notification is in; one that never sends
-        it gets a clear error after :data:`INITIALIZED_GRACE` seconds, and nothing was sent."""
+        it gets a clear error after :data:`INITIALIZED_GRACE` seconds, and nothing was sent. One
+        that goes away meanwhile fails the wait at once, as it fails an answer's."""
         if self._initialized.is_set():
             return
         try:
@@ -312,6 +321,8 @@ class LegacySession:
                 "notifications/initialized, which must follow the initialize result before the "
                 "server may send it anything"
             ) from None
+        if self._closed:  # close() ended the wait
+            raise ClientFailed("the client went away")
 
     async def _cancel(self, request_id: RequestId, channel: Channel, reason: str) -> None:
         if self._closed:
@@ -340,9 +351,16 @@ class LegacySession:
         the client fail at once."""
         self._closed = True
         self.server.subscriptions.forget(self)
+        self._initialized.set()  # wakes the calls still waiting for notifications/initialized
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SessionClosed())
+
+
+def _answered(future: asyncio.Future[Response]) -> bool:
+    """Whether the client's response is in ``future`` (a cancellation cancels a future still
+    waiting, and leaves one already answered as it is)."""
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def _time_out(future: asyncio.Future[Response]) -> None:
