@@ -630,7 +630,7 @@ class CallStream:
         assert self._chunks is not None
         while not self._events and not self._ended:
             chunk = await anext(self._chunks, None)
-            found = self._decoder.end() if chunk is None else self._decoder.feed(chunk)
+            found = [] if chunk is None else self._decoder.feed(chunk)
             self._events += [data for data in found if data.strip()]  # (not the priming event)
             self._ended = chunk is None
         if not self._events:
