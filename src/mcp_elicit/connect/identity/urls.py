@@ -7,7 +7,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from mcp_elicit.wire.hosts import is_loopback_host
 
-__all__ = ["check_service_url", "is_loopback_host"]
+__all__ = ["check_service_url", "is_loopback_host", "parse_configured_url"]
 
 _FORBIDDEN_CHARS: Final = frozenset(' "<>\\^`{|}')
 
@@ -20,15 +20,7 @@ def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> Spli
     userinfo; fragments; whitespace, control and other characters that have no business in a
     configured URL (``"``, ``\\``, ``<``…, which also keeps the URL safe inside a quoted-string).
     """
-    if not isinstance(url, str) or not url:
-        raise ValueError(f"{what} must be a non-empty str")
-    if any(ord(ch) <= 0x20 or ord(ch) >= 0x7F or ch in _FORBIDDEN_CHARS for ch in url):
-        raise ValueError(f"{what} contains a character not allowed here: {url!r}")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        raise ValueError(f"{what} is not a valid URL: {url!r} ({exc})") from None
+    parts = parse_configured_url(url, what)
     if parts.scheme == "http":
         if not (allow_loopback_http and is_loopback_host(parts.hostname)):
             raise ValueError(
@@ -42,4 +34,21 @@ def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> Spli
         raise ValueError(f"{what} must not contain userinfo: {url!r}")
     if parts.fragment or url.endswith("#"):
         raise ValueError(f"{what} must not contain a fragment: {url!r}")
+    return parts
+
+
+def parse_configured_url(url: str, what: str) -> SplitResult:
+    """The parts of a URL from a configuration or a provider's metadata, once it is one a request
+    can be sent to; ``ValueError`` for an empty one, whitespace, control and other characters that
+    have no business in it (``"``, ``\\``, ``<``…), or a port that is not a number in 0-65535
+    (which the HTTP client would refuse with an error of its own at the first request)."""
+    if not isinstance(url, str) or not url:
+        raise ValueError(f"{what} must be a non-empty str")
+    if any(ord(ch) <= 0x20 or ord(ch) >= 0x7F or ch in _FORBIDDEN_CHARS for ch in url):
+        raise ValueError(f"{what} contains a character not allowed here: {url!r:.200}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ValueError(f"{what} is not a valid URL: {url!r:.200} ({exc})") from None
     return parts

@@ -12,9 +12,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
-from urllib.parse import urlsplit
 
 from mcp_elicit.wire.hosts import is_loopback_host
+
+from ..identity.urls import parse_configured_url
 
 __all__ = ["PROVIDER_ID_PATTERN", "OAuthProvider", "TokenEndpointAuthMethod"]
 
@@ -35,16 +36,10 @@ def _check_endpoint(provider_id: str, name: str, url: str | None, *, required: b
         return
     # A URL that no request can be sent to (an HTTP client refuses it with an error of its own) is
     # refused here, when the provider is configured or discovered, not at the first request.
-    if not isinstance(url, str) or len(url) > _MAX_ENDPOINT or not all("!" <= ch <= "~" for ch in url):
-        raise ValueError(
-            f"OAuth provider {provider_id!r}: {name} must be a URL of at most {_MAX_ENDPOINT} printable "
-            f"ASCII characters without spaces, got {url!r:.200}"
-        )
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
-    except ValueError as exc:
-        raise ValueError(f"OAuth provider {provider_id!r}: {name} is not a valid URL ({exc})") from None
+    what = f"OAuth provider {provider_id!r}: {name}"
+    if isinstance(url, str) and len(url) > _MAX_ENDPOINT:
+        raise ValueError(f"{what} is longer than {_MAX_ENDPOINT} characters, got {url!r:.200}")
+    parts = parse_configured_url(url, what)
     if parts.scheme == "https" and parts.hostname:
         return
     if parts.scheme == "http" and is_loopback_host(parts.hostname):
