@@ -475,12 +475,7 @@ class HttpTransport:
                         f"resuming the reply to {request.method} (Last-Event-ID {last!r}): "
                         f"{body[:200].decode('utf-8', 'replace') or '(empty body)'}",
                     )
-                # A new stream, read from its start: what the dropped one left unfinished (half a
-                # line, an event short of its blank line) is no part of it. Only the last event id
-                # and the retry interval carry over.
-                fresh = SseDecoder(self._limit)
-                fresh.last_event_id, fresh.retry_ms = decoder.last_event_id, decoder.retry_ms
-                decoder = fresh
+                decoder = decoder.resumed()
                 chunks = reply.chunks()
                 try:
                     response = await read_events(chunks, request, on_notification, decoder, self._serving)

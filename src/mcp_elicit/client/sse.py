@@ -45,6 +45,14 @@ class SseDecoder:
         self.last_event_id: str | None = None  # of the last event dispatched (even one without data)
         self.retry_ms: int | None = None  # the last valid retry field
 
+    def resumed(self) -> SseDecoder:
+        """The decoder of the stream that picks this one up (``GET`` with ``Last-Event-ID``): read
+        from its start, since what this one left unfinished (half a line, an event short of its
+        blank line) is no part of it; only the last event id and the retry interval carry over."""
+        fresh = SseDecoder(self._max_event_bytes)
+        fresh.last_event_id, fresh.retry_ms = self.last_event_id, self.retry_ms
+        return fresh
+
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event completed by ``chunk``."""
         buffer = self._buffer
