@@ -305,3 +305,61 @@ def test_a_jwt_is_refused_wherever_it_sits(header: dict[str, str], alg: str, whe
     token = f"{b64url({'alg': alg, **header})}.{b64url({'sub': 'alice'})}.{b64url(b'sig')}"
     with pytest.raises(ValueError, match="carries a JWT in its"):
         check_elicitation_url("https://example.com" + where.format(token))
+
+
+# Keys whose issuers gave them a recognisable shape (made up here, of the documented lengths).
+KEYS = {
+    "a GitHub token": ["ghp_" + "aB3" * 12, "github_pat_11ABCDEFG0" + "x7" * 35, "ghs_" + "Q9z" * 12],
+    "a GitLab token": ["glpat-" + "xY_2" * 5],
+    "a Slack token": ["xoxb-1234567890-0987654321-" + "AbC9" * 6, "xoxp-12345-67890-abcdef"],
+    "a Stripe secret key": ["sk_live_" + "4eC39HqLy" * 3, "rk_test_" + "a1" * 12, "whsec_" + "Ab3+" * 8],
+    "an OpenAI or Anthropic API key": ["sk-proj-" + "T3BlbkFJ" * 6, "sk-ant-api03-" + "Zx9_" * 20],
+    "a Google OAuth token": ["ya29.a0AfB_byC" + "x1Y" * 20],
+    "an npm token": ["npm_" + "aZ09" * 9],
+    "a PyPI token": ["pypi-AgEIcHlwaS5vcmc" + "Cj" * 40],
+    "a Hugging Face token": ["hf_" + "aBcD" * 9],
+    "a Shopify token": ["shpat_" + "0f" * 16],
+    "a DigitalOcean token": ["dop_v1_" + "ab12" * 16],
+    "a SendGrid API key": ["SG." + "aB3-" * 6 + "." + "x_Y9" * 11],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "key"), [(what, key) for what, keys in KEYS.items() for key in keys])
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [("/share?k={}", "query"), ("/share/{}/open", "path"), ("/share#t={}", "fragment"),
+     ("/s?next=%2Fa%3Fx%3D{}", "query")],
+)  # fmt: skip
+def test_a_key_of_a_known_format_is_refused_whatever_it_is_called(
+    what: str, key: str, template: str, where: str
+) -> None:
+    with pytest.raises(ValueError, match=f"carries {what} in its {where}"):
+        check_elicitation_url("https://app.example.com" + template.format(key))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://pay.example.com/?pk=pk_live_" + "a1" * 12,  # Stripe publishable keys are public
+        "https://maps.example.com/embed?key=AIza" + "S" * 35,  # so are Google browser keys
+        "https://pypi.org/project/sk-learn-tools/",
+        "https://blog.example.com/sk-how-to-rotate-your-api-keys-safely-and-often",  # a slug, no digit
+        "https://docs.github.com/en/authentication?q=ghp_",  # a prefix alone
+        "https://example.com/ghp_tokens_explained",
+        "https://example.com/x?v=aghp_" + "aB3" * 12,  # inside a longer word
+        "https://example.com/npm_packages/npm_" + "a" * 10,
+    ],
+)
+def test_key_like_words_that_are_no_key_go_out(url: str) -> None:
+    assert check_elicitation_url(url) == url
+
+
+@given(
+    st.sampled_from(sorted(KEYS)),
+    st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyz0123456789"), min_size=1, max_size=8),
+    st.sampled_from(["?{n}={k}", "?a=1&{n}={k}", "#{n}={k}", "/{k}", "/p;{n}={k}", "?{n}=x%20{k}"]),
+)
+def test_known_keys_are_refused_under_any_name(what: str, name: str, template: str) -> None:
+    for key in KEYS[what]:
+        with pytest.raises(ValueError, match=r"^the elicitation URL carries "):
+            check_elicitation_url("https://example.com/x" + template.format(n=name, k=key))

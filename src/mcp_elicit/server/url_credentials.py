@@ -19,6 +19,11 @@ URL does; :func:`mcp_elicit.server.urls.check_elicitation_url` refuses it then. 
 * **A JWT anywhere** in the path, query or fragment, whatever it is called: three base64url
   segments joined by dots whose first decodes to a JSON object with an ``alg`` (a JWS, or the
   start of a JWE).
+* **A key in a format its issuer made recognisable**, anywhere, whatever it is called: a fixed
+  prefix, then random characters, so that secret scanners find leaked ones (GitHub ``ghp_…``,
+  GitLab ``glpat-…``, Slack ``xoxb-…``, Stripe ``sk_live_…``, OpenAI and Anthropic ``sk-…``,
+  Google OAuth ``ya29.…``, npm, PyPI, Hugging Face, Shopify, DigitalOcean, SendGrid). Keys meant
+  to be public (Stripe's ``pk_live_…``, Google's ``AIza…`` browser keys) pass.
 * **CDN token links**, recognised by their shape: Akamai (a value of ``~``-joined fields with
   ``exp=`` and ``hmac=``; ``hdnts``/``hdnea``/``hdntl``), Cloudflare (``verify=<time>-<mac>``),
   Wowza SecureToken (``wowzatoken*``, or a ``<prefix>hash`` beside ``<prefix>endtime``) and the
@@ -67,6 +72,28 @@ _LINK_WORDS: Final = {
     name_words(spelling): what for what, spellings in _LINK_NAMES.items() for spelling in spellings
 }
 
+# (what, the key's shape): documented prefixes and the shortest random part seen in the wild.
+_KEY_FORMATS: Final = (
+    ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}"),
+    ("a GitLab token", r"gl(?:pat|dt|rt|ptt|oas|cbt)-[A-Za-z0-9_-]{20,}"),
+    ("a Slack token", r"xox[abeoprs]-[A-Za-z0-9-]{10,}"),
+    ("a Stripe secret key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9+/=]{24,}"),
+    # Random keys hold a digit: a long hyphenated slug after "sk-" (a page name) does not.
+    ("an OpenAI or Anthropic API key", r"sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{32,}"),
+    ("a Google OAuth token", r"ya29\.[A-Za-z0-9_-]{20,}"),
+    ("an npm token", r"npm_[A-Za-z0-9]{36,}"),
+    ("a PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("a Hugging Face token", r"hf_[A-Za-z0-9]{30,}"),
+    ("a Shopify token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}"),
+    ("a DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}"),
+    ("a SendGrid API key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}"),
+)
+# One pattern, each format a named group; a key stands alone (no word character or '-' around).
+_KEYS: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    + "|".join(f"(?P<k{i}>{shape})" for i, (_, shape) in enumerate(_KEY_FORMATS))
+    + r")(?![A-Za-z0-9_-])"
+)
 _JWT_CHUNK: Final = re.compile(r"[A-Za-z0-9_.-]+")
 _HEX: Final = re.compile(r"[0-9A-Fa-f]{16,}")
 _DIGITS: Final = re.compile(r"[0-9]+")
@@ -92,7 +119,7 @@ def find_credential(parts: SplitResult) -> str | None:
         found = _cdn_token([(name, value) for w, name, value in params if w == where])
         if found is not None:
             return f"{found[0]} in its {where} ({found[1]})"
-    return _jwt(parts)
+    return _known_key(parts) or _jwt(parts)
 
 
 def _parameters(parts: SplitResult) -> Iterator[tuple[str, str, str]]:
@@ -150,6 +177,14 @@ def _akamai(value: str) -> bool:
         return False
     fields = dict(field.partition("=")[::2] for field in value.split("~"))
     return bool(_DIGITS.fullmatch(fields.get("exp", "")) and _HEX.fullmatch(fields.get("hmac", "")))
+
+
+def _known_key(parts: SplitResult) -> str | None:
+    for where, text in (("query", parts.query), ("fragment", parts.fragment), ("path", parts.path)):
+        found = _KEYS.search(unquote(text))
+        if found is not None:
+            return f"{_KEY_FORMATS[int(str(found.lastgroup)[1:])][0]} in its {where}"
+    return None
 
 
 def _jwt(parts: SplitResult) -> str | None:

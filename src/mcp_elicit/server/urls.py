@@ -4,9 +4,10 @@ The spec: the URL must be valid, should be https outside development, must not c
 credentials or personal data about the user, and must not be pre-authenticated. We refuse
 anything else before it reaches a client (fail closed): a URL a WHATWG parser (what browsers use)
 refuses, plain http to anything but this computer (:func:`mcp_elicit.wire.hosts.is_loopback_host`),
-userinfo, a percent-encoded host, a credential, session id, link signature, JWT or CDN token
-anywhere in it (:mod:`mcp_elicit.server.url_credentials`, which reads parameter names with the form
-lint's recogniser), and an email address anywhere in it.
+userinfo, a percent-encoded host, a credential, session id, link signature, key of a known
+format (``ghp_…``, ``sk_live_…``), JWT or CDN token anywhere in it
+(:mod:`mcp_elicit.server.url_credentials`, which reads parameter names with the form lint's
+recogniser), and an email address anywhere in it.
 """
 
 from __future__ import annotations
