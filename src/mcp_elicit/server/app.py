@@ -7,6 +7,7 @@ handler round through the replay engine, and seals or unseals the flow state.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -342,8 +343,12 @@ class Server:
             result = self._cacheable(listed)
         else:
             raise method_not_found(method)
+        # A copy: a prompt or resource handler may return its own dict (a constant, say), which
+        # must stay as it was, its own _meta kept beside ours.
+        result = {**result}
         result.setdefault("resultType", "complete")
-        result["_meta"] = self._result_meta
+        meta = result.get("_meta")
+        result["_meta"] = {**meta, **self._result_meta} if isinstance(meta, dict) else self._result_meta
         return result
 
     def listing(self, request: Request) -> dict[str, Any] | None:
@@ -669,8 +674,8 @@ async def encoded(request: Request, work: Awaitable[dict[str, Any]]) -> tuple[Mc
     """The JSON-RPC response to ``request`` once ``work`` (its handling) is done: the error (if
     any) and the bytes. Whatever goes wrong is answered with a JSON-RPC error, never a
     traceback on the wire: an :class:`McpError` as it is, a result or error with no JSON form,
-    an unexpected exception or a handler calling ``sys.exit()`` as -32603 (the details go to
-    the server log)."""
+    an unexpected exception, a handler calling ``sys.exit()`` or raising another library's
+    BaseException as -32603 (the details go to the server log)."""
     try:
         result = await work
         return None, encode_result(request.id, result)
@@ -684,16 +689,28 @@ async def encoded(request: Request, work: Awaitable[dict[str, Any]]) -> tuple[Mc
             return error, encode_error(request.id, error)
     except TypeError:
         # A handler returned something that is not JSON (orjson refuses it): a server bug.
-        logger.exception("could not encode the result of %s", request.method)
-        error = internal_error("the handler returned a value that cannot be sent as JSON")
+        where = _target(request)
+        logger.exception("could not encode the result of %s", where)
+        error = internal_error(f"the handler of {where} returned a value that cannot be sent as JSON")
         return error, encode_error(request.id, error)
     except Exception:
         logger.exception("unexpected failure handling %s", request.method)
         error = internal_error()
         return error, encode_error(request.id, error)
-    except SystemExit:
-        # sys.exit() in a handler (argparse inside a tool, say) fails this request only: the
-        # server and the other requests in flight go on.
-        logger.exception("a handler of %s called sys.exit(); the server keeps running", request.method)
+    except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
+        # Ctrl-C stops the server; the others end this coroutine itself (a GeneratorExit caught
+        # here would make close() fail): none is the handler's to swallow.
+        raise
+    except BaseException:
+        # sys.exit() in a handler (argparse inside a tool, say), or a library's own BaseException
+        # (pytest's Failed, trio's Cancelled), fails this request only: the server and the other
+        # requests in flight go on.
+        logger.exception("a handler of %s raised a BaseException; the server keeps running", request.method)
         error = internal_error()
         return error, encode_error(request.id, error)
+
+
+def _target(request: Request) -> str:
+    """``tools/call 'name'``: the request's method and what it names, for messages about it."""
+    name = request.params.get("uri" if request.method == "resources/read" else "name")
+    return f"{request.method} {name!r}" if isinstance(name, str) else request.method

@@ -143,7 +143,15 @@ class Engine:
         except Exception as exc:
             return Complete(entry.failed(exc, call))
         if isinstance(ended, Completed) and not isinstance(ended.value, InputRequired):
-            return Complete(entry.complete(ended.value, call))
+            try:
+                return Complete(entry.complete(ended.value, call))
+            except TypeError as exc:  # a value of no result's shape, or with no JSON form
+                logger.error("%s %r returned a value that is no result: %s", call.method, call.target, exc)
+                raise McpError(
+                    INTERNAL_ERROR,
+                    f"Internal error: the handler of {call.method} {call.target!r} returned a value "
+                    f"that is no result: {exc}",
+                ) from None
         if isinstance(ended, Completed):  # a low-level handler's own InputRequiredResult
             lowlevel: InputRequired = ended.value
             gating.gate(lowlevel.input_requests, call.meta.capabilities, allow_secrets=lowlevel.allow_secrets)

@@ -227,7 +227,10 @@ def exception_report(exc: BaseException) -> str:
         # A TaskGroup's failure: the first real exception says more than "unhandled errors".
         group = f" (the first of {len(exc.exceptions)} in an exception group)"
         exc = exc.exceptions[0]
-    message = str(exc)
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose __str__ fails: its type still says something
+        message = "(its str() failed)"
     if len(message) > _REPORT_MESSAGE_CHARS:
         message = message[: _REPORT_MESSAGE_CHARS - 1] + "\u2026"
     report = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
@@ -278,7 +281,7 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
     """str -> one user message; a list of str or {role, content} messages; a dict with
     ``messages`` as is."""
     if isinstance(value, dict) and "messages" in value:
-        return value
+        return dict(value)  # a copy: the handler's own dict (a constant, say) stays as it was
     items = value if isinstance(value, list) else [value]
     messages = []
     for item in items:
@@ -303,7 +306,7 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
 def resource_result(uri: str, value: Any, mime_type: str | None) -> dict[str, Any]:
     """str -> text contents; bytes -> base64 blob; a dict with ``contents`` as is."""
     if isinstance(value, dict) and "contents" in value:
-        return value
+        return dict(value)  # a copy: ttlMs and cacheScope are added to it
     entry: dict[str, Any] = {"uri": uri}
     if isinstance(value, (bytes, bytearray)):
         entry["blob"] = base64.b64encode(bytes(value)).decode("ascii")
