@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -227,3 +228,11 @@ def test_an_error_about_a_malformed_response_does_not_repeat_its_id() -> None:
     with pytest.raises(InvalidMessage) as request:
         parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}')
     assert (request.value.request_id, request.value.reply_id) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("code", "message"), [(True, "m"), ("-32000", "m"), (1.0, "m"), (-32000, None), (-32000, b"m")]
+)
+def test_an_error_of_no_json_rpc_shape_is_refused_where_it_is_raised(code: Any, message: Any) -> None:
+    with pytest.raises(TypeError, match=r"^McpError: the (code must be an int|message must be a str)"):
+        McpError(code, message)

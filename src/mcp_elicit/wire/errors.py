@@ -26,6 +26,12 @@ class McpError(Exception):
     """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
+        # Checked here, where the raise is: on the wire a bad one makes the peer refuse the whole
+        # response, and the author would never learn which raise it was.
+        if type(code) is not int:
+            raise TypeError(f"McpError: the code must be an int, not {type(code).__name__}")
+        if not isinstance(message, str):
+            raise TypeError(f"McpError: the message must be a str, not {type(message).__name__}")
         super().__init__(message)
         self.code = code
         self.message = message
