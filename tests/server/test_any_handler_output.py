@@ -341,10 +341,11 @@ def unexpected(kind: str) -> Expected:
 def expected(kind: str, uri: str, spec: dict[str, Any]) -> Expected:
     """What the behaviour ``spec`` must give a ``kind`` handler (``uri``: the resource's)."""
     if "progress" in spec:
-        try:
-            json_of(build(spec["progress"]))
-        except Unsendable:
-            return unexpected(kind)  # report_progress raised in the handler: it failed
+        progress = build(spec["progress"])
+        if not (
+            isinstance(progress, int | float) and math.isfinite(progress) and -(2**63) <= progress < 2**64
+        ):
+            return unexpected(kind)  # report_progress refused it (a finite number within 64 bits)
     if "ask" in spec:
         try:
             json_of(build(spec["ask"]))
@@ -808,6 +809,44 @@ async def test_bug_4_in_debug_mode_an_exception_whose_str_fails_is_still_a_tool_
     assert isinstance(got, dict), got
     assert got["isError"] is True, got
     assert got["content"][0]["text"].startswith("Tool 'act' failed: UnprintableError"), got
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            {"progress": {"$": "nan"}},
+            "ValueError: report_progress: progress must be a finite number, not nan",
+        ),
+        (
+            {"progress": {"$": "int", "digits": str(BIG)}},
+            "ValueError: report_progress: progress is too large",
+        ),
+        ({"progress": "half"}, "TypeError: report_progress: progress must be a number, not str"),
+        (
+            {"progress": 1, "total": {"$": "inf"}},
+            "ValueError: report_progress: total must be a finite number",
+        ),
+        ({"progress": 1, "message": 5}, "TypeError: report_progress: message must be a str, not int"),
+    ],
+)
+async def test_progress_that_is_no_number_is_refused_where_it_is_reported(
+    args: dict[str, Any], says: str
+) -> None:
+    """Was: NaN went out as ``"progress": null`` (the spec says number), an integer past 64 bits
+    failed the handler with nothing saying it was the progress, and either only when the client
+    had asked for progress. Now ``report_progress`` refuses them at once, saying what."""
+    app = Server("progress", version="1.0.0", state_keys=KEYS, debug=True)
+
+    @app.tool()
+    async def report(ctx: Context) -> str:
+        await ctx.report_progress(**{name: build(value) for name, value in args.items()})
+        return "reported"
+
+    async with Client.connect(app, protocol="2026-07-28") as client:  # (it asks for no progress)
+        result = await client.call_tool("report", {})
+    assert result.raw["isError"] is True, result.raw
+    assert result.text.startswith(f"Tool 'report' failed: {says}"), result.text
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["serve"]:

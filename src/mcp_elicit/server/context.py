@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 
@@ -412,7 +413,16 @@ class Context:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Send ``notifications/progress`` (``progress`` out of ``total``, when known, with an
-        optional ``message``); does nothing when the request sent no ``progressToken``."""
+        optional ``message``); does nothing when the request sent no ``progressToken``.
+
+        ``progress`` and ``total`` must be finite numbers (the spec's ``number``; NaN would go out
+        as null) and ``message`` a str: ValueError or TypeError otherwise, whether or not this
+        request asked for progress, so that the mistake shows on the first run."""
+        _check_progress_number("progress", progress)
+        if total is not None:
+            _check_progress_number("total", total)
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"report_progress: message must be a str, not {type(message).__name__}")
         token = self._call.meta.progress_token
         notify = self._call.notify
         if token is None or notify is None:
@@ -514,3 +524,12 @@ def _roots(key: str, value: Any) -> list[Root]:
         name = root.get("name")
         out.append(Root(root["uri"], name if isinstance(name, str) else None))
     return out
+
+
+def _check_progress_number(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"report_progress: {name} must be a number, not {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"report_progress: {name} must be a finite number, not {value}")
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        raise ValueError(f"report_progress: {name} is too large to send (past 64 bits)")
