@@ -19,6 +19,7 @@ import pytest
 from tests.e2e.conftest import HttpServer, start_http_server, stop
 from tests.e2e.test_http import body, headers_for, post
 from tests.helpers import wait_for_text
+from tests.http_session_support import Session, messages
 
 
 @pytest.fixture
@@ -138,6 +139,43 @@ async def test_sigterm_lets_short_requests_finish_and_answers_the_rest_with_503(
         events = _events(stream_reply.text)
         assert events[0]["method"] == "notifications/progress"
         assert events[-1] == {**stuck_reply.json(), "id": streaming["id"]}
+        assert "Exception in ASGI application" not in server.log_text()
+    finally:
+        stop(server)
+
+
+async def test_sigterm_ends_a_2025_11_25_call_stream_with_the_calls_error(tmp_path: Path) -> None:
+    """A call of a session answered on its SSE stream: its stream ends with the call's error
+    response (-32603, shutting down) once the graceful time is over, not with a cut connection
+    (uvicorn then logged the cancelled request as an "Exception in ASGI application")."""
+    server = _stoppable(tmp_path, "--graceful", "1")
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            session = Session(http, server.url)
+            await session.open()
+            call = session.request("tools/call", {"name": "slow", "arguments": {"label": "legacy"}})
+
+            async def read_stream() -> list[dict[str, Any]]:
+                async with session.stream(call) as response:
+                    assert response.status_code == 200
+                    return [message async for message in messages(response)]
+
+            reading = asyncio.create_task(read_stream())
+            await wait_for_text(server.markers / "started-legacy", "started")
+            code, took = await _sigterm_and_wait(server, 10)
+            got = await asyncio.wait_for(reading, 5)
+        assert code == -signal.SIGTERM, server.log_text()
+        assert took < 5
+        assert got == [
+            {
+                "jsonrpc": "2.0",
+                "id": call["id"],
+                "error": {
+                    "code": -32603,
+                    "message": "Internal error: the server is shutting down; retry the request",
+                },
+            }
+        ]
         assert "Exception in ASGI application" not in server.log_text()
     finally:
         stop(server)

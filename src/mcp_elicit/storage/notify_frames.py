@@ -75,7 +75,9 @@ class Reassembly:
         """The message ``payload`` completes, or None (more frames to come, or a frame dropped:
         malformed, out of order, over a bound; logged)."""
         parts = payload.split(" ", 3)
-        if len(parts) != 4 or not parts[1].isdigit() or not parts[2].isdigit():
+        # ASCII digits, a few of them: str.isdigit() takes "²", which int() refuses, and int()
+        # refuses over 4300 digits too (anyone who can NOTIFY on the channel writes these).
+        if len(parts) != 4 or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts[1:3]):
             _log.warning("a notification that is not a frame of ours was dropped")
             return None
         message_id, index, count = parts[0], int(parts[1]), int(parts[2])

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Final
 
 from mcp_elicit.transport.asgi import EVENT_STREAM, Header, Receive, Send
+from mcp_elicit.transport.shutdown import stopping_task
 
 RETRY_MS: Final = 1000  # how long a client waits before reconnecting (the priming event says)
 MAX_KEPT_EVENTS: Final = 1000  # events kept for a replay, per stream
@@ -183,9 +184,12 @@ async def serve_events(
     send: Send,
     receive: Receive,
     headers: list[Header],
+    last_words: bytes | None = None,
 ) -> None:
     """Write ``stream`` to this connection (a 200 ``text/event-stream`` response with
-    ``headers``) until it is done, the connection is to close, or the client goes away."""
+    ``headers``) until it is done, the connection is to close, or the client goes away. When the
+    server stops first (:mod:`~mcp_elicit.transport.shutdown`), the stream ends with
+    ``last_words`` (a call's: its error), and the response with what is queued."""
     outbox = stream.attach(after)
     gone = False
     delivered = False  # the stream's end went out on this connection
@@ -231,6 +235,17 @@ async def serve_events(
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
     except OSError:
         pass  # the connection broke under us: the stream waits for a reconnection
+    except asyncio.CancelledError:
+        task = stopping_task()
+        if task is None:
+            raise
+        if last_words is not None:
+            stream.finish(last_words)
+        rest = b"".join(event for event in outbox.events if event is not None)
+        with contextlib.suppress(Exception):  # the client may be gone
+            await send({"type": "http.response.body", "body": rest, "more_body": False})
+        if task.uncancel() > 0:
+            raise
     finally:
         watcher.cancel()
         stream.detach(outbox, delivered=delivered)

@@ -27,6 +27,7 @@ from mcp_elicit.transport.http_sessions import SessionTable
 from mcp_elicit.transport.in_flight import InFlight, InFlightRequest
 from mcp_elicit.transport.lifespan import acknowledge_lifespan
 from mcp_elicit.transport.session_relay import SessionRelay
+from mcp_elicit.transport.shutdown import answer_shutdown, shutdown_error
 from mcp_elicit.transport.sse import SseStream
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_elicit.wire.http import status_for_error
@@ -211,9 +212,9 @@ class HttpApp:
                 # Cancelled by the server (uvicorn cancels what still runs once its graceful
                 # shutdown time is over): the client gets an error, not a cut connection.
                 if stream is not None and stream.opened:
-                    await stream.end_with(encode_error(request.id, _shutdown_error()))
+                    await stream.end_with(encode_error(request.id, shutdown_error()))
                 else:
-                    await _shutting_down(send, request.id)
+                    await answer_shutdown(send, request.id)
             # (A closed connection is the cancellation in 2026-07-28: nothing is sent for it.)
             if entry.task.uncancel() == 0:
                 return
@@ -234,7 +235,7 @@ class HttpApp:
                 raise
             # Only the server cancels a request here (uvicorn, once its graceful shutdown time
             # is over): answer it rather than leave uvicorn's bare 500.
-            await _shutting_down(send, None)
+            await answer_shutdown(send, None)
             if entry.task.uncancel() == 0:
                 return None
             raise
@@ -352,12 +353,3 @@ async def _session_version_ok(head: Head, request_id: RequestId | None, send: Se
 
 def _id_of(message: Message) -> RequestId | None:
     return message.id if isinstance(message, Request) else None
-
-
-def _shutdown_error() -> McpError:
-    return McpError(INTERNAL_ERROR, "Internal error: the server is shutting down; retry the request")
-
-
-async def _shutting_down(send: Send, request_id: RequestId | None) -> None:
-    """The answer to a request the server stopped before it finished: 503, which clients retry."""
-    await send_json(send, 503, encode_error(request_id, _shutdown_error()), [(b"connection", b"close")])

@@ -40,6 +40,7 @@ from mcp_elicit.transport.asgi import Header, Receive, Send, send_json, send_res
 from mcp_elicit.transport.event_stream import EventStream, last_event, serve_events
 from mcp_elicit.transport.http_checks import Head
 from mcp_elicit.transport.http_sessions import HttpSession, SessionLimit, SessionTable
+from mcp_elicit.transport.shutdown import shutdown_error
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Result, encode_error
 
@@ -231,7 +232,7 @@ async def _call(
 
     task = asyncio.ensure_future(run())
     session.calls[request.id] = task
-    await serve_events(stream, None, send, receive, headers)
+    await serve_events(stream, None, send, receive, headers, encode_error(request.id, shutdown_error()))
 
 
 async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:

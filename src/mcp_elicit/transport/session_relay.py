@@ -49,6 +49,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -60,6 +61,7 @@ from mcp_elicit.transport import http_legacy
 from mcp_elicit.transport.asgi import Message, Receive, Send, send_json
 from mcp_elicit.transport.http_checks import Head
 from mcp_elicit.transport.relay_letters import Letter, LetterSealer
+from mcp_elicit.transport.shutdown import answer_shutdown, stopping_task
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_elicit.wire.http import status_for_error
 from mcp_elicit.wire.jsonrpc import (
@@ -194,7 +196,10 @@ class SessionRelay:
         self._mailbox: Mailbox | None = None
         self._opening = asyncio.Lock()
         self._posting = asyncio.Lock()
-        self._numbers = itertools.count(1)
+        # From a random start: an instance restarted under the same name must not number its
+        # relays as its previous process did, whose relays an owner may still serve (keyed by
+        # sender and number) until they fall silent; their answers would go to the new ones.
+        self._numbers = itertools.count(secrets.randbelow(2**62) + 1)
         self._asked: dict[int, _Asked] = {}
         self._served: dict[tuple[str, int], _Served] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -370,15 +375,32 @@ class SessionRelay:
                 logger.warning("cannot hand a request to instance %s: %s", owner, exc)
                 await _unavailable(send, request_id)
                 return
-            await self._answer(number, asked, request_id, send)
+            reply = _Reply(send)
+            try:
+                await self._answer(number, asked, request_id, reply)
+            except asyncio.CancelledError:
+                task = stopping_task()
+                if task is None:
+                    raise
+                # The server stops (mcp_elicit.transport.shutdown): the owner lets go at once, and
+                # the client gets the end of its stream (to resume on another instance) or a 503.
+                await self._tell_gone(asked, number)
+                if reply.started:
+                    await reply.cut()
+                else:
+                    with contextlib.suppress(Exception):  # the client may be gone
+                        await answer_shutdown(send, request_id)
+                if task.uncancel() == 0:
+                    return
+                raise
         finally:
             watcher.cancel()
             self._asked.pop(number, None)
 
-    async def _answer(self, number: int, asked: _Asked, request_id: RequestId | None, send: Send) -> None:
+    async def _answer(self, number: int, asked: _Asked, request_id: RequestId | None, reply: _Reply) -> None:
         """Replay the owner's response to the client, as the letters come."""
         loop = asyncio.get_running_loop()
-        reply = _Reply(send)
+        send = reply.send
         acknowledged = False  # any letter of the owner's about this relay acknowledges it
         opened = asked.heard
 
