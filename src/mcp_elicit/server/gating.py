@@ -107,8 +107,10 @@ def need_of(key: str, entry: object) -> Need:
     input request of a kind this server can send is a defect in the handler (-32603)."""
     method = entry.get("method") if isinstance(entry, dict) else None
     params = entry.get("params") if isinstance(entry, dict) else None
-    if not isinstance(params, dict):
+    if params is None:
         params = {}
+    elif not isinstance(params, dict):  # the wire's params are an object, in either era
+        raise internal_error(f"input request {key!r} has params that are not an object")
     if method == mrtr.ELICIT:
         mode = params.get("mode", "form")
         if mode == "form":

@@ -23,7 +23,7 @@ class InputRequired:
     under the same keys in ``ctx.input_responses``. ``state`` is any string you want back on the
     retry as ``ctx.request_state`` (sealed by the engine, never seen by the client in clear).
     ``allow_secrets`` names form fields that look like secrets but are not. Raises ``TypeError``
-    when ``state`` is not a str or None, or ``input_requests`` not a dict.
+    when ``state`` is not a str or None, or ``input_requests`` not a dict with str keys.
     """
 
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -39,3 +39,8 @@ class InputRequired:
             raise TypeError(
                 f"InputRequired.input_requests must be a dict, not {type(self.input_requests).__name__}"
             )
+        for key in self.input_requests:
+            # The keys of inputRequests on the wire: a 2025-11-25 session never writes them, so
+            # a key of another type would work there and fail at 2026-07-28.
+            if not isinstance(key, str):
+                raise TypeError(f"InputRequired.input_requests keys must be str, not {type(key).__name__}")
