@@ -167,7 +167,8 @@ def _transaction(conn: sqlite3.Connection, steps: Sequence[Step]) -> list[int]:
 class SQLiteDatabase:
     """One SQLite file (see the module docstring). Safe across asyncio tasks, threads and
     processes. ``label`` starts every message (``"SQLite vault"``); ``busy_timeout`` is how long a
-    statement waits for another writer; ``leases`` names the table of :meth:`exclusive` (created
+    statement waits for another writer (and, at most, for this process's statements ahead of it);
+    ``leases`` names the table of :meth:`exclusive` (created
     with the schema)."""
 
     def __init__(
@@ -207,6 +208,7 @@ class SQLiteDatabase:
         self._schema = tuple(statements)
         self._init_lock = threading.Lock()
         self._slow_lock = threading.Lock()
+        self._giving_back: set[asyncio.Task[None]] = set()  # leases taken for cancelled takers
         self._fast_lock = self._slow_lock if self._memory else threading.Lock()
         self._slow: sqlite3.Connection | None = None
         self._fast: sqlite3.Connection | None = None  # inline databases only
@@ -309,7 +311,14 @@ class SQLiteDatabase:
 
     def _on_worker(self, what: str, op: Callable[[sqlite3.Connection, *_Args], _T], *args: *_Args) -> _T:
         self._open()
-        with self._slow_lock:
+        # The wait behind this process's other statements counts against busy_timeout too:
+        # otherwise each caller in the queue waits its own busy_timeout after the one before.
+        if not self._slow_lock.acquire(timeout=self._busy_timeout):
+            raise self._unavailable(
+                f"{self.label}: {what} failed: timed out after {self._busy_timeout:g} s "
+                "waiting for the database"
+            )
+        try:
             conn = self._slow
             if conn is None:
                 raise self._closed_error()
@@ -317,6 +326,8 @@ class SQLiteDatabase:
                 return op(conn, *args)
             except sqlite3.Error as exc:
                 raise self._failure(what, exc) from exc
+        finally:
+            self._slow_lock.release()
 
     async def _call(self, what: str, op: Callable[[sqlite3.Connection, _A, _B], _T], a: _A, b: _B) -> _T:
         """``op(connection, a, b)`` inline when the file is free, else on the worker thread."""
@@ -388,7 +399,17 @@ class SQLiteDatabase:
         pause = 0.005
         while True:
             now = time.time()  # wall clock: leases are compared across processes
-            if await self.execute(take, (name, holder, now + hold, now), what=what):
+            attempt = asyncio.ensure_future(self.execute(take, (name, holder, now + hold, now), what=what))
+            try:
+                taken = await asyncio.shield(attempt)
+            except asyncio.CancelledError:
+                # The insert may still land on the worker thread: give the lease back once it has,
+                # or every later holder waits for it to expire (``hold`` seconds).
+                giving_back = asyncio.ensure_future(self._give_back(attempt, release, name, holder, what))
+                self._giving_back.add(giving_back)
+                giving_back.add_done_callback(self._giving_back.discard)
+                raise
+            if taken:
                 break
             if loop.time() + pause > deadline:
                 raise self._unavailable(f"{self.label}: timed out after {wait:g} s waiting for {what}")
@@ -400,6 +421,13 @@ class SQLiteDatabase:
             # Best effort: if this fails the lease simply expires after ``hold`` seconds.
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.execute(release, (name, holder), what=what))
+
+    async def _give_back(
+        self, attempt: asyncio.Future[int], release: str, name: str, holder: str, what: str
+    ) -> None:
+        with contextlib.suppress(Exception):
+            if await attempt:
+                await self.execute(release, (name, holder), what=what)
 
     async def close(self) -> None:
         await asyncio.to_thread(self._close_sync)

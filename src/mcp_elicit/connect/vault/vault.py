@@ -570,7 +570,14 @@ class Vault(ClosesOnExit):
             self._inflight[key] = task
             task.add_done_callback(_retrieve)
             task.add_done_callback(lambda done: self._forget(key, done))
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or current.cancelling() == 0):
+                # close() gave up on the refresh; this caller was not cancelled.
+                raise VaultUnavailable(f"the vault closed before the refresh of {provider!r} ended") from None
+            raise
 
     def _forget(self, key: tuple[str, str], task: asyncio.Task[Connection]) -> None:
         if self._inflight.get(key) is task:
@@ -929,7 +936,9 @@ class Vault(ClosesOnExit):
             raise VaultUnavailable("the vault is closed")
 
     async def close(self) -> None:
-        """Let in-flight refreshes finish (so rotated tokens are stored), then close the database."""
+        """Let in-flight refreshes finish (so rotated tokens are stored), then close the database.
+        A refresh still running after ``refresh_timeout`` plus three ``timeout`` is given up: its
+        callers get :class:`VaultUnavailable`."""
         self._closed = True
         pending = [task for task in self._inflight.values() if not task.done()]
         if pending:
