@@ -721,23 +721,22 @@ class Vault(ClosesOnExit):
     async def _persist_refresh(self, owner: str, provider: str, pending: tuple[object, ...]) -> None:
         """The locked write (or its commit) failed after the provider issued new tokens: try again
         on the shared connection, so that a rotated refresh token is not lost."""
+        last: VaultUnavailable | None = None
         for attempt in range(3):
             await asyncio.sleep(0.05 * 2**attempt)
             try:
                 await self._db.fetchone(self._sql.update_tokens, pending)
                 _log.warning("vault: refreshed tokens stored on retry owner=%s provider=%s", owner, provider)
                 return
-            except VaultUnavailable:
-                continue
+            except VaultUnavailable as exc:
+                last = exc
         _log.error(
             "vault: refreshed tokens could not be stored owner=%s provider=%s; the connection may need "
             "re-authorization",
             owner,
             provider,
         )
-        raise VaultUnavailable(
-            f"the tokens refreshed for {provider!r} could not be stored (database unavailable)"
-        )
+        raise VaultUnavailable(f"the tokens refreshed for {provider!r} could not be stored: {last}")
 
     # ------------------------------------------------------------------------------ disconnect
 
