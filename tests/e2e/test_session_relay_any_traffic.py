@@ -443,12 +443,9 @@ class Run:
         request = session.client.request("tools/call", {"name": "greet", "arguments": {}})
         sent = self.http.build_request("POST", node.url, json=request, headers=session.client.headers())
         what = f"call on s{session.index} at {node.name}"
-        response = await self.timed(what, self.http.send(sent, stream=True))
-        if not session.live:
-            await response.aread()
-            self.expect(response, 404, what)
+        response = await self.stream(what, sent, session)
+        if response is None:
             return
-        assert response.status_code == 200, (what, response.status_code, await response.aread())
         assert response.headers["content-type"].startswith("text/event-stream")
         assert response.headers["mcp-session-id"] == session.client.id
         call = CallModel(len(self.calls), session, request)
@@ -523,13 +520,20 @@ class Run:
         )
         sent = self.http.build_request("GET", node.url, headers=headers)
         what = f"resume c{call.index} after {call.last_seq} at {node.name}"
+        response = await self.stream(what, sent, session)
+        if response is not None:
+            self.attach(call, response, node)
+
+    async def stream(self, what: str, sent: httpx.Request, session: SessionModel) -> httpx.Response | None:
+        """The 200 event stream ``sent`` opens; None once the 404 of a session no longer live
+        is checked."""
         response = await self.timed(what, self.http.send(sent, stream=True))
         if not session.live:
             await response.aread()
             self.expect(response, 404, what)
-            return
+            return None
         assert response.status_code == 200, (what, response.status_code, await response.aread())
-        self.attach(call, response, node)
+        return response
 
     async def drop(self, which: int) -> None:
         call = self.pick_call(which)
