@@ -703,7 +703,7 @@ async def encoded(request: Request, work: Awaitable[dict[str, Any]]) -> tuple[Mc
         raise
     except BaseException:
         # sys.exit() in a handler (argparse inside a tool, say), or a library's own BaseException
-        # (pytest's Failed, trio's Cancelled), fails this request only: the server and the other
+        # (pytest's Failed, say), fails this request only: the server and the other
         # requests in flight go on.
         logger.exception("a handler of %s raised a BaseException; the server keeps running", request.method)
         error = internal_error()
