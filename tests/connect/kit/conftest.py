@@ -16,12 +16,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit_sites import Site, SiteFactory, Storage, build_server, sqlite_storage
-from kit_support import AuthServer
-from tests.helpers import InProcessServer, bound_socket
+from kit_sites import VAULT_KEY, Site, SiteFactory, Storage, build_server, sqlite_storage
+from kit_support import AuthServer, drop_pg, unique_name
+from tests.helpers import InProcessServer, bound_socket, find_pg_dsn
 
+from mcp_elicit.connect.flows.postgres_store import PostgresFlowStore
 from mcp_elicit.connect.identity import JWTIdentity
 from mcp_elicit.connect.kit import ConnectKit
+from mcp_elicit.connect.vault import Vault
 
 
 @pytest.fixture(scope="session")
@@ -97,3 +99,18 @@ def github_token_url(auth: AuthServer) -> str:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=30) as client:
         yield client
+
+
+@pytest.fixture
+def pg_storage() -> Iterator[Storage]:
+    """A PostgreSQL flow store and vault of this test's own (tables dropped afterwards)."""
+    dsn = find_pg_dsn("the ConnectKit across instances")
+    table = unique_name("mcp_elicit_test_kit_flows_")
+    prefix = unique_name("kit_vault_") + "_"
+    yield Storage(
+        server_vault=lambda: Vault.postgres(dsn, keys=[VAULT_KEY], table_prefix=prefix),
+        server_flows=lambda: PostgresFlowStore(dsn, table=table),
+        test_vault=lambda: Vault.postgres(dsn, keys=[VAULT_KEY], table_prefix=prefix),
+        test_flows=lambda: PostgresFlowStore(dsn, table=table),
+    )
+    drop_pg(dsn, table, prefix)

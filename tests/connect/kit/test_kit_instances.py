@@ -6,39 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import httpx
-import pytest
-from kit_sites import VAULT_KEY, SiteFactory, Storage, fp
+from kit_sites import SiteFactory, Storage, fp
 from kit_support import (
     ACCEPT,
     McpCaller,
     browser_connects,
-    drop_pg,
     flow_id_of,
     text_of,
-    unique_name,
     url_request,
 )
-from tests.helpers import find_pg_dsn
-
-from mcp_elicit.connect.flows.postgres_store import PostgresFlowStore
-from mcp_elicit.connect.vault import Vault
-
-
-@pytest.fixture
-def pg_storage() -> Iterator[Storage]:
-    dsn = find_pg_dsn("the ConnectKit across instances")
-    table = unique_name("mcp_elicit_test_kit_flows_")
-    prefix = unique_name("kit_vault_") + "_"
-    yield Storage(
-        server_vault=lambda: Vault.postgres(dsn, keys=[VAULT_KEY], table_prefix=prefix),
-        server_flows=lambda: PostgresFlowStore(dsn, table=table),
-        test_vault=lambda: Vault.postgres(dsn, keys=[VAULT_KEY], table_prefix=prefix),
-        test_flows=lambda: PostgresFlowStore(dsn, table=table),
-    )
-    drop_pg(dsn, table, prefix)
 
 
 async def test_a_flow_moves_between_instances(
