@@ -244,8 +244,8 @@ def _first_answer(
         elif isinstance(message, Notification):
             if on_notification is not None:
                 on_notification(message)
-            if serving is not None and "progressToken" not in message.params:
-                serving.notification(message)
+            if serving is not None and message.method != "notifications/progress":
+                serving.notification(message)  # a completion or a cancellation, whatever it carries
         elif serving is not None:
             serving.request(message)  # in the server's id space: never the answer to ours
         else:

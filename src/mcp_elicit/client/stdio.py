@@ -290,8 +290,12 @@ class StdioTransport:
             elif not future.done():
                 future.set_result(message)
         elif isinstance(message, Notification):
+            # Only progress goes to the request that owns its token (a completion or a
+            # cancellation carrying one is still for the session); bool is no token (True == 1).
             token = message.params.get("progressToken")
-            listener = self._listeners.get(token) if isinstance(token, (str, int)) else None
+            listener = None
+            if message.method == "notifications/progress" and isinstance(token, str | int):
+                listener = None if isinstance(token, bool) else self._listeners.get(token)
             if listener is not None:
                 listener(message)
             elif self._serving is not None:

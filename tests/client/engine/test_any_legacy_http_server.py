@@ -917,3 +917,31 @@ async def test_a_session_id_with_a_control_character_at_its_end_is_refused() -> 
         with pytest.raises(MalformedMessageError, match="Mcp-Session-Id is not 1 to 1024 visible ASCII"):
             await asyncio.wait_for(Client.connect(server.url, protocol="2025-11-25"), WITHIN)
         assert [s.headers["mcp-session-id"] for s in server.seen if "mcp-session-id" in s.headers] == []
+
+
+async def test_a_completion_notice_that_carries_a_progress_token_is_still_a_completion() -> None:
+    """A notification whose params held a ``progressToken`` key, whatever its method, skipped the
+    session's own handling (only the progress listener saw it): a
+    ``notifications/elicitation/complete`` carrying one never reached ``on_url_complete``."""
+    url = {"mode": "url", "message": "m", "url": "https://example.com/connect", "elicitationId": "e1"}
+    notice = {
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": "e1", "progressToken": "p-1"},
+    }
+    stream = Stream(items=(Ask("u", "elicitation/create", url),), final=(notice, GOOD_ANSWER))
+    completed: list[UrlCompleted] = []
+    with no_browser():
+        async with (
+            HostileServer(Plan(initialize=[GOOD_HANDSHAKE], calls=[stream])) as server,
+            Client.connect(
+                server.url,
+                protocol="2025-11-25",
+                answerer=Watchful(frozenset({"form", "url"}), "accept"),
+                on_url_complete=completed.append,
+            ) as client,
+        ):
+            result = await asyncio.wait_for(client.call_tool("anything"), WITHIN)
+            await until(lambda: completed)
+    assert result.text == "done"
+    assert [c.elicitation_id for c in completed] == ["e1"]
