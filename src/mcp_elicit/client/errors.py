@@ -228,7 +228,9 @@ class ServerExitedError(TransportError):
             message += f" (exit code {returncode})"
         self.summary = message  # without the stderr lines, for a display that shows them itself
         if stderr_tail:
-            message += f"; last stderr lines:\n{stderr_tail}"
+            # The server wrote these: nothing in them may reach a terminal as a control (a program
+            # printing the exception shows them as they are; ``stderr_tail`` keeps the raw text).
+            message += f"; last stderr lines:\n{clean(stderr_tail)}"
         super().__init__(message)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.client import Client
+from mcp_elicit.client import Client, ServerExitedError
 from mcp_elicit.client.stdio import STDERR_KEEP_BYTES, STDERR_READ_BYTES, StdioTransport
 
 SERVER = textwrap.dedent(
@@ -110,3 +110,12 @@ async def test_a_failing_on_stderr_does_not_stop_the_reading(
 def test_on_stderr_needs_the_capture() -> None:
     with pytest.raises(ValueError, match='on_stderr needs stderr="capture"'):
         StdioTransport(["true"], display="true", stderr="inherit", on_stderr=lambda chunk: None)
+
+
+def test_the_stderr_lines_in_the_error_message_carry_no_terminal_controls() -> None:
+    """A program printing the exception shows the server's last stderr lines: a hostile server
+    wrote escape sequences there (a clipboard write, a screen clear) that reached the terminal."""
+    tail = "boom\x1b]52;c;ZXZpbA==\x07\x1b[2J\rlate\nsecond line"
+    error = ServerExitedError("the server exited", 1, tail)
+    assert str(error) == "the server exited (exit code 1); last stderr lines:\nboomlate\nsecond line"
+    assert error.stderr_tail == tail  # kept as written, for a display that cleans it itself
