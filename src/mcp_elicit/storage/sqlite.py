@@ -168,8 +168,7 @@ class SQLiteDatabase:
     """One SQLite file (see the module docstring). Safe across asyncio tasks, threads and
     processes. ``label`` starts every message (``"SQLite vault"``); ``busy_timeout`` is how long a
     statement waits for another writer (and, at most, for this process's statements ahead of it);
-    ``leases`` names the table of :meth:`exclusive` (created
-    with the schema)."""
+    ``leases`` names the table of :meth:`exclusive` (created with the schema)."""
 
     def __init__(
         self,
