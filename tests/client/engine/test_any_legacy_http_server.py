@@ -535,44 +535,84 @@ class _WithTraceback(logging.Handler):
 
 # -- one run ------------------------------------------------------------------------------------
 @dataclass
-class Run:
+class CallRun:
+    """What connecting and one call gave (this file's and its stdio twin's)."""
+
     connected: bool = False
     outcome: ToolResult | ClientError | None = None
     progress: list[Progress] = field(default_factory=list)
     completed: list[UrlCompleted] = field(default_factory=list)
+
+
+@dataclass
+class Run(CallRun):
     settled: bool = False
+
+
+async def connect_and_call(
+    target: Any, answerer: Watchful, done: CallRun, *, within: float, **options: Any
+) -> Client | None:
+    """Connect to ``target`` and call the tool once, noting in ``done`` what each gave: the
+    client, still open (the caller closes it), or None when connecting failed."""
+    try:
+        client = await asyncio.wait_for(
+            Client.connect(
+                target,
+                answerer=answerer,
+                max_total_seconds=within - 2,
+                on_progress=done.progress.append,
+                on_url_complete=done.completed.append,
+                **options,
+            ),
+            within,
+        )
+    except ClientError as exc:
+        done.outcome = exc
+        return None
+    done.connected = True
+    try:
+        done.outcome = await asyncio.wait_for(client.call_tool("anything", {}), within)
+    except ClientError as exc:
+        done.outcome = exc
+    except BaseException:
+        await client.aclose()
+        raise
+    return client
 
 
 async def run(server: HostileServer, answerer: Watchful, protocol: Any) -> Run:
     done = Run()
-    try:
-        client = await asyncio.wait_for(
-            Client.connect(
-                server.url,
-                answerer=answerer,
-                protocol=protocol,
-                request_timeout=REQUEST_TIMEOUT,
-                connect_timeout=CONNECT_TIMEOUT,
-                max_total_seconds=WITHIN - 2,
-                on_progress=done.progress.append,
-                on_url_complete=done.completed.append,
-            ),
-            WITHIN,
-        )
-    except ClientError as exc:
-        done.outcome = exc
-        return done
-    done.connected = True
-    try:
+    client = await connect_and_call(
+        server.url,
+        answerer,
+        done,
+        within=WITHIN,
+        protocol=protocol,
+        request_timeout=REQUEST_TIMEOUT,
+        connect_timeout=CONNECT_TIMEOUT,
+    )
+    if client is not None:
         try:
-            done.outcome = await asyncio.wait_for(client.call_tool("anything", {}), WITHIN)
-        except ClientError as exc:
-            done.outcome = exc
-        # What was read is answered while the session is open, whatever became of the call.
-        done.settled = await server.settled(SETTLE)
-    finally:
-        await client.aclose()
+            # What was read is answered while the session is open, whatever became of the call.
+            done.settled = await server.settled(SETTLE)
+        finally:
+            await client.aclose()
     return done
+
+
+def check_what_the_person_saw(
+    answerer: Watchful, offered: set[str], done: CallRun, opened: list[Any]
+) -> None:
+    """Only forms inside the subset and URLs the server sent as URL elicitations were shown, a
+    completion only for an accepted URL, no browser opened, progress only for the call."""
+    assert not answerer.problems, answerer.problems
+    for url, _ in answerer.urls:
+        assert url in offered, f"the answerer was shown a URL the server never sent as one: {url!r}"
+    for completed in done.completed:
+        assert completed.url in answerer.accepted_urls, completed
+    assert opened == [], opened
+    for progress in done.progress:
+        assert (progress.method, progress.target) == ("tools/call", "anything"), progress
 
 
 def urls_offered(plan: Plan) -> set[str]:
@@ -663,23 +703,28 @@ def check_headers(server: HostileServer) -> None:
             assert headers["mcp-protocol-version"] in LEGACY_VERSIONS, headers
 
 
-def record_events(server: HostileServer, run: Run, answerer: Watchful) -> None:
+def record_run(run: CallRun, answerer: Watchful) -> None:
+    """Hypothesis events of what a run came to (this file's and its stdio twin's)."""
     outcome = run.outcome
     kind = "result" if isinstance(outcome, ToolResult) else type(outcome).__name__
     event(f"{'call' if run.connected else 'connect'}: {kind}")
-    event(f"{sum(map(len, server.answers.values()))} answer(s) received")
     if answerer.forms:
         event("a form was shown")
     for _, verdict in answerer.urls:
         event(f"a URL was shown ({verdict})")
     if run.completed:
         event("a URL was reported complete")
+    if run.progress:
+        event("progress reported")
+
+
+def record_events(server: HostileServer, run: Run, answerer: Watchful) -> None:
+    record_run(run, answerer)
+    event(f"{sum(map(len, server.answers.values()))} answer(s) received")
     if server.generation > 1:
         event("a second initialize")
     if any(s.headers.get("last-event-id", "").startswith("c") for s in server.seen):
         event("a call's stream was resumed")
-    if run.progress:
-        event("progress reported")
 
 
 # -- what must come of the plans whose outcome is not in doubt ----------------------------------
@@ -760,15 +805,7 @@ async def test_any_legacy_http_server_gets_an_answer_or_a_typed_error(
             assert isinstance(outcome, ToolResult | InvalidAnswerError), outcome
     check_answers(server, done)
     check_headers(server)
-    assert not answerer.problems, answerer.problems
-    offered = urls_offered(plan)
-    for url, _ in answerer.urls:
-        assert url in offered, f"the answerer was shown a URL the server never sent as one: {url!r}"
-    for completed in done.completed:
-        assert completed.url in answerer.accepted_urls, completed
-    assert opened == [], opened
-    for progress in done.progress:
-        assert (progress.method, progress.target) == ("tools/call", "anything"), progress
+    check_what_the_person_saw(answerer, urls_offered(plan), done, opened)
     record_events(server, done, answerer)
 
 

@@ -59,13 +59,11 @@ from mcp_elicit.client import (
     InvalidAnswerError,
     MalformedMessageError,
     McpClientError,
-    Progress,
     RequestTimeoutError,
     ServerExitedError,
     ToolResult,
     UrlQuestion,
 )
-from mcp_elicit.client.server_requests import UrlCompleted
 from mcp_elicit.client.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from mcp_elicit.wire import errors as codes
 from tests.strategies import json_values
@@ -75,11 +73,14 @@ from .test_any_legacy_http_server import (
     CODES,
     GOOD_RESULT,
     UNPRINTABLE,
+    CallRun,
     Watchful,
     asks,
     call_results,
     check_message,
+    check_what_the_person_saw,
     completions,
+    connect_and_call,
     good_init,
     good_init_results,
     init_results,
@@ -88,6 +89,7 @@ from .test_any_legacy_http_server import (
     no_tracebacks,
     notifications,
     raws,
+    record_run,
     request_ids,
     strays,
     url_required,
@@ -501,11 +503,7 @@ ROOTS = [{"uri": "file:///tmp/project", "name": "project"}]
 
 # -- one run ------------------------------------------------------------------------------------
 @dataclass
-class Run:
-    connected: bool = False
-    outcome: ToolResult | ClientError | None = None
-    progress: list[Progress] = field(default_factory=list)
-    completed: list[UrlCompleted] = field(default_factory=list)
+class Run(CallRun):
     returncode: int | None = None
     closed_in: float = 0.0
 
@@ -515,32 +513,20 @@ async def run(
 ) -> Run:
     done = Run()
     extra: dict[str, Any] = {"sampler": Sampler(), "roots": ROOTS} if providers else {}
-    client: Client | None = None
-    try:
-        client = await asyncio.wait_for(
-            Client.connect(
-                argv,
-                answerer=answerer,
-                protocol="2025-11-25",
-                stderr=stderr,
-                request_timeout=REQUEST_TIMEOUT,
-                connect_timeout=CONNECT_TIMEOUT,
-                max_total_seconds=WITHIN - 2,
-                on_progress=done.progress.append,
-                on_url_complete=done.completed.append,
-                **extra,
-            ),
-            WITHIN,
-        )
-    except ClientError as exc:
-        done.outcome = exc
+    client = await connect_and_call(
+        argv,
+        answerer,
+        done,
+        within=WITHIN,
+        protocol="2025-11-25",
+        stderr=stderr,
+        request_timeout=REQUEST_TIMEOUT,
+        connect_timeout=CONNECT_TIMEOUT,
+        **extra,
+    )
+    if client is None:
         return done
-    done.connected = True
     try:
-        try:
-            done.outcome = await asyncio.wait_for(client.call_tool("anything", {}), WITHIN)
-        except ClientError as exc:
-            done.outcome = exc
         # What was read is answered while the session is open, whatever became of the call.
         await until_noted(log, client)
     finally:
@@ -668,26 +654,10 @@ async def test_any_legacy_stdio_server_gets_an_answer_or_a_typed_error(
         if found.outcome is not None:
             assert found.outcome(outcome), outcome
         check_answers(found, messages, noted, done.connected)
-    assert not answerer.problems, answerer.problems
     offered = urls_offered((plan.init_items, plan.items, plan.finals))  # type: ignore[arg-type]
-    for url, _ in answerer.urls:
-        assert url in offered, f"the answerer was shown a URL the server never sent as one: {url!r}"
-    for completed in done.completed:
-        assert completed.url in answerer.accepted_urls, completed
-    assert opened == [], opened
-    for progress in done.progress:
-        assert (progress.method, progress.target) == ("tools/call", "anything"), progress
-    kind = "result" if isinstance(outcome, ToolResult) else type(outcome).__name__
-    event(f"{'call' if done.connected else 'connect'}: {kind}")
+    check_what_the_person_saw(answerer, offered, done, opened)
+    record_run(done, answerer)
     event(f"ending: {plan.ending}")
-    if answerer.forms:
-        event("a form was shown")
-    for _, verdict in answerer.urls:
-        event(f"a URL was shown ({verdict})")
-    if done.progress:
-        event("progress reported")
-    if done.completed:
-        event("a URL was reported complete")
 
 
 # -- cases, one each ------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from jwt.algorithms import RSAAlgorithm
 from tests.store_support import drop_pg_table, flow_tables
 
 from mcp_elicit.connect.flows import FlowStore
+from mcp_elicit.connect.oauth.provider import OAuthProvider
+from mcp_elicit.connect.pages import OidcLogin
 from mcp_elicit.connect.vault import Vault
 from mcp_elicit.wire.http import encode_header_value
 
@@ -233,3 +235,19 @@ def drop_pg(dsn: str, table: str, vault_prefix: str) -> None:
         ).fetchall()
         for (name,) in rows:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def offline_login() -> OidcLogin:
+    """The pages need a sign-in to be mounted; nobody signs in through it here (sessions are
+    planted, as the pages tests do), so it points at a closed port."""
+    return OidcLogin(
+        OAuthProvider(
+            id="login",
+            authorize_url="http://127.0.0.1:9/authorize",
+            token_url="http://127.0.0.1:9/token",
+            client_id="kit-pages",
+            openid=True,
+            issuer="http://127.0.0.1:9/issuer",
+            jwks_url="http://127.0.0.1:9/issuer/jwks.json",
+        )
+    )

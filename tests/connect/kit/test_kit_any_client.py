@@ -44,14 +44,12 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from kit_sites import Site, SiteFactory, Storage, fp
-from kit_support import ACCEPT, browser_connects, flow_id_of, text_of, unique_name, url_request
+from kit_support import ACCEPT, browser_connects, flow_id_of, offline_login, text_of, unique_name, url_request
 from tests.http_session_support import Session, initialize, messages
 from tests.strategies import fuzz_settings
 
 from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict
 from mcp_elicit.connect.identity.principal import Principal
-from mcp_elicit.connect.oauth.provider import OAuthProvider
-from mcp_elicit.connect.pages import OidcLogin
 from mcp_elicit.connect.pages.cookies import CookiePolicy
 from mcp_elicit.connect.pages.csrf import csrf_token
 from mcp_elicit.connect.pages.sealing import CookieSealer
@@ -75,22 +73,6 @@ WHAT: dict[str, str] = {
 
 
 # ------------------------------------------------------------------------------ the site
-
-
-def offline_login() -> OidcLogin:
-    """The pages need a sign-in to be mounted; nobody signs in through it here (sessions are
-    planted, as the pages tests do), so it points at a closed port."""
-    return OidcLogin(
-        OAuthProvider(
-            id="login",
-            authorize_url="http://127.0.0.1:9/authorize",
-            token_url="http://127.0.0.1:9/token",
-            client_id="kit-pages",
-            openid=True,
-            issuer="http://127.0.0.1:9/issuer",
-            jwks_url="http://127.0.0.1:9/issuer/jwks.json",
-        )
-    )
 
 
 class Records(logging.Handler):

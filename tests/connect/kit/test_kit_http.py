@@ -178,21 +178,9 @@ def test_a_postgres_vault_needs_an_explicit_flow_store() -> None:
 
 
 async def test_with_login_the_pages_are_mounted(make_site: SiteFactory, http: httpx.AsyncClient) -> None:
-    from kit_support import flow_id_of, url_request
+    from kit_support import flow_id_of, offline_login, url_request
 
-    from mcp_elicit.connect.oauth.provider import OAuthProvider
-    from mcp_elicit.connect.pages import OidcLogin
-
-    auth_server = OAuthProvider(
-        id="login",
-        authorize_url="http://127.0.0.1:9/authorize",
-        token_url="http://127.0.0.1:9/token",
-        client_id="kit-pages",
-        openid=True,
-        issuer="http://127.0.0.1:9/issuer",
-        jwks_url="http://127.0.0.1:9/issuer/jwks.json",
-    )
-    site = await make_site(login=OidcLogin(auth_server))
+    site = await make_site(login=offline_login())
     first = await site.caller(http, "alice").call("list_repos")
     _, url, _ = url_request(first)
     page = await http.get(url)  # not signed in: the pages answer (sign-in first), never a 503
