@@ -184,12 +184,12 @@ async def serve_events(
     send: Send,
     receive: Receive,
     headers: list[Header],
-    last_words: bytes | None = None,
+    last_words: Callable[[], bytes] | None = None,
 ) -> None:
     """Write ``stream`` to this connection (a 200 ``text/event-stream`` response with
     ``headers``) until it is done, the connection is to close, or the client goes away. When the
-    server stops first (:mod:`~mcp_elicit.transport.shutdown`), the stream ends with
-    ``last_words`` (a call's: its error), and the response with what is queued."""
+    server stops first (:mod:`~mcp_elicit.transport.shutdown`), the stream ends with what
+    ``last_words()`` gives (a call's: its error), and the response with what is queued."""
     outbox = stream.attach(after)
     gone = False
     delivered = False  # the stream's end went out on this connection
@@ -240,7 +240,7 @@ async def serve_events(
         if task is None:
             raise
         if last_words is not None:
-            stream.finish(last_words)
+            stream.finish(last_words())
         rest = b"".join(event for event in outbox.events if event is not None)
         with contextlib.suppress(Exception):  # the client may be gone
             await send({"type": "http.response.body", "body": rest, "more_body": False})

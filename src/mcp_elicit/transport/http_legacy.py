@@ -232,7 +232,9 @@ async def _call(
 
     task = asyncio.ensure_future(run())
     session.calls[request.id] = task
-    await serve_events(stream, None, send, receive, headers, encode_error(request.id, shutdown_error()))
+    await serve_events(
+        stream, None, send, receive, headers, lambda: encode_error(request.id, shutdown_error())
+    )
 
 
 async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, receive: Receive) -> None:
