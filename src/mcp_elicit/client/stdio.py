@@ -294,8 +294,9 @@ class StdioTransport:
             # cancellation carrying one is still for the session); bool is no token (True == 1).
             token = message.params.get("progressToken")
             listener = None
-            if message.method == "notifications/progress" and isinstance(token, str | int):
-                listener = None if isinstance(token, bool) else self._listeners.get(token)
+            progress = message.method == "notifications/progress"
+            if progress and isinstance(token, str | int) and not isinstance(token, bool):
+                listener = self._listeners.get(token)
             if listener is not None:
                 listener(message)
             elif self._serving is not None:
