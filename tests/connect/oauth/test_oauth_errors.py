@@ -51,3 +51,16 @@ def test_repr_and_pickle() -> None:
     assert repr(exc) == "AuthorizationFailed(reason='id-token', error=None, detail='nonce')"
     again = pickle.loads(pickle.dumps(exc))
     assert (again.reason, again.detail, again.public_message) == ("id-token", "nonce", exc.public_message)
+
+
+def test_secrets_the_request_carried_are_withheld_before_the_text_is_cut() -> None:
+    secret = "S" * 30
+    text = "x " * 95 + secret  # the secret straddles the 200-character limit
+    cleaned = clean_provider_text(text, withhold=[secret, None, ""])
+    assert cleaned is not None
+    assert "SSSS" not in cleaned
+    assert clean_provider_text(f"bad {secret}", withhold=[secret]) == "bad [withheld]"
+    # Too short to be a secret: the provider's words stay readable.
+    assert clean_provider_text("an error", withhold=["e", "an"]) == "an error"
+    assert clean_error_code(secret, withhold=[secret]) is None
+    assert clean_error_code("invalid_grant", withhold=[secret]) == "invalid_grant"

@@ -101,6 +101,33 @@ async def test_oauth_error_from_the_token_endpoint(server: ScriptedServer) -> No
     assert info.value.provider_error == "grant request is invalid<i>"
 
 
+async def test_what_the_provider_echoes_of_the_request_is_withheld(
+    server: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A provider copying the code, the verifier or the client secret into its error: none of
+    # them may reach the page (provider_error), a log line or the error code kept.
+    caplog.set_level(logging.DEBUG)
+    flow = AuthorizationCodeGrant(scripted_provider(server), REDIRECT_URI)
+    pending, params = _callback(flow)
+    verifier = pending.code_verifier  # type: ignore[attr-defined]
+    server.routes["/token"] = Answer(
+        400,
+        body={
+            "error": verifier[:64],
+            "error_description": f"code 'the-code' with verifier {verifier} and secret s3cret:/ x refused",
+        },
+    )
+    with pytest.raises(AuthorizationFailed) as info:
+        await flow.finish(pending, params, provider_in_path="github")  # type: ignore[arg-type]
+    exc = info.value
+    assert exc.error is None
+    assert exc.provider_error == "code '[withheld]' with verifier [withheld] and secret [withheld] refused"
+    for text in (str(exc), repr(exc), exc.provider_error, caplog.text):
+        assert verifier not in text
+        assert verifier[:64] not in text
+    _assert_no_secrets(str(exc), repr(exc), exc.provider_error, caplog.text)
+
+
 async def test_timeout(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     server.routes["/token"] = Answer(body=token_body(), delay=2.0)

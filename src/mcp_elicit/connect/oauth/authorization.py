@@ -313,7 +313,7 @@ class AuthorizationCodeGrant:
         except HttpFailure as exc:
             raise AuthorizationFailed("token-endpoint", detail=exc.kind) from None
         if answer.status != 200:
-            body = parse_error(answer)
+            body = parse_error(answer, withhold=(code, pending.code_verifier, self.provider.client_secret))
             raise AuthorizationFailed(
                 "token-endpoint",
                 error=body.error,

@@ -10,13 +10,15 @@ Every failure of an authorization is fail-closed and carries three separate thin
   cleaned of control and formatting characters and length-capped, but still attacker-influenced
   text: a page may show it only HTML-escaped.
 
-None of them ever contains a token, a code or a code verifier.
+None of them ever contains a token, a code or a code verifier: any the request carried is withheld
+from the provider's description when the provider echoes it.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias
 
 __all__ = [
@@ -46,6 +48,10 @@ FailureReason: TypeAlias = Literal[
 ]
 
 PROVIDER_TEXT_LIMIT: Final = 200
+WITHHELD: Final = "[withheld]"
+# Shorter "secrets" (a test client's secret "x") are no secrets, and replacing them would garble
+# the provider's every word.
+_MIN_WITHHELD: Final = 4
 
 _PUBLIC_MESSAGES: Final[dict[str, str]] = {
     "expired": "This sign-in took too long. Please start again.",
@@ -63,11 +69,18 @@ _ERROR_CODE_RE: Final = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def clean_provider_text(value: object, *, limit: int = PROVIDER_TEXT_LIMIT) -> str | None:
+def clean_provider_text(
+    value: object, *, limit: int = PROVIDER_TEXT_LIMIT, withhold: Iterable[str | None] = ()
+) -> str | None:
     """``value`` without control/format characters, whitespace collapsed, at most ``limit``
-    characters; ``None`` when nothing is left (or ``value`` is not a str). Not HTML-escaped."""
+    characters; ``None`` when nothing is left (or ``value`` is not a str). Not HTML-escaped.
+
+    ``withhold``: the secrets the request carried (the code, the code verifier, the client
+    secret). A provider that echoes one in its description ("invalid code abc...") would put it
+    on a page and in logs: each is replaced by ``[withheld]``, before the text is cut."""
     if not isinstance(value, str):
         return None
+    value = without_secrets(value, withhold)
     # Bound the work before looking at characters (a provider could send megabytes).
     raw = value[: limit * 4]
     # Whitespace (including CR, LF, TAB and U+2028) becomes a space before controls are dropped.
@@ -80,11 +93,23 @@ def clean_provider_text(value: object, *, limit: int = PROVIDER_TEXT_LIMIT) -> s
     return text or None
 
 
-def clean_error_code(value: object) -> str | None:
-    """An OAuth ``error`` code when it looks like one (``access_denied``), else ``None``."""
-    if isinstance(value, str) and _ERROR_CODE_RE.fullmatch(value):
-        return value
-    return None
+def clean_error_code(value: object, *, withhold: Iterable[str | None] = ()) -> str | None:
+    """An OAuth ``error`` code when it looks like one (``access_denied``), else ``None``; also
+    ``None`` when it holds one of the secrets in ``withhold`` or a piece of one (a verifier or a
+    token looks like a code, and a code is cut at 64 characters)."""
+    if not isinstance(value, str) or not _ERROR_CODE_RE.fullmatch(value):
+        return None
+    if without_secrets(value, withhold) != value or any(secret and value in secret for secret in withhold):
+        return None
+    return value
+
+
+def without_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every one of ``secrets`` in it replaced by ``[withheld]``."""
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_WITHHELD:
+            text = text.replace(secret, WITHHELD)
+    return text
 
 
 class AuthorizationFailed(Exception):

@@ -110,7 +110,8 @@ def token_refresher(
         if answer.status == 429 or answer.status >= 500:
             retry_after = parse_retry_after(answer.retry_after)
             return RefreshResult.transient(f"token endpoint HTTP {answer.status}", retry_after=retry_after)
-        error = parse_error(answer).error
+        held = (connection.refresh_token, connection.access_token, provider.client_secret)
+        error = parse_error(answer, withhold=held).error
         if error in _DEAD_GRANT:
             _log.info("refresh with provider %r: %s (re-authorization needed)", provider.id, error)
             return RefreshResult.invalid_grant("invalid_grant")

@@ -51,7 +51,7 @@ def token_revoker(
             raise failed(f"revoking the {hint}: {exc.kind}") from None
         if answer.status == 200:
             return None
-        error = parse_error(answer).error
+        error = parse_error(answer, withhold=(token, provider.client_secret)).error
         if answer.status == 400 and error in _ALREADY_DEAD:
             _log.info("provider %r: the %s was already invalid (%s)", provider.id, hint, error)
             return None

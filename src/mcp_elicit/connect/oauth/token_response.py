@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -149,11 +149,11 @@ def parse_tokens(answer: HttpAnswer, *, refresh: bool = False) -> ParsedTokens:
     )
 
 
-def parse_error(answer: HttpAnswer) -> OAuthErrorBody:
-    """The ``error`` and ``error_description`` of a non-200 answer (both ``None`` if absent/odd)."""
+def parse_error(answer: HttpAnswer, withhold: Iterable[str | None] = ()) -> OAuthErrorBody:
+    """The ``error`` and ``error_description`` of a non-200 answer (both ``None`` if absent/odd);
+    the secrets in ``withhold`` (what the request carried) appear in neither."""
     body = answer.json_object()
     if body is None:
         return OAuthErrorBody(None, None)
-    return OAuthErrorBody(
-        clean_error_code(body.get("error")), clean_provider_text(body.get("error_description"))
-    )
+    error = clean_error_code(body.get("error"), withhold=withhold)
+    return OAuthErrorBody(error, clean_provider_text(body.get("error_description"), withhold=withhold))
