@@ -24,8 +24,9 @@ What each gives is worked out here from the documentation (the result shapes in
 ``codec.dumps`` note that NaN is written as ``null`` and dataclasses as objects):
 
 * a value the library can carry comes back in the documented shape: a tool's text,
-  ``structuredContent`` for a dict, content blocks as they are, no content for None; a prompt's
-  user messages; a resource's text, JSON or base64 blob;
+  ``structuredContent`` for a dict, well-formed content blocks as they are (a wrong one is
+  ``-32603``), no content for None; a prompt's user messages; a resource's text, JSON or base64
+  blob;
 * a value it cannot carry is ``-32603``, never a traceback, a hang or a broken connection;
 * ``ToolError`` shows its message (a tool error for a tool, ``-32603`` for the others), an
   ``McpError`` goes out as raised, any other failure is the fixed generic message, never the
@@ -264,7 +265,8 @@ def text_block(text: str) -> dict[str, Any]:
 
 def tool_shape(value: Any) -> dict[str, Any]:
     """registry.tool_result: str -> text; None -> no content; dict -> structuredContent and its
-    JSON as text; a non-empty list of content blocks as is; other JSON -> its JSON as text."""
+    JSON as text; a non-empty list of well-formed content blocks as is (a wrong one: -32603);
+    other JSON -> its JSON as text."""
     if isinstance(value, str):
         return {"content": [text_block(json_of(value))], "isError": False}
     if value is None:
@@ -277,12 +279,16 @@ def tool_shape(value: Any) -> dict[str, Any]:
         and value
         and all(isinstance(v, dict) and isinstance(v.get("type"), str) for v in value)
     ):
+        # Content blocks, each checked (server/content_blocks.py): of those drawn here, only a
+        # text block with a str text is whole.
+        if not all(v["type"] == "text" and isinstance(v.get("text"), str) for v in value):
+            raise WrongShape("a content block the spec refuses")
         return {"content": data, "isError": False}
     return {"content": [{"type": "text", "json": data}], "isError": False}
 
 
 class WrongShape(Exception):
-    """A prompt handler's value that is no prompt result."""
+    """A handler's value that is no result of its kind (a prompt's, a tool's content blocks)."""
 
 
 def prompt_shape(value: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.server.call import Call
+from mcp_elicit.server.content_blocks import check_content_blocks
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
 from mcp_elicit.server.signature import ArgumentError, Signature
 from mcp_elicit.wire import codec
@@ -257,7 +258,8 @@ def _is_content_block(value: Any) -> bool:
 
 def tool_result(value: Any) -> dict[str, Any]:
     """str -> text; dict -> structuredContent plus its JSON as text; a list of content blocks
-    as is; None -> no content; other JSON -> its JSON as text."""
+    as is, once each is checked (TypeError naming the first wrong one); None -> no content;
+    other JSON -> its JSON as text."""
     if isinstance(value, str):
         return {"content": [_text(value)], "isError": False}
     if value is None:
@@ -269,6 +271,9 @@ def tool_result(value: Any) -> dict[str, Any]:
             "isError": False,
         }
     if isinstance(value, list) and value and all(_is_content_block(v) for v in value):
+        # Every item a dict with a str "type": the author meant content blocks, so an unknown type
+        # is a wrong block (a typo fails loudly) rather than a reason to send the list as JSON text.
+        check_content_blocks(value)
         return {"content": value, "isError": False}
     return {"content": [_text(codec.dumps(value).decode())], "isError": False}
 
