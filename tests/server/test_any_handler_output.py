@@ -279,7 +279,7 @@ def tool_shape(value: Any) -> dict[str, Any]:
         and value
         and all(isinstance(v, dict) and isinstance(v.get("type"), str) for v in value)
     ):
-        # Content blocks, each checked (server/content_blocks.py): of those drawn here, only a
+        # Content blocks, each checked (server/result_checks.py): of those drawn here, only a
         # text block with a str text is whole.
         if not all(v["type"] == "text" and isinstance(v.get("text"), str) for v in value):
             raise WrongShape("a content block the spec refuses")
@@ -295,6 +295,8 @@ def prompt_shape(value: Any) -> dict[str, Any]:
     """registry.prompt_result: str -> one user message; a list of str or {role, content}; a dict
     with ``messages`` as is (no description added); anything else is refused."""
     if isinstance(value, dict) and "messages" in value:
+        if not all(_whole_message(m) for m in value["messages"]):
+            raise WrongShape("a prompt message the spec refuses")
         return dict(json_of(value))
     items = value if isinstance(value, list) else [value]
     messages = []
@@ -304,16 +306,32 @@ def prompt_shape(value: Any) -> dict[str, Any]:
         elif isinstance(item, dict) and "role" in item and "content" in item:
             content = item["content"]
             shown = text_block(content) if isinstance(content, str) else content
+            if not _whole_message({"role": item["role"], "content": shown}):
+                raise WrongShape("a prompt message the spec refuses")
             messages.append({"role": json_of(item["role"]), "content": json_of(shown)})
         else:
             raise WrongShape(type(item).__name__)
     return {"messages": messages, "description": "Acts as told."}
 
 
+def _whole_message(message: Any) -> bool:
+    """A prompt message the server sends (server/result_checks.py): of those drawn here, only
+    one with a role of the spec's and a text block with a str text is whole."""
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        return False
+    content = message.get("content")
+    return (
+        isinstance(content, dict) and content.get("type") == "text" and isinstance(content.get("text"), str)
+    )
+
+
 def resource_shape(uri: str, value: Any) -> dict[str, Any]:
     """registry.resource_result: str -> text; bytes -> base64 blob; a dict with ``contents`` as
     is; other JSON -> its JSON as text."""
     if isinstance(value, dict) and "contents" in value:
+        # Each drawn item has a str uri; its text must be a str too (server/result_checks.py).
+        if not all(isinstance(item["text"], str) for item in value["contents"]):
+            raise WrongShape("resource contents the spec refuses")
         return dict(json_of(value))
     if isinstance(value, bytes | bytearray):
         blob = base64.b64encode(bytes(value)).decode()
@@ -586,7 +604,15 @@ messages = st.lists(
     | plain_scalars,
     max_size=3,
 )
-prompt_values = messages | st.builds(lambda m: {"messages": m}, st.lists(values, max_size=2))
+# As the protocol's own messages: whole ones, others with a role or content the spec refuses,
+# and any JSON (no dict of it has a "role" key: the oracle reads only text blocks as whole).
+own_messages = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant", "system"]),
+        "content": texts_ | st.builds(text_block, texts_) | st.just({"type": "text"}),
+    }
+) | values.filter(lambda v: not (isinstance(v, dict) and "role" in v))
+prompt_values = messages | st.builds(lambda m: {"messages": m}, st.lists(own_messages, max_size=2))
 resource_values = st.builds(
     lambda c: {"contents": c},
     st.lists(st.fixed_dictionaries({"uri": texts_, "text": texts_ | odd_scalars}), max_size=2),

@@ -22,8 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.server.call import Call
-from mcp_elicit.server.content_blocks import check_content_blocks
 from mcp_elicit.server.errors import ToolError, TooManyInvalidAnswers
+from mcp_elicit.server.result_checks import (
+    check_content_blocks,
+    check_prompt_messages,
+    check_resource_contents,
+)
 from mcp_elicit.server.signature import ArgumentError, Signature
 from mcp_elicit.wire import codec
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, internal_error, invalid_params
@@ -286,6 +290,7 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
     """str -> one user message; a list of str or {role, content} messages; a dict with
     ``messages`` as is."""
     if isinstance(value, dict) and "messages" in value:
+        check_prompt_messages(value["messages"])
         return dict(value)  # a copy: the handler's own dict (a constant, say) stays as it was
     items = value if isinstance(value, list) else [value]
     messages = []
@@ -302,6 +307,7 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
                 "a prompt handler must return a str, a list of str or {role, content} messages, "
                 f"or a dict with 'messages'; got {type(item).__name__}"
             )
+    check_prompt_messages(messages)  # the roles, and the contents that are not text
     result: dict[str, Any] = {"messages": messages}
     if description:
         result["description"] = description
@@ -311,6 +317,7 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
 def resource_result(uri: str, value: Any, mime_type: str | None) -> dict[str, Any]:
     """str -> text contents; bytes -> base64 blob; a dict with ``contents`` as is."""
     if isinstance(value, dict) and "contents" in value:
+        check_resource_contents(value["contents"])
         return dict(value)  # a copy: ttlMs and cacheScope are added to it
     entry: dict[str, Any] = {"uri": uri}
     if isinstance(value, (bytes, bytearray)):

@@ -1,11 +1,12 @@
-"""A tool that returns a list of content blocks: each block is checked against the spec's
-``ContentBlock`` (schema.ts of 2025-11-25 and 2026-07-28, the same five blocks in both), and a
-wrong one fails the call with ``-32603`` naming the handler, the block's index (in the list the
+"""What a handler returns as the protocol's own objects is checked as the spec types it: a tool's
+content blocks, a prompt's messages, a resource's contents (``server/result_checks.py``). A wrong
+one fails the request with ``-32603`` naming the handler, the item's index (in the list the
 handler returned, from 0) and what is wrong, instead of reaching a client that refuses the result.
 
 Every case runs through a client in both eras (2026-07-28 in process, 2025-11-25 over HTTP on
-127.0.0.1), with the tool and helpers of ``test_any_handler_output``; the property also runs the
-2025-11-25 stdio connection. What the spec requires, per block:
+127.0.0.1), with the handlers and helpers of ``test_any_handler_output``; the property also runs
+the 2025-11-25 stdio connection. What the spec (schema.ts of 2025-11-25 and 2026-07-28, the same
+in both) requires, per content block:
 
 * text: ``text`` a str;
 * image and audio: ``data`` a base64 str (``@format byte``), ``mimeType`` a str;
@@ -16,6 +17,9 @@ Every case runs through a client in both eras (2026-07-28 in process, 2025-11-25
   base64 str), optional ``mimeType`` str and ``_meta`` object;
 * on every block, optional ``annotations`` (``audience`` a list of "user"/"assistant",
   ``priority`` a number from 0 to 1, ``lastModified`` a str) and ``_meta``, an object.
+
+A prompt message is a ``role`` ("user" or "assistant") and one content block; a resource's
+contents are each a ``uri`` and one of ``text`` and ``blob``, as in the ``resource`` block.
 
 Members the spec does not name pass (its types allow them). A list counts as content blocks when
 every item is a dict with a str ``type`` (as before); an unknown ``type`` there is a wrong block.
@@ -40,6 +44,7 @@ from tests.server.test_any_handler_output import (
     Protocol,
     make_server,
     outcome_in_process,
+    resource_uri,
     running,
 )
 from tests.strategies import fuzz_settings
@@ -265,6 +270,129 @@ async def test_a_list_that_is_not_blocks_is_still_sent_as_json_text(protocol: Pr
     [block] = got["content"]
     assert block["type"] == "text", got
     assert json.loads(block["text"]) == value, got
+
+
+# -- a prompt's messages and a resource's contents, returned as the protocol's own objects ----------
+
+PROMPT_NO_RESULT = (
+    "Internal error: the handler of prompts/get 'act_prompt' returned a value that is no result: "
+)
+USER_TEXT = {"role": "user", "content": TEXT}
+
+WRONG_MESSAGES = [
+    ("messages not a list", {"messages": "hi"}, "a prompt's messages must be a list, not 'hi'"),
+    (
+        "a message not an object",
+        {"messages": [5]},
+        "prompt message 0 must be an object with role and content",
+    ),
+    (
+        "role system",
+        {"messages": [USER_TEXT, {"role": "system", "content": TEXT}]},
+        "prompt message 1 needs role to be 'user' or 'assistant', not 'system'",
+    ),
+    (
+        "role missing",
+        [{"role": None, "content": "hi"}],
+        "prompt message 0 needs role to be 'user' or 'assistant', not None",
+    ),
+    (
+        "content not a block",
+        {"messages": [{"role": "user", "content": "hi"}]},
+        "prompt message 0 needs content to be a content block, not 'hi'",
+    ),
+    (
+        "content a wrong block",
+        [{"role": "assistant", "content": {"type": "image", "data": PNG}}],
+        "prompt message 0 content (type 'image') needs mimeType, a str",
+    ),
+]
+RIGHT_MESSAGES = [
+    ("as the protocol's own", {"messages": [USER_TEXT, {"role": "assistant", "content": IMAGE}]}),
+    ("with members the spec does not name", {"messages": [{**USER_TEXT, "x": 1}], "description": "d"}),
+]
+
+WRONG_CONTENTS = [
+    ("contents not a list", {"contents": {}}, "a resource's contents must be a list, not dict"),
+    (
+        "an item not an object",
+        {"contents": ["a"]},
+        "resource contents 0 must be an object with uri and text or blob",
+    ),
+    ("no uri", {"contents": [{"text": "a"}]}, "resource contents 0 needs uri, a str"),
+    (
+        "text a number",
+        {"contents": [{"uri": "a://b", "text": 1}]},
+        "resource contents 0 needs text to be a str, not 1",
+    ),
+    (
+        "neither text nor blob",
+        {"contents": [{"uri": "a://b"}]},
+        "resource contents 0 needs text (a str) or blob (a base64 str)",
+    ),
+    (
+        "blob not base64",
+        {"contents": [{"uri": "a://b", "text": "a"}, {"uri": "a://b", "blob": "%"}]},
+        "resource contents 1 needs blob to be a base64 str, not '%'",
+    ),
+]
+RIGHT_CONTENTS = [
+    (
+        "text and blob items",
+        {"contents": [{"uri": "a://b", "text": "a"}, {"uri": "a://c", "blob": PNG, "mimeType": "image/png"}]},
+    ),
+    ("no item", {"contents": []}),
+]
+
+
+@PROTOCOLS
+@pytest.mark.parametrize(
+    ("value", "says"), [case[1:] for case in WRONG_MESSAGES], ids=[case[0] for case in WRONG_MESSAGES]
+)
+async def test_a_wrong_prompt_message_fails_the_get_naming_it(
+    protocol: Protocol, value: Any, says: str
+) -> None:
+    got = await outcome_in_process(make_server(), protocol, "prompt", {"outcome": {"return": value}})
+    assert got == Error(INTERNAL, PROMPT_NO_RESULT + says), got
+
+
+@PROTOCOLS
+@pytest.mark.parametrize(
+    "value", [case[1] for case in RIGHT_MESSAGES], ids=[case[0] for case in RIGHT_MESSAGES]
+)
+async def test_well_formed_prompt_messages_reach_the_client_as_they_are(
+    protocol: Protocol, value: Any
+) -> None:
+    got = await outcome_in_process(make_server(), protocol, "prompt", {"outcome": {"return": value}})
+    assert got == value, got
+
+
+def _resource_no_result(spec: dict[str, Any]) -> str:
+    target = f"resources/read {resource_uri(json.dumps(spec))!r}"
+    return f"Internal error: the handler of {target} returned a value that is no result: "
+
+
+@PROTOCOLS
+@pytest.mark.parametrize(
+    ("value", "says"), [case[1:] for case in WRONG_CONTENTS], ids=[case[0] for case in WRONG_CONTENTS]
+)
+async def test_wrong_resource_contents_fail_the_read_naming_them(
+    protocol: Protocol, value: Any, says: str
+) -> None:
+    spec = {"outcome": {"return": value}}
+    got = await outcome_in_process(make_server(), protocol, "resource", spec)
+    assert got == Error(INTERNAL, _resource_no_result(spec) + says), got
+
+
+@PROTOCOLS
+@pytest.mark.parametrize(
+    "value", [case[1] for case in RIGHT_CONTENTS], ids=[case[0] for case in RIGHT_CONTENTS]
+)
+async def test_well_formed_resource_contents_reach_the_client_as_they_are(
+    protocol: Protocol, value: Any
+) -> None:
+    got = await outcome_in_process(make_server(), protocol, "resource", {"outcome": {"return": value}})
+    assert got == value, got
 
 
 # -- the property ---------------------------------------------------------------------------------

@@ -1,10 +1,17 @@
-"""The content blocks of a tool result, checked as the spec types them.
+"""What a handler returns, checked as the spec types it before it is sent.
 
-``ContentBlock`` in the spec's schema.ts is the same five blocks at 2025-11-25 and 2026-07-28:
-``text``, ``image``, ``audio``, ``resource_link`` and ``resource``. A handler returning a list of
-blocks has each checked here before it is sent: a wrong block would make the client refuse the
-whole result, far from the handler that made it. Each member the spec names is checked as it
-types it (base64 too: clients decode it); members it does not name pass, as its types allow.
+A tool may return its content blocks, a prompt its messages, a resource its contents, as the
+protocol's own objects; the server sends them on, so each is checked here first: a wrong one
+would make the client refuse the whole result, far from the handler that made it. The shapes
+are those of the spec's schema.ts, the same at 2025-11-25 and 2026-07-28:
+
+* ``ContentBlock``: ``text``, ``image``, ``audio``, ``resource_link`` and ``resource``;
+* ``PromptMessage``: ``role`` (``"user"`` or ``"assistant"``) and one content block;
+* ``TextResourceContents | BlobResourceContents``: ``uri`` and one of ``text`` and ``blob``.
+
+Each member the spec names is checked as it types it (base64 too: clients decode it); members
+it does not name pass, as its types allow. A problem is a ``TypeError`` saying which item and
+what is wrong: the engine answers it with -32603 naming the handler.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["check_content_blocks"]
+__all__ = ["check_content_blocks", "check_prompt_messages", "check_resource_contents"]
 
 
 @dataclass(frozen=True)
@@ -110,10 +117,45 @@ _BLOCKS: dict[str, tuple[_Member, ...]] = {
 
 
 def check_content_blocks(blocks: list[dict[str, Any]]) -> None:
+    """A tool result's ``content``: every item a dict with a str ``type`` (so meant as blocks)."""
     for index, block in enumerate(blocks):
         problem = _block_problem(block)
         if problem is not None:
             raise TypeError(f"content block {index} (type {_shown(block['type'])}) {problem}")
+
+
+def check_prompt_messages(messages: Any) -> None:
+    """A prompt result's ``messages``."""
+    if not isinstance(messages, list):
+        raise TypeError(f"a prompt's messages must be a list, not {_shown(messages)}")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise TypeError(f"prompt message {index} must be an object with role and content")
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise TypeError(
+                f"prompt message {index} needs role to be 'user' or 'assistant', not {_shown(role)}"
+            )
+        content = message.get("content")
+        if not (isinstance(content, dict) and isinstance(content.get("type"), str)):
+            raise TypeError(
+                f"prompt message {index} needs content to be a content block, not {_shown(content)}"
+            )
+        problem = _block_problem(content)
+        if problem is not None:
+            raise TypeError(f"prompt message {index} content (type {_shown(content['type'])}) {problem}")
+
+
+def check_resource_contents(contents: Any) -> None:
+    """A resource result's ``contents``."""
+    if not isinstance(contents, list):
+        raise TypeError(f"a resource's contents must be a list, not {_shown(contents)}")
+    for index, item in enumerate(contents):
+        if not isinstance(item, dict):
+            raise TypeError(f"resource contents {index} must be an object with uri and text or blob")
+        problem = _members_problem(item, _RESOURCE_CONTENTS.members, "") or _text_or_blob(item, "")
+        if problem is not None:
+            raise TypeError(f"resource contents {index} {problem}")
 
 
 def _block_problem(block: dict[str, Any]) -> str | None:
@@ -122,13 +164,17 @@ def _block_problem(block: dict[str, Any]) -> str | None:
         return "has an unknown type; a content block is text, image, audio, resource_link or resource"
     problem = _members_problem(block, members, "")
     if problem is None and block["type"] == "resource":
-        # TextResourceContents | BlobResourceContents: which one it is must be plain.
-        resource = block["resource"]
-        if "text" in resource and "blob" in resource:
-            return "has both resource.text and resource.blob; it needs exactly one of them"
-        if "text" not in resource and "blob" not in resource:
-            return "needs resource.text (a str) or resource.blob (a base64 str)"
+        problem = _text_or_blob(block["resource"], "resource.")
     return problem
+
+
+def _text_or_blob(contents: dict[str, Any], path: str) -> str | None:
+    """TextResourceContents | BlobResourceContents: which one it is must be plain."""
+    if "text" in contents and "blob" in contents:
+        return f"has both {path}text and {path}blob; it needs exactly one of them"
+    if "text" not in contents and "blob" not in contents:
+        return f"needs {path}text (a str) or {path}blob (a base64 str)"
+    return None
 
 
 def _members_problem(value: dict[str, Any], members: tuple[_Member, ...], path: str) -> str | None:
