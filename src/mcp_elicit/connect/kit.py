@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from mcp_elicit.connect.flows import FlowStore, check_base_url
+from mcp_elicit.connect.flows import FlowError, FlowNotFound, FlowStore, check_base_url, flow_id_in
 from mcp_elicit.connect.identity import (
     DevelopmentIdentity,
     Principal,
@@ -203,6 +203,22 @@ class ConnectKit:
         from mcp_elicit.connect.engine import obtain_secret
 
         return await obtain_secret(ctx, self, name, description, message)
+
+    async def url_step_completed(self, url: str, principal: str | None) -> bool | None:
+        """Whether the flow behind ``url`` completed for ``principal`` (its owner); ``None`` for
+        a URL that is no flow link of this kit. ``False`` when the store cannot say: the client
+        is then not told, rather than told wrongly."""
+        flow_id = flow_id_in(self.base_url, url)
+        if flow_id is None:
+            return None
+        try:
+            flow = await self.flows.get(flow_id)
+        except FlowNotFound:
+            return False
+        except FlowError as exc:
+            _log.warning("whether a flow completed could not be read: %s", exc)
+            return False
+        return flow.owner == principal and flow.status == "completed"
 
     async def sign_out_everywhere(self, principal: str | Principal) -> None:
         """Void every pages session of ``principal`` (``"issuer|subject"`` or a

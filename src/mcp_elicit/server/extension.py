@@ -29,6 +29,12 @@ class Extension(Protocol):
         """``ctx.secret(name, description, message=...)``: the user's secret."""
         ...
 
+    async def url_step_completed(self, url: str, principal: str | None) -> bool | None:
+        """Whether the browser step behind ``url`` (a URL question the extension asked) has
+        completed for ``principal``; ``None`` for a URL that is not the extension's. The
+        2025-11-25 bridge tells the client so (``notifications/elicitation/complete``)."""
+        ...
+
     def asgi(
         self,
         server: Server,

@@ -10,7 +10,7 @@
   It also keeps the pages' sign-outs (``revoke_session``, ``revoke_sessions_of``,
   ``session_revoked``), so a signed-out session cookie is void on every instance.
 * :func:`flow_url`: the URL for a flow (https, or http on loopback in development; no personal
-  data).
+  data); :func:`flow_id_in` reads the id back from such a URL.
 * :func:`check_for_retry`: :class:`Ready` / :class:`Waiting` / :class:`Failed` for the client's
   retry, with the phishing alarm when the principal differs.
 
@@ -44,7 +44,7 @@ from .model import (
 )
 from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry
 from .store import MAX_SESSION_LIFETIME, FlowStore
-from .urls import check_base_url, flow_url
+from .urls import check_base_url, flow_id_in, flow_url
 
 if TYPE_CHECKING:
     from .postgres_store import PostgresFlowStore
@@ -77,6 +77,7 @@ __all__ = [
     "check_base_url",
     "check_for_retry",
     "flow_fingerprint",
+    "flow_id_in",
     "flow_url",
     "is_flow_id",
     "new_flow_id",

@@ -18,7 +18,7 @@ from mcp_elicit.connect.identity.urls import check_service_url
 
 from .model import PendingFlow, is_flow_id
 
-__all__ = ["check_base_url", "flow_url"]
+__all__ = ["check_base_url", "flow_id_in", "flow_url"]
 
 
 def check_base_url(base_url: str, *, development: bool = False) -> str:
@@ -38,3 +38,13 @@ def flow_url(base_url: str, flow: PendingFlow, *, development: bool = False) -> 
     if flow.kind not in ("connect", "secret"):
         raise ValueError(f"unknown flow kind {flow.kind!r}")
     return f"{check_base_url(base_url, development=development)}/{flow.kind}/{flow.id}"
+
+
+def flow_id_in(base_url: str, url: str) -> str | None:
+    """The flow id of ``url`` if it is a flow URL under ``base_url`` (as :func:`flow_url` makes
+    them, ``base_url`` already checked), else ``None``."""
+    for kind in ("connect", "secret"):
+        prefix = f"{base_url}/{kind}/"
+        if url.startswith(prefix) and is_flow_id(url[len(prefix) :]):
+            return url[len(prefix) :]
+    return None

@@ -21,7 +21,13 @@ the user already agreed to open in this call, asked again (the connect kit does 
 browser step is still under way, holding each retry a while), is not sent again: the user's
 consent stands, so it is answered ``accept`` here and the call goes on by itself once the browser
 step is done. When it is no longer asked, the step is over, and the client is told with
-``notifications/elicitation/complete`` for its ``elicitationId`` (to this session only).
+``notifications/elicitation/complete`` for its ``elicitationId`` (to this session only) if the
+step completed: an extension that owns the URL (the connect kit's pages:
+:meth:`Extension.url_step_completed <mcp_elicit.server.extension.Extension.url_step_completed>`)
+says so from its own record, whatever the call does next (it may still end with an error); of any
+other URL the bridge only knows that the handler went on, which counts unless the call ended
+with an error. A call that ends without its handler's outcome (cancelled, the client gone or
+failing) still tells the client of the steps that completed.
 
 Capabilities come from the session's ``initialize`` and are checked before anything is sent (the
 engine gates every round), so a refusal has no side effects (``-32021`` naming what is missing).
@@ -57,6 +63,7 @@ logger = logging.getLogger("mcp_elicit.server.legacy")
 # A state-only round is run again after this pause, doubling up to the cap.
 _FIRST_PAUSE = 0.25
 _MAX_PAUSE = 2.0
+_COMPLETE = "notifications/elicitation/complete"
 
 
 class ClientFailed(McpError):
@@ -81,6 +88,13 @@ class Bridge:
 
     async def run(self) -> dict[str, Any]:
         """The call's final result (2026 shape: the session writes it for its era)."""
+        try:
+            return await self._rounds()
+        except (Exception, asyncio.CancelledError):
+            await self._abandoned()
+            raise
+
+    async def _rounds(self) -> dict[str, Any]:
         session = self._session
         call = self._call
         loop = asyncio.get_running_loop()
@@ -193,12 +207,11 @@ class Bridge:
             )
 
     async def _completed_urls(self, outcome: Outcome) -> None:
-        """Tell the client which browser steps are over: URL questions it accepted that the
-        handler no longer asks (unless the call failed)."""
+        """URL questions the client accepted that the handler no longer asks: their step is over
+        (see :meth:`_step_over`)."""
         if not self._accepted_urls:
             return
-        if isinstance(outcome, Complete) and outcome.result.get("isError") is True:
-            return
+        failed = isinstance(outcome, Complete) and outcome.result.get("isError") is True
         still = set()
         if isinstance(outcome, NeedsInput):
             for request in outcome.requests.values():
@@ -206,10 +219,40 @@ class Bridge:
                 if params.get("mode") == "url":
                     still.add((str(params.get("message")), str(params.get("url"))))
         for place in [place for place in self._accepted_urls if place not in still]:
-            elicitation_id = self._accepted_urls.pop(place)
-            await self._session.notify(
-                "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self._channel
-            )
+            await self._step_over(place, handler_went_on=not failed)
+
+    async def _step_over(self, place: tuple[str, str], *, handler_went_on: bool) -> None:
+        """The browser step of the accepted URL question ``place`` is over for this call: the
+        client is told once, if it completed (see the module docstring)."""
+        elicitation_id = self._accepted_urls.pop(place)
+        completed = await self._step_completed(place[1])
+        if completed is None:  # a URL nobody keeps a record of: the handler going on is all there is
+            completed = handler_went_on
+        if completed:
+            await self._session.notify(_COMPLETE, {"elicitationId": elicitation_id}, self._channel)
+
+    async def _abandoned(self) -> None:
+        """The call ends with no outcome from the handler (cancelled, the client gone or
+        failing, an error response): a browser step that completed is still over for the
+        client."""
+        for place in list(self._accepted_urls):
+            await self._step_over(place, handler_went_on=False)
+
+    async def _step_completed(self, url: str) -> bool | None:
+        """What the server's extension says of the step behind ``url`` (``None``: not its URL,
+        or no such extension). Best effort: a failure to tell is logged, never the call's end."""
+        extension = self._session.server.connect
+        if extension is None:
+            return None
+        try:
+            return await extension.url_step_completed(url, self._principal())
+        except Exception:
+            logger.exception("could not learn whether a URL question's step completed")
+            return False
+
+    def _principal(self) -> str | None:
+        caller = self._call.caller
+        return None if caller is None else caller.principal
 
 
 def _first(failed: BaseExceptionGroup[BaseException]) -> BaseException:
