@@ -81,6 +81,7 @@ from mcp_elicit.connect.flows import (
     check_for_retry,
     flow_fingerprint,
     flow_url,
+    step_words,
 )
 from mcp_elicit.connect.flows.model import (
     MAX_DESCRIPTION_LENGTH,
@@ -509,9 +510,7 @@ def _principal(ctx: Context, what: str) -> str:
 
 
 def _what(request: _Request) -> str:
-    if request.kind == "connect":
-        return f"connecting your {request.title} account"
-    return f"entering the secret {request.label!r}"
+    return step_words(request.kind, request.title)
 
 
 def _one_line(text: str) -> str:

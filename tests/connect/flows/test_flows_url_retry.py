@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import pytest
 from flows_support import ALICE, BOB, NOW
@@ -15,6 +16,7 @@ from mcp_elicit.connect.flows import (
     check_for_retry,
     flow_url,
     new_flow_id,
+    step_words,
 )
 from mcp_elicit.connect.identity import Principal
 
@@ -125,6 +127,16 @@ def test_failed_and_declined() -> None:
     assert declined.reason == "declined"
     assert "declined" in declined.message
     assert Failed("unknown").message  # for FlowNotFound on the engine's side
+
+
+def test_a_secret_step_is_named_as_the_engine_names_it() -> None:
+    # One wording in every message about a step: a replayed state reads the flow's failure here,
+    # a live one gets the engine's words (hypothesis met both in one run of test_kit_any_client).
+    failed = check_for_retry(replace(flow("failed", kind="secret"), provider="openai_api_key"), ALICE, NOW)
+    assert isinstance(failed, Failed)
+    assert failed.message.startswith("Entering the secret 'openai_api_key' did not complete.")
+    assert step_words("secret", "openai_api_key") == "entering the secret 'openai_api_key'"
+    assert step_words("connect", "GitHub") == "connecting your GitHub account"
 
 
 @pytest.mark.parametrize("status", ["pending", "in_progress", "completed", "failed", "expired"])

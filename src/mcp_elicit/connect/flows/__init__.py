@@ -12,7 +12,8 @@
 * :func:`flow_url`: the URL for a flow (https, or http on loopback in development; no personal
   data); :func:`flow_id_in` reads the id back from such a URL.
 * :func:`check_for_retry`: :class:`Ready` / :class:`Waiting` / :class:`Failed` for the client's
-  retry, with the phishing alarm when the principal differs.
+  retry, with the phishing alarm when the principal differs; :func:`step_words`: how every
+  message names a flow's step.
 
 The store classes are loaded on first access (no sqlite3 or psycopg import until needed).
 """
@@ -42,7 +43,7 @@ from .model import (
     is_flow_id,
     new_flow_id,
 )
-from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry
+from .retry import Failed, FailureReason, Ready, RetryOutcome, Waiting, check_for_retry, step_words
 from .store import MAX_SESSION_LIFETIME, FlowStore
 from .urls import check_base_url, flow_id_in, flow_url
 
@@ -81,6 +82,7 @@ __all__ = [
     "flow_url",
     "is_flow_id",
     "new_flow_id",
+    "step_words",
 ]
 
 

@@ -19,19 +19,25 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from mcp_elicit.connect.identity.principal import Principal
 
-from .model import PendingFlow, owner_key
+from .model import FlowKind, PendingFlow, owner_key
 
-__all__ = ["Failed", "FailureReason", "Ready", "RetryOutcome", "Waiting", "check_for_retry"]
+__all__ = ["Failed", "FailureReason", "Ready", "RetryOutcome", "Waiting", "check_for_retry", "step_words"]
 
 _log = logging.getLogger("mcp_elicit.connect.flows")
 
 FailureReason = Literal["not-owner", "expired", "failed", "declined", "unknown"]
 
-_WHAT: Final = {"connect": "connecting your {provider} account", "secret": "entering the {provider} secret"}
+
+def step_words(kind: FlowKind, name: str) -> str:
+    """How every message names a flow's step: "connecting your GitHub account" (``name``: what
+    the provider is called), "entering the secret 'openai_api_key'"."""
+    if kind == "connect":
+        return f"connecting your {name} account"
+    return f"entering the secret {name!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +72,7 @@ class Failed:
         flow = self.flow
         what = "the step in your browser"
         if flow is not None and self.reason != "not-owner":
-            what = _WHAT[flow.kind].format(provider=flow.provider)
+            what = step_words(flow.kind, flow.provider)
         if self.reason == "expired":
             return f"The link for {what} expired before it was completed. Run the tool again for a new link."
         if self.reason == "declined":
