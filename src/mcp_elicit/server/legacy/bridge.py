@@ -234,9 +234,12 @@ class Bridge:
     async def _abandoned(self) -> None:
         """The call ends with no outcome from the handler (cancelled, the client gone or
         failing, an error response): a browser step that completed is still over for the
-        client."""
-        for place in list(self._accepted_urls):
-            await self._step_over(place, handler_went_on=False)
+        client. Best effort: the call's own ending (re-raised by the caller) is what counts."""
+        try:
+            for place in list(self._accepted_urls):
+                await self._step_over(place, handler_went_on=False)
+        except Exception as exc:  # the client is gone, say: nothing more to tell it
+            logger.info("could not tell the client of a completed URL step: %r", exc)
 
     async def _step_completed(self, url: str) -> bool | None:
         """What the server's extension says of the step behind ``url`` (``None``: not its URL,
