@@ -117,10 +117,18 @@ class HttpApp:
         router = server.session_router
         self.relay = None if router is None else SessionRelay(self, router)
 
+    async def aclose(self) -> None:
+        """End the 2025-11-25 sessions (their calls are cancelled) and stop relaying for other
+        instances (the database connection it listens on closes). An ASGI server's lifespan
+        shutdown calls it, once the requests are over."""
+        self.sessions.close()
+        if self.relay is not None:
+            await self.relay.close()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
-                await acknowledge_lifespan(receive, send)
+                await acknowledge_lifespan(receive, send, on_shutdown=self.aclose)
             return
         if (scope["path"].rstrip("/") or "/") != self.path:
             await send_text(send, 404, b"Not Found")
