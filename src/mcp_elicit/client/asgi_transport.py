@@ -11,13 +11,19 @@ client's reply parsing. Cancelling the caller tells the app the client went away
 
 Tests and documentation examples use it to run a whole client against a server in one
 process; an application can use it to call its own tools.
+
+What the app sends is checked as an ASGI server checks it (a head, then its body; a message of
+another shape or out of turn raises in the app, which then fails its request), and its ``send``
+waits once a few messages are ahead of the client's reading, as a socket's does. The call ends
+once the response is read: an app still running after it (cleaning up, or not listening for
+the disconnect) runs on by itself, and :meth:`AsgiTransport.aclose` ends what is left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +36,7 @@ from mcp_elicit.client.http import (
     request_headers,
     sse_reply,
 )
+from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.jsonrpc import Response
 
@@ -41,6 +48,13 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+
+# Messages the app may send ahead of the client's reading (a socket's buffer does the same):
+# beyond them its send() waits, so an app streaming without a pause cannot keep the event loop
+# (and the request timeout) from running, nor fill the memory.
+_AHEAD = 8
+# Seconds aclose() gives the app calls still running, once cancelled, to end.
+_CLOSE_WAIT = 5.0
 
 
 def app_of(target: object) -> tuple[AsgiApp, str] | None:
@@ -83,6 +97,7 @@ class AsgiTransport:
             for name, value in {"Host": parts.netloc, **check_header_values(headers or {})}.items()
         ]
         self._limit = max_message_bytes
+        self._running: set[asyncio.Future[None]] = set()  # app calls not over yet
 
     @property
     def reached_via(self) -> str:
@@ -92,7 +107,12 @@ class AsgiTransport:
         pass
 
     async def aclose(self) -> None:
-        pass
+        """Cancel the app calls still running after their response, and wait for them a while."""
+        running, self._running = self._running, set()
+        for app in running:
+            app.cancel()
+        if running:
+            await asyncio.wait(running, timeout=_CLOSE_WAIT)
 
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
         exchange = _Exchange(request.body)
@@ -117,12 +137,16 @@ class AsgiTransport:
             "server": (self._host, None),
         }
         app = asyncio.ensure_future(self._app(scope, exchange.receive, exchange.send))
+        exchange.follow(app)
+        self._running.add(app)
+        app.add_done_callback(lambda done: self._ended(done, exchange))
         try:
-            status, reply_headers = await exchange.started(app)
-            if status == 200 and reply_headers.get("content-type", "").startswith("text/event-stream"):
-                return await sse_reply(exchange.chunks(app), request, on_notification, self._limit)
+            status, reply_headers = await exchange.started()
+            content_type = reply_headers.get("content-type", "").partition(";")[0].strip().lower()
+            if status == 200 and content_type == "text/event-stream":
+                return await sse_reply(exchange.chunks(), request, on_notification, self._limit)
             body = bytearray()
-            async for chunk in exchange.chunks(app):
+            async for chunk in exchange.chunks():
                 body += chunk
                 if len(body) > self._limit:
                     raise MalformedMessageError(
@@ -138,28 +162,84 @@ class AsgiTransport:
             )
         finally:
             exchange.disconnect()  # the response is read (or the caller gave up): the client is gone
-            await _settled(app)
+
+    def _ended(self, app: asyncio.Future[None], exchange: _Exchange) -> None:
+        """An app call is over. What it raised after its whole response is only logged, as an
+        ASGI server would (before it, the request already failed with it)."""
+        self._running.discard(app)
+        if app.cancelled():
+            return
+        failure = app.exception()
+        if failure is not None and exchange.complete and not isinstance(failure, _Disconnected):
+            logger.warning("the in-process app failed after its response: %s", _described(failure))
 
 
-async def _settled(app: asyncio.Future[None]) -> None:
-    """Let the app's call end (it sees the disconnect); what it raises after its response is
-    only logged, as an ASGI server would."""
-    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-        await asyncio.wait({app}, timeout=5.0)
-    if not app.done():
-        app.cancel()
-        return
-    if not app.cancelled() and app.exception() is not None:
-        logger.warning("the in-process app failed after its response: %r", app.exception())
+class _Disconnected(OSError):
+    """What the app's ``send`` raises once the client has gone (as an ASGI server's does)."""
+
+
+def _described(failure: BaseException) -> str:
+    """An exception the app raised, as a message quotes it: one clean line of bounded size."""
+    try:
+        text = repr(failure)
+    except Exception:  # an exception whose repr fails: its type still says something
+        text = type(failure).__name__
+    return clean(text, single_line=True, max_length=300)
+
+
+def _stage_after(stage: str, message: object) -> str:
+    """What the app may send after ``message`` (``"head"``, ``"body"``, then ``"done"``); the
+    error an ASGI server raises in the app for a message of another shape, or out of turn."""
+    if not isinstance(message, Mapping):
+        raise TypeError(f"an ASGI message is a dict, not {type(message).__name__}")
+    kind = message.get("type")
+    if stage == "head" and kind == "http.response.start":
+        status = message.get("status")
+        if type(status) is not int or not 100 <= status <= 999:
+            raise TypeError(f"http.response.start needs a status from 100 to 999, not {status!r}")
+        headers = message.get("headers", ())
+        if not isinstance(headers, list | tuple) or not all(_is_header(header) for header in headers):
+            raise TypeError("http.response.start needs its headers as (bytes, bytes) pairs")
+        return "body"
+    if stage == "body" and kind == "http.response.body":
+        if not isinstance(message.get("body", b""), bytes | bytearray):
+            raise TypeError("http.response.body needs its body as bytes")
+        return "body" if message.get("more_body", False) else "done"
+    expected = {"head": "http.response.start", "body": "http.response.body"}.get(stage)
+    if expected is None:
+        raise RuntimeError(f"the ASGI message {kind!r} came after the response was complete")
+    raise RuntimeError(f"expected the ASGI message {expected!r}, not {kind!r}")
+
+
+def _is_header(header: object) -> bool:
+    return (
+        isinstance(header, list | tuple)
+        and len(header) == 2
+        and all(isinstance(part, bytes | bytearray) for part in header)
+    )
 
 
 class _Exchange:
-    """One request's ``receive`` and ``send`` as the app sees them."""
+    """One request: its ``receive`` and ``send`` as the app sees them, and the messages the app
+    sent as the client reads them (at most :data:`_AHEAD` waiting)."""
 
     def __init__(self, body: bytes) -> None:
         self._body: bytes | None = body
         self._gone = asyncio.Event()
-        self._messages: asyncio.Queue[Message] = asyncio.Queue()
+        self._app: asyncio.Future[None] | None = None
+        self._stage = "head"
+        self._sent: deque[Message] = deque()
+        self._arrived = asyncio.Event()  # a message sent, or the app ended
+        self._taken = asyncio.Event()  # a message read, or the client gone
+
+    @property
+    def complete(self) -> bool:
+        """Whether the app has sent its whole response."""
+        return self._stage == "done"
+
+    def follow(self, app: asyncio.Future[None]) -> None:
+        self._app = app
+        app.add_done_callback(lambda _: self._arrived.set())
 
     async def receive(self) -> Message:
         if self._body is not None:
@@ -169,42 +249,49 @@ class _Exchange:
         return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
+        self._stage = _stage_after(self._stage, message)
+        while not self._gone.is_set() and len(self._sent) >= _AHEAD:
+            self._taken.clear()
+            await self._taken.wait()
         if self._gone.is_set():
-            raise OSError("the client has disconnected")  # what an ASGI server does
-        await self._messages.put(message)
+            raise _Disconnected("the client has disconnected")
+        self._sent.append(message)
+        self._arrived.set()
 
     def disconnect(self) -> None:
         self._gone.set()
+        self._taken.set()  # an app waiting to send learns it at once
 
-    async def _next(self, app: asyncio.Future[None]) -> Message:
-        getting: asyncio.Future[Message] = asyncio.ensure_future(self._messages.get())
-        waiting: set[asyncio.Future[Any]] = {getting, app}
-        try:
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not getting.done():
-                getting.cancel()
-        if getting.done() and not getting.cancelled():
-            return getting.result()
-        if app.done() and not app.cancelled() and app.exception() is not None:
-            raise TransportError(f"the in-process app failed: {app.exception()!r}") from app.exception()
-        raise TransportError("the in-process app ended without a complete response")
+    async def _next(self) -> Message:
+        assert self._app is not None, "follow() the app first"
+        while not self._sent:
+            if self._app.done():
+                raise self._failure(self._app)
+            self._arrived.clear()
+            await self._arrived.wait()
+        self._taken.set()
+        return self._sent.popleft()
 
-    async def started(self, app: asyncio.Future[None]) -> tuple[int, dict[str, str]]:
-        message = await self._next(app)
-        if message.get("type") != "http.response.start":
-            raise TransportError(f"the in-process app sent {message.get('type')!r} before its response head")
+    @staticmethod
+    def _failure(app: asyncio.Future[None]) -> TransportError:
+        failure = None if app.cancelled() else app.exception()
+        if failure is None:
+            return TransportError("the in-process app ended without a complete response")
+        error = TransportError(f"the in-process app failed: {_described(failure)}")
+        error.__cause__ = failure
+        return error
+
+    async def started(self) -> tuple[int, dict[str, str]]:
+        message = await self._next()  # the head: send() lets nothing else come first
         headers = {
             bytes(name).decode("latin-1").lower(): bytes(value).decode("latin-1")
             for name, value in message.get("headers", ())
         }
-        return int(message["status"]), headers
+        return message["status"], headers
 
-    async def chunks(self, app: asyncio.Future[None]) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncIterator[bytes]:
         while True:
-            message = await self._next(app)
-            if message.get("type") != "http.response.body":
-                continue
+            message = await self._next()  # the body's parts: send() lets nothing else come
             body = message.get("body", b"")
             if body:
                 yield bytes(body)

@@ -239,6 +239,8 @@ class Client:
         except ClientError as exc:
             if not era.probe_says_legacy(exc, stdio=self._is_stdio()):
                 raise
+            if not isinstance(self._transport, LegacyTransport):
+                raise self._no_handshake(f"{exc}; a server that answers so may need") from exc
             logger.debug("server/discover says %s is not a 2026-07-28 server: %s", self.reached_via, exc)
             if isinstance(exc, ServerExitedError):
                 restart = getattr(self._transport, "restart", None)
@@ -273,6 +275,13 @@ class Client:
                 raise RequestTimeoutError("server/discover", self.probe_timeout, "probe_timeout") from None
             raise
 
+    def _no_handshake(self, who_needs: str) -> TransportError:
+        """The error for a transport that cannot carry a 2025-11-25 session (the in-process one)."""
+        return TransportError(
+            f"{who_needs} the 2025-11-25 initialize handshake, which {type(self._transport).__name__} "
+            "cannot carry (use a URL or a command line)"
+        )
+
     def _is_stdio(self) -> bool:
         from mcp_elicit.client.stdio import StdioTransport
 
@@ -283,10 +292,7 @@ class Client:
         (also what starts a new session after the server ended one)."""
         transport = self._transport
         if not isinstance(transport, LegacyTransport):
-            raise TransportError(
-                f"{self.reached_via} needs the 2025-11-25 initialize handshake, which "
-                f"{type(transport).__name__} cannot carry (use a URL or a command line)"
-            )
+            raise self._no_handshake(f"{self.reached_via} needs")
         self._opening = "initialize"
         transport.serve(self._server_requests)  # a ping may come before the answer
         params = initialize_params(self._declared, self._client_info)
