@@ -88,12 +88,20 @@ class EventStream:
         if self._listener is not None:
             self._listener.put(None)  # the connection's end, in line after what it has
 
+    @property
+    def last_seq(self) -> int:
+        """The seq of the stream's latest event (0: only the priming one)."""
+        return self._seq
+
     def _push(self, event: bytes, seq: int = 0) -> None:
         if self.done:
             return
         self._kept.append((seq, event))
         self._kept_bytes += len(event)
-        while len(self._kept) > MAX_KEPT_EVENTS or self._kept_bytes > MAX_KEPT_BYTES:
+        # The oldest go first; the newest is always kept, however large (the response may be it).
+        while len(self._kept) > 1 and (
+            len(self._kept) > MAX_KEPT_EVENTS or self._kept_bytes > MAX_KEPT_BYTES
+        ):
             _, dropped = self._kept.popleft()
             self._kept_bytes -= len(dropped)
         if self._listener is not None:
@@ -168,12 +176,19 @@ class _Outbox:
             await self._wakeup
 
 
-def last_event(header: str | None) -> tuple[str, int] | None:
-    """``(stream id, seq)`` from a ``Last-Event-ID`` header, or None when it is not one of ours."""
-    if not header:
-        return None
+# Digits of a seq: more than any stream reaches (int() of thousands of digits is slow, and
+# refused past 4300).
+_MAX_SEQ_DIGITS: Final = 19
+
+
+def last_event(header: str) -> tuple[str, int] | None:
+    """``(stream id, seq)`` from a ``Last-Event-ID`` header, or None when it names no event of
+    ours (the caller answers 404, as for an event no stream has). Only the ids we write are
+    ours: ``s1.007`` is not ``s1.7``."""
     stream, _, seq = header.strip().rpartition(".")
-    if not stream or not seq.isdigit() or not seq.isascii():
+    if not stream or not seq.isascii() or not seq.isdigit() or len(seq) > _MAX_SEQ_DIGITS:
+        return None
+    if seq != "0" and seq.startswith("0"):
         return None
     return stream, int(seq)
 

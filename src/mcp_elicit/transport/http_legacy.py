@@ -244,19 +244,23 @@ async def get(app: HttpApp, head: Head, caller: Caller | None, send: Send, recei
     if session is None:
         return
     headers: list[Header] = [(SESSION_HEADER, session.id.encode("ascii"))]
-    resume = last_event(head.headers.get("last-event-id"))
-    if resume is not None:
-        stream = session.streams.get(resume[0])
-        if stream is None:
+    named = (head.headers.get("last-event-id") or "").strip()
+    resume = last_event(named) if named else None
+    if named and (resume is None or resume[0] not in session.get_streams):
+        # A call's stream, resumed after the event the client last read (never one past it).
+        stream = None if resume is None else session.streams.get(resume[0])
+        if stream is None or resume is None or resume[1] > stream.last_seq:
             await _refuse(send, 404, "Not Found: that stream is unknown or over")
             return
         await serve_events(stream, resume[1], send, receive, headers)
         return
+    # A GET stream: a new one, or one the client lost (resumed by its last event's id).
     if session.get_stream is not None:
         await _refuse(send, 409, "Conflict: this session has a GET stream open already")
         return
-    stream = EventStream(session.new_stream_id(), resume_grace=0.0, on_abandoned=lambda: None)
+    stream = EventStream(session.new_stream_id("g"), resume_grace=0.0, on_abandoned=lambda: None)
     session.get_stream = stream
+    session.get_streams.append(stream.id)
     stream.prime()
     session.legacy.standalone = _StreamChannel(stream)
     try:

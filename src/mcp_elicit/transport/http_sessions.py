@@ -40,6 +40,7 @@ DEFAULT_IDLE_TIMEOUT: Final = 1800.0
 DEFAULT_RESUME_GRACE: Final = 30.0
 MAX_INSTANCE_LENGTH: Final = 20
 KEPT_DELIVERED_STREAMS: Final = 8  # per session: see HttpSession.stream_over
+KEPT_GET_STREAM_IDS: Final = 4  # per session: see HttpSession.get_streams
 _SWEEP_EVERY: Final = 30.0
 
 
@@ -65,11 +66,15 @@ class HttpSession:
     get_stream: EventStream | None = None  # the GET stream open now (one at a time)
     # The ids of the last few streams whose end went out, oldest first.
     delivered: deque[str] = field(default_factory=lambda: deque(maxlen=KEPT_DELIVERED_STREAMS))
+    # The ids of the last few GET streams: a client that lost one resumes it with the id of its
+    # last event, and gets a GET stream again (nothing was kept: nothing went out meanwhile).
+    get_streams: deque[str] = field(default_factory=lambda: deque(maxlen=KEPT_GET_STREAM_IDS))
     _stream_ids: int = 0
 
-    def new_stream_id(self) -> str:
+    def new_stream_id(self, kind: str = "s") -> str:
+        """A stream id unique in the session: ``s<n>`` for a call's, ``g<n>`` for a GET stream."""
         self._stream_ids += 1
-        return f"s{self._stream_ids}"
+        return f"{kind}{self._stream_ids}"
 
     def stream_over(self, stream_id: str, *, delivered: bool) -> None:
         """A call's stream is done (:class:`EventStream`'s ``on_over``). One whose end went out
