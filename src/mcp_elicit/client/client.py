@@ -562,12 +562,19 @@ class Client:
                 data = error.data
                 supported = data.get("supported") if isinstance(data, dict) else None
                 chosen = _common_version(supported if isinstance(supported, list) else [])
+                # Retried once even at the version it was sent at: a server may refuse a first
+                # request so (the conformance suite's does).
                 if chosen is not None and not renegotiated:
                     renegotiated = True
                     self._set_version(chosen)
                     continue
                 raise UnsupportedVersionError(
-                    error.code, error.message, data, method=method, ours=SUPPORTED_VERSIONS
+                    error.code,
+                    error.message,
+                    data,
+                    method=method,
+                    ours=SUPPORTED_VERSIONS,
+                    sent=self._version,
                 )
             raise server_error(error, method)
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.client.text import clean
+from mcp_elicit.schema.text import quote
 from mcp_elicit.wire.jsonrpc import RequestId
 
 
@@ -36,7 +37,7 @@ class McpClientError(ClientError):
         self.data = data
         self.method = method
         where = f" to {method}" if method else ""
-        super().__init__(f"server error {code}{where}: {message}")
+        super().__init__(f"server error {code}{where}: {_said(message)}")
 
 
 class MissingCapabilityError(McpClientError):
@@ -51,10 +52,28 @@ class MissingCapabilityError(McpClientError):
         required = data.get("requiredCapabilities") if isinstance(data, dict) else None
         self.required: dict[str, Any] = required if isinstance(required, dict) else {}
         self.missing: tuple[str, ...] = _dotted(self.required)
-        names = ", ".join(self.missing) or "(the server did not say which)"
+        names = _listed(self.missing) or "(the server did not say which)"
         self.args = (
-            f"the server needs client capabilities this client does not declare: {names} ({message})",
+            f"the server needs client capabilities this client does not declare: {names} ({_said(message)})",
         )
+
+
+# What an error quotes of the server, kept as received in its attributes: one clean line of
+# bounded size (a message printed or logged must not carry a server's escape sequences, nor be
+# as long as it likes).
+_SAID_CHARS = 500
+_NAME_CHARS = 60
+_NAMES_SHOWN = 10
+
+
+def _said(text: str) -> str:
+    return clean(text, single_line=True, max_length=_SAID_CHARS)
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(clean(name, single_line=True, max_length=_NAME_CHARS) for name in names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _dotted(required: Mapping[str, Any]) -> tuple[str, ...]:
@@ -68,7 +87,8 @@ def _dotted(required: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 class UnsupportedVersionError(McpClientError):
-    """-32022 with no protocol version this client speaks in ``data.supported``."""
+    """-32022 with no protocol version this client speaks in ``data.supported`` (or, ``sent``,
+    refusing the very version it lists)."""
 
     def __init__(
         self,
@@ -78,15 +98,19 @@ class UnsupportedVersionError(McpClientError):
         *,
         method: str | None = None,
         ours: Sequence[str] = (),
+        sent: str | None = None,
     ) -> None:
         super().__init__(code, message, data, method=method)
         supported = data.get("supported") if isinstance(data, dict) else None
         # An array of versions; anything else (a lone string, say) lists none.
         listed = supported if isinstance(supported, list) else []
         self.supported: tuple[str, ...] = tuple(v for v in listed if isinstance(v, str))
+        if sent is not None and sent in self.supported:
+            self.args = (f"the server refused protocol version {sent}, which it lists as supported",)
+            return
         self.args = (
             "no protocol version in common: the server supports "
-            f"{', '.join(self.supported) or '(none listed)'}; this client speaks {', '.join(ours)}",
+            f"{_listed(self.supported) or '(none listed)'}; this client speaks {', '.join(ours)}",
         )
 
 
@@ -118,7 +142,7 @@ class UndeclaredRequestError(ProtocolViolation):
         self.method = method
         self.needed = needed
         super().__init__(
-            f"the server sent input request {key!r} ({method}) that needs {needed}, which this "
+            f"the server sent input request {quote(key)} ({method}) that needs {needed}, which this "
             "client did not declare; refusing it"
         )
 
@@ -132,7 +156,8 @@ class InvalidSchemaError(ProtocolViolation):
         shown = "; ".join(str(p) for p in self.problems[:5])
         more = f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else ""
         super().__init__(
-            f"input request {key!r}: requestedSchema is outside the elicitation schema subset: {shown}{more}"
+            f"input request {quote(key)}: requestedSchema is outside the elicitation schema subset: "
+            f"{shown}{more}"
         )
 
 
@@ -208,7 +233,9 @@ class InvalidAnswerError(LocalError):
         self.errors = dict(errors)
         self.attempts = attempts
         reasons = "; ".join(f"{k}: {v}" if k else v for k, v in self.errors.items())
-        super().__init__(f"the answer to {key!r} was invalid {attempts} times (last: {reasons}); giving up")
+        super().__init__(
+            f"the answer to {quote(key)} was invalid {attempts} times (last: {reasons}); giving up"
+        )
 
 
 class TransportError(LocalError):

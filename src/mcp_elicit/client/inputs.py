@@ -22,6 +22,7 @@ from mcp_elicit.client.capabilities import Declared
 from mcp_elicit.client.errors import InvalidSchemaError, MalformedMessageError, UndeclaredRequestError
 from mcp_elicit.schema.check import compile_schema
 from mcp_elicit.schema.rules import CompiledForm
+from mcp_elicit.schema.text import quote, short
 from mcp_elicit.wire.mrtr import ELICIT, LIST_ROOTS, SAMPLE
 
 # A round that asks a person more than this many things at once is not a form, it is a flood.
@@ -72,14 +73,14 @@ def parse_input_requests(raw: object, declared: Declared) -> tuple[InputRequest,
 def _entry(key: str, entry: object, declared: Declared) -> InputRequest:
     if not isinstance(entry, dict):
         raise MalformedMessageError(
-            f"inputRequests[{key!r}] must be an object ({{method, params}}), got {type(entry).__name__}"
+            f"inputRequests[{quote(key)}] must be an object ({{method, params}}), got {type(entry).__name__}"
         )
     method = entry.get("method")
     params = entry.get("params")
     if params is None and method == LIST_ROOTS:
         params = {}  # roots/list may omit params
     if not isinstance(params, dict):
-        raise MalformedMessageError(f"inputRequests[{key!r}].params must be an object")
+        raise MalformedMessageError(f"inputRequests[{quote(key)}].params must be an object")
     if method == ELICIT:
         return parse_elicitation(key, params, declared)
     if method == SAMPLE:
@@ -89,8 +90,8 @@ def _entry(key: str, entry: object, declared: Declared) -> InputRequest:
             raise UndeclaredRequestError(key, LIST_ROOTS, "the roots capability")
         return RootsInput(key)
     raise MalformedMessageError(
-        f"inputRequests[{key!r}].method must be elicitation/create, sampling/createMessage or "
-        f"roots/list, got {method!r}"
+        f"inputRequests[{quote(key)}].method must be elicitation/create, sampling/createMessage or "
+        f"roots/list, got {short(method)}"
     )
 
 
@@ -101,19 +102,19 @@ def parse_elicitation(
     question needs its ``elicitationId``)."""
     mode = params.get("mode", "form")  # an absent mode is form mode
     if mode not in ("form", "url"):
-        raise MalformedMessageError(f"inputRequests[{key!r}]: unknown elicitation mode {mode!r}")
+        raise MalformedMessageError(f"inputRequests[{quote(key)}]: unknown elicitation mode {short(mode)}")
     if mode not in declared.modes:
         raise UndeclaredRequestError(key, ELICIT, f"elicitation.{mode}")
     message = params.get("message")
     if not isinstance(message, str):
-        raise MalformedMessageError(f"inputRequests[{key!r}].params.message must be a string")
+        raise MalformedMessageError(f"inputRequests[{quote(key)}].params.message must be a string")
     if mode == "url":
         url = params.get("url")
         if not isinstance(url, str) or not url:
-            raise MalformedMessageError(f"inputRequests[{key!r}].params.url must be a non-empty string")
+            raise MalformedMessageError(f"inputRequests[{quote(key)}].params.url must be a non-empty string")
         elicitation_id = params.get("elicitationId")
         if legacy and (not isinstance(elicitation_id, str) or not elicitation_id):
-            raise MalformedMessageError(f"{key!r}: a URL elicitation must carry an elicitationId string")
+            raise MalformedMessageError(f"{quote(key)}: a URL elicitation must carry an elicitationId string")
         return UrlInput(key, message, url, elicitation_id if isinstance(elicitation_id, str) else None)
     schema = params.get("requestedSchema")
     form, problems = compile_schema(schema, tolerant=True)  # forms from any server: see compile_schema
@@ -132,8 +133,8 @@ def parse_sampling(key: str, params: Mapping[str, Any], declared: Declared) -> S
     if params.get("includeContext") not in (None, "none"):
         raise UndeclaredRequestError(key, SAMPLE, "sampling.context")
     if not isinstance(params.get("messages"), list):
-        raise MalformedMessageError(f"inputRequests[{key!r}].params.messages must be an array")
+        raise MalformedMessageError(f"inputRequests[{quote(key)}].params.messages must be an array")
     max_tokens = params.get("maxTokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-        raise MalformedMessageError(f"inputRequests[{key!r}].params.maxTokens must be an integer")
+        raise MalformedMessageError(f"inputRequests[{quote(key)}].params.maxTokens must be an integer")
     return SamplingInput(key, dict(params))

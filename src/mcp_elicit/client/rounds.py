@@ -22,6 +22,7 @@ from typing import Any
 from mcp_elicit.client.capabilities import Declared
 from mcp_elicit.client.errors import MalformedMessageError, RoundLimitError
 from mcp_elicit.client.inputs import InputRequest, UrlInput, parse_input_requests
+from mcp_elicit.schema.text import short
 from mcp_elicit.wire.mrtr import INPUT_REQUIRED_METHODS
 
 
@@ -70,7 +71,7 @@ def result_kind(result: dict[str, Any]) -> str:
     if kind == "complete" or kind == "input_required":
         return str(kind)
     raise MalformedMessageError(
-        f"unknown resultType {kind!r} (this client knows complete and input_required)"
+        f"unknown resultType {short(kind)} (this client knows complete and input_required)"
     )
 
 

@@ -193,12 +193,16 @@ class StdioTransport:
                 # Raised here: the reader must not also fail this future when it sees the exit
                 # (an exception set on a future nobody awaits is reported at exit as never retrieved).
                 self._pending.pop(request.id, None)
+                if future.done():
+                    return await future  # the reader said why first (and so it is retrieved)
                 raise await self._death() from None
             return await future
         except asyncio.CancelledError:
             # Cancelling the task cancels the future it waits on; only a set result means answered.
             if future.cancelled() or not future.done():
                 self._cancel_on_wire(request.id)
+            else:
+                future.exception()  # retrieved: moot once the caller has gone, whatever it holds
             raise
         finally:
             self._pending.pop(request.id, None)
@@ -375,6 +379,11 @@ class StdioTransport:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(self._dead)
+        # A write waiting for a server that stopped reading would wait for good: end it now (its
+        # request has just failed).
+        proc = self._proc
+        if proc is not None and proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.transport.abort()
 
     async def _death(self) -> TransportError:
         """The error to report when a write finds the pipe broken (once the reader knows why)."""
