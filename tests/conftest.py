@@ -44,6 +44,16 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> M
     return _BOTH if any(where.startswith(folder + "/") for folder in BOTH_LOOPS) else _ASYNCIO
 
 
+@pytest.fixture(autouse=True)
+def _no_era_remembered_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client remembers each server's protocol era by its URL (``client/era.py``); a test's
+    server on a port an earlier test's server had must not inherit that verdict (a 2025-11-25
+    one made the client open with initialize, which a 2026-07-28 test server may not take)."""
+    from mcp_elicit.client import era
+
+    monkeypatch.setattr(era, "_verdicts", {})
+
+
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
     from playwright.async_api import async_playwright
