@@ -36,6 +36,7 @@ from mcp_elicit.client.http import (
     request_headers,
     sse_reply,
 )
+from mcp_elicit.client.http11 import media_type
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.jsonrpc import Response
@@ -142,8 +143,7 @@ class AsgiTransport:
         app.add_done_callback(lambda done: self._ended(done, exchange))
         try:
             status, reply_headers = await exchange.started()
-            content_type = reply_headers.get("content-type", "").partition(";")[0].strip().lower()
-            if status == 200 and content_type == "text/event-stream":
+            if status == 200 and media_type(reply_headers.get("content-type", "")) == "text/event-stream":
                 return await sse_reply(exchange.chunks(), request, on_notification, self._limit)
             body = bytearray()
             async for chunk in exchange.chunks():

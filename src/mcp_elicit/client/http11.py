@@ -77,7 +77,7 @@ class Reply:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").partition(";")[0].strip().lower()
+        return media_type(self.headers.get("content-type", ""))
 
     async def read(self, limit: int) -> bytes:
         if self._mode == "length":
@@ -279,3 +279,9 @@ class Pool:
         for conn in idle:
             with contextlib.suppress(Exception):
                 await conn.writer.wait_closed()
+
+
+def media_type(content_type: str) -> str:
+    """The media type of a ``Content-Type`` value, as compared (RFC 9110 §8.3.1: parameters
+    dropped, case-insensitive): ``"text/event-stream"`` for ``" Text/Event-Stream; x=1"``."""
+    return content_type.partition(";")[0].strip().lower()

@@ -18,6 +18,7 @@ from mcp_elicit.client.http import (
     request_headers,
     sse_reply,
 )
+from mcp_elicit.client.http11 import media_type
 from mcp_elicit.client.transport import OnNotification, Outgoing
 from mcp_elicit.wire.jsonrpc import Response
 
@@ -53,7 +54,7 @@ class HttpxTransport:
         headers = {**self._extra, **request_headers(request)}
         try:
             async with self._client.stream("POST", self._url, content=request.body, headers=headers) as reply:
-                kind = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
+                kind = media_type(reply.headers.get("content-type", ""))
                 if kind == "text/event-stream" and reply.status_code == 200:
                     return await sse_reply(reply.aiter_bytes(), request, on_notification, self._limit)
                 chunks: list[bytes] = []
