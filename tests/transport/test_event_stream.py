@@ -5,9 +5,12 @@ through its ASGI interface, the one uvicorn calls)."""
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from typing import Any
 
-from mcp_elicit.transport.event_stream import EventStream, serve_events
+import pytest
+
+from mcp_elicit.transport.event_stream import MAX_KEPT_BYTES, MAX_KEPT_EVENTS, EventStream, serve_events
 
 
 class Connection:
@@ -213,3 +216,109 @@ async def test_a_close_with_the_end_queued_behind_it_keeps_the_stream() -> None:
     await asyncio.wait_for(serving(stream, again, after=1), 1)
     assert again.bodies() == [(b"id: s1.2\ndata: after\n\nid: s1.3\ndata: end\n\n", False)]
     assert events == ["delivered"]
+
+
+# -- a client that does not keep up ---------------------------------------------------------------
+
+
+class Stalled(Connection):
+    """A client that stops reading after the response's head: every body write waits (as
+    uvicorn's ``send`` does once the socket's buffers are full) until ``resume`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resume = asyncio.Event()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            await self.resume.wait()
+        await super().send(message)
+
+
+def ids_in(bodies: list[tuple[bytes, bool]]) -> list[int]:
+    text = b"".join(body for body, _ in bodies).decode()
+    return [int(line.rsplit(".", 1)[1]) for line in text.splitlines() if line.startswith("id: ")]
+
+
+async def test_a_client_further_behind_than_the_stream_keeps_is_cut_and_resumes_from_what_is_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stream = new_stream()
+    stalled = Stalled()
+    task = serving(stream, stalled)
+    stream.send(b"first")
+    await settle()  # its write waits: the client reads nothing
+    total = MAX_KEPT_EVENTS + 500
+    for n in range(2, total + 1):
+        stream.send(b"event %d" % n)
+    stalled.resume.set()
+    await asyncio.wait_for(task, 1)
+    # The write that was waiting, then the connection's end with nothing of what was queued.
+    assert stalled.bodies() == [(b"id: s1.1\ndata: first\n\n", True), (b"", False)]
+    assert "the client has not read 1001 events" in caplog.text
+    assert not stream.done  # the call goes on; the client reconnects
+    again = Connection()
+    reconnection = serving(stream, again, after=1)
+    await settle()
+    stream.finish(b"end")
+    await asyncio.wait_for(reconnection, 1)
+    # What the stream kept when the client came back, then the end.
+    assert ids_in(again.bodies()) == list(range(total + 1 - MAX_KEPT_EVENTS, total + 2))
+    assert again.bodies()[-1][1] is False
+    assert (
+        f"the client resumed after event 1, but events 2 to {total - MAX_KEPT_EVENTS} are no longer kept"
+        in caplog.text
+    )
+
+
+async def test_what_waits_for_a_stalled_client_is_bounded_in_bytes() -> None:
+    """40 MiB of events for a client that reads nothing: the server holds what the stream keeps
+    for a replay, not all of it."""
+    stream = new_stream()
+    stalled = Stalled()
+    task = serving(stream, stalled)
+    stream.send(b"first")
+    await settle()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(400):
+            stream.send(bytes([65 + n % 26]) * 100_000)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 2.5 * MAX_KEPT_BYTES, held
+    stalled.resume.set()
+    await asyncio.wait_for(task, 1)
+    assert stalled.bodies()[-1] == (b"", False)
+
+
+async def test_a_slow_client_that_keeps_within_what_the_stream_keeps_is_not_cut(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stream = new_stream()
+    stalled = Stalled()
+    task = serving(stream, stalled)
+    for n in range(1, MAX_KEPT_EVENTS + 1):  # as many as the stream keeps: not more
+        stream.send(b"event %d" % n)
+    await settle()
+    stalled.resume.set()
+    await settle()
+    stream.finish(b"end")
+    await asyncio.wait_for(task, 1)
+    assert ids_in(stalled.bodies()) == list(range(1, MAX_KEPT_EVENTS + 2))
+    assert "has not read" not in caplog.text
+
+
+async def test_a_resumption_within_what_the_stream_keeps_is_not_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stream = new_stream()
+    await a_client_that_left(stream, b"a")
+    for n in range(MAX_KEPT_EVENTS - 1):
+        stream.send(b"more %d" % n)
+    stream.finish(b"end")  # events 2 to 1001 are kept: the oldest right after 1
+    again = Connection()
+    await asyncio.wait_for(serving(stream, again, after=1), 1)
+    assert ids_in(again.bodies()) == list(range(2, MAX_KEPT_EVENTS + 2))
+    assert "no longer kept" not in caplog.text

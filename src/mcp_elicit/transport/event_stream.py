@@ -8,6 +8,12 @@ network dropped, or the handler closed it to let the client poll): the call goes
 are kept, and a ``GET`` with ``Last-Event-ID`` picks the stream up again where the client left
 it. A stream that nobody picks up again within ``resume_grace`` seconds ends its call.
 
+What a stream keeps for a replay is bounded (its last ``MAX_KEPT_EVENTS`` events, at most
+``MAX_KEPT_BYTES``, the newest always), and so is what waits for a slow connection: a client that
+falls further behind than the stream keeps has its connection ended, and resumes from the kept
+events. It misses those the stream no longer has (logged): holding everything a client has not
+read yet would let one slow reader fill the server's memory.
+
 Once the stream is done, ``on_over`` says how it ended: its end went out on a connection
 (``delivered``), or it ended with no connection to take its end, or its connection broke first,
 and nobody came back for it within ``resume_grace`` seconds. The session decides what to keep
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Final
@@ -31,6 +38,8 @@ from mcp_elicit.transport.shutdown import stopping_task
 RETRY_MS: Final = 1000  # how long a client waits before reconnecting (the priming event says)
 MAX_KEPT_EVENTS: Final = 1000  # events kept for a replay, per stream
 MAX_KEPT_BYTES: Final = 4 * 1024 * 1024
+
+logger = logging.getLogger("mcp_elicit.transport")
 
 
 class EventStream:
@@ -50,8 +59,7 @@ class EventStream:
         self._seq = 0
         self._kept: deque[tuple[int, bytes]] = deque()
         self._kept_bytes = 0
-        # The attached connection's events; None in it ends that connection (the stream is done,
-        # another connection took over, or the client went away).
+        # What waits to go out on the attached connection, if any.
         self._listener: _Outbox | None = None
         self.done = False
         self._resume_grace = resume_grace
@@ -78,7 +86,7 @@ class EventStream:
         self.done = True
         self._cancel_timer()
         if self._listener is not None:
-            self._listener.put(None)  # that connection takes the end, then detaches
+            self._listener.close(ends_stream=True)  # that connection takes the end, then detaches
         else:
             self._keep_for_a_reconnection()
 
@@ -86,7 +94,7 @@ class EventStream:
         """End the current connection without ending the stream (the client reconnects): what
         was sent before still goes out on it, what follows is kept for the next one."""
         if self._listener is not None:
-            self._listener.put(None)  # the connection's end, in line after what it has
+            self._listener.close(ends_stream=False)
 
     @property
     def last_seq(self) -> int:
@@ -104,22 +112,45 @@ class EventStream:
         ):
             _, dropped = self._kept.popleft()
             self._kept_bytes -= len(dropped)
-        if self._listener is not None:
-            self._listener.put(event)
+        listener = self._listener
+        if listener is not None:
+            listener.put(event)
+            if listener.behind():
+                logger.warning(
+                    "stream %s: the client has not read %d events (%d bytes); its connection ends, "
+                    "and it resumes from the %d events this stream keeps",
+                    self.id,
+                    len(listener.events),
+                    listener.size,
+                    len(self._kept),
+                )
+                listener.drop()
 
     # -- connections ---------------------------------------------------------------------------
     def attach(self, after: int | None) -> _Outbox:
         """A new connection for the stream: the events after ``after`` (None: all), then what
         comes. A connection still attached is ended (one connection per stream)."""
         if self._listener is not None:
-            self._listener.put(None)
+            self._listener.close(ends_stream=False)
         self._cancel_timer()
         outbox = _Outbox()
+        oldest = self._kept[0][0] if self._kept else 0
+        if after is not None and after + 1 < oldest:
+            logger.warning(
+                "stream %s: the client resumed after event %d, but events %d to %d are no longer "
+                "kept (a stream keeps its last %d events, %d bytes at most): it misses them",
+                self.id,
+                after,
+                after + 1,
+                oldest - 1,
+                MAX_KEPT_EVENTS,
+                MAX_KEPT_BYTES,
+            )
         for seq, event in self._kept:
             if after is None or seq > after:
                 outbox.put(event)
         if self.done:
-            outbox.put(None)
+            outbox.close(ends_stream=True)
         self._listener = outbox
         return outbox
 
@@ -156,24 +187,60 @@ class EventStream:
 
 
 class _Outbox:
-    """What waits to go out on one connection, in order, and a way to wake its writer: an
-    asyncio.Queue without what a queue of many consumers needs (~30k instructions less per
-    2025-11-25 flow, 2.6%; bench/README.md)."""
+    """What waits to go out on one connection, in order, until it is closed, and a way to wake
+    its writer: an asyncio.Queue without what a queue of many consumers needs (~30k instructions
+    less per 2025-11-25 flow, 2.6%; bench/README.md)."""
 
     def __init__(self) -> None:
-        self.events: deque[bytes | None] = deque()
+        self.events: deque[bytes] = deque()
+        self.size = 0  # bytes in ``events``
+        # Nothing more goes out on the connection once it is closed; ``ends_stream``: it was
+        # closed by the stream's end (which it carries), not to be picked up by another.
+        self.closed = False
+        self.ends_stream = False
         self._wakeup: asyncio.Future[None] | None = None
 
-    def put(self, event: bytes | None) -> None:
+    def put(self, event: bytes) -> None:
+        if self.closed:
+            return  # the stream keeps it for the next connection
         self.events.append(event)
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
+        self.size += len(event)
+        self._wake()
+
+    def close(self, *, ends_stream: bool) -> None:
+        if self.closed:
+            return  # the first reason stands
+        self.closed = True
+        self.ends_stream = ends_stream
+        self._wake()
+
+    def behind(self) -> bool:
+        """Whether the connection lags further behind than the stream keeps."""
+        return len(self.events) > MAX_KEPT_EVENTS or self.size > MAX_KEPT_BYTES
+
+    def drop(self) -> None:
+        """End the connection without what it has not sent yet (the stream kept what it can)."""
+        self.events.clear()
+        self.size = 0
+        self.close(ends_stream=False)
+
+    def take(self) -> bytes:
+        """Everything queued, in one piece: one write for the call's response and the end of the
+        stream, most often."""
+        taken = b"".join(self.events)
+        self.events.clear()
+        self.size = 0
+        return taken
 
     async def wait(self) -> None:
-        """Until there is an event."""
-        while not self.events:
+        """Until there is an event, or the connection is closed."""
+        while not (self.events or self.closed):
             self._wakeup = asyncio.get_running_loop().create_future()
             await self._wakeup
+
+    def _wake(self) -> None:
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
 
 
 # Digits of a seq: more than any stream reaches (int() of thousands of digits is slow, and
@@ -215,7 +282,7 @@ async def serve_events(
             message = await receive()
             if message["type"] == "http.disconnect":
                 gone = True
-                outbox.put(None)
+                outbox.close(ends_stream=False)
                 return
 
     watcher = asyncio.ensure_future(watch())
@@ -227,27 +294,15 @@ async def serve_events(
                 "headers": [*EVENT_STREAM, *headers],
             }
         )
-        ended = False  # the response's end went out with its last events
-        while not ended:
+        while True:
             await outbox.wait()
-            event = outbox.events.popleft()
-            if event is None or gone:
+            if gone:
                 break
-            # What else is queued goes out with it, in one write: most often the call's response
-            # and the end of the stream.
-            while outbox.events:
-                more = outbox.events.popleft()
-                if more is None:
-                    ended = True
-                    break
-                event += more
-            await send({"type": "http.response.body", "body": event, "more_body": not ended})
-        # A None may also be a close (``close_connection``) with more queued behind it: the
-        # end went out only if the stream is done and nothing is left for a reconnection.
-        delivered = ended and stream.done and not outbox.events
-        if not (ended or gone):
-            with contextlib.suppress(Exception):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            last = outbox.closed  # what is queued now is all this connection sends
+            await send({"type": "http.response.body", "body": outbox.take(), "more_body": not last})
+            if last:
+                delivered = outbox.ends_stream
+                break
     except OSError:
         pass  # the connection broke under us: the stream waits for a reconnection
     except asyncio.CancelledError:
@@ -256,9 +311,8 @@ async def serve_events(
             raise
         if last_words is not None:
             stream.finish(last_words())
-        rest = b"".join(event for event in outbox.events if event is not None)
         with contextlib.suppress(Exception):  # the client may be gone
-            await send({"type": "http.response.body", "body": rest, "more_body": False})
+            await send({"type": "http.response.body", "body": outbox.take(), "more_body": False})
         if task.uncancel() > 0:
             raise
     finally:
