@@ -465,9 +465,7 @@ class Flow:
             event("an ElicitResult that is not one: -32602")
             return Expected(code=INVALID_PARAMS, needle="the client's ElicitResult")
         if action != "accept":
-            if content is not None:
-                event("a decline or cancel with content: -32602")
-                return Expected(code=INVALID_PARAMS, needle="carries content")
+            # A decline or cancel is one whatever content it carries (dropped), as at 2026-07-28.
             event(f"{action} of question {self.asking + 1}")
             return Expected(text=action if self.asking == 0 else f"{self.title} {action}")
         if content is not None and not isinstance(content, dict):

@@ -120,6 +120,10 @@ def test_a_url_question_carries_its_elicitation_id() -> None:
         ({"action": "accept"}, {"action": "accept"}),  # a URL question's accept has no content
         ({"action": "decline"}, {"action": "decline"}),
         ({"action": "cancel", "_meta": {"x": 1}}, {"action": "cancel"}),
+        # A decline or cancel is one whatever it carries: its content never reaches a handler.
+        ({"action": "decline", "content": {"a": 1}}, {"action": "decline"}),
+        ({"action": "cancel", "content": {}}, {"action": "cancel"}),
+        ({"action": "decline", "content": [1]}, {"action": "decline"}),
     ],
 )
 def test_read_elicit_result_as_the_engine_reads_answers(result: dict[str, Any], read: dict[str, Any]) -> None:
@@ -132,8 +136,6 @@ def test_read_elicit_result_as_the_engine_reads_answers(result: dict[str, Any], 
         ([], "is not an object"),
         ({"action": "maybe"}, ".action must be one of accept, decline, cancel"),
         ({}, ".action must be one of accept, decline, cancel"),
-        ({"action": "decline", "content": {"a": 1}}, "is decline but carries content"),
-        ({"action": "cancel", "content": {}}, "is cancel but carries content"),
         ({"action": "accept", "content": [1]}, ".content must be an object"),
     ],
 )

@@ -143,18 +143,16 @@ def elicitation_request(params: Mapping[str, Any], elicitation_id: str | None) -
 
 def read_elicit_result(result: object) -> dict[str, Any]:
     """The client's ``ElicitResult`` as the ``inputResponses`` entry the engine reads:
-    ``{"action": ..., "content": ...}``. A result that is not one is the client's fault: -32602
-    naming what is wrong (an action outside accept/decline/cancel, content with a decline or
-    cancel, content that is not an object). ``_meta`` is dropped."""
+    ``{"action": ..., "content": ...}``, read as 2026-07-28 reads it: a result that is not one
+    is the client's fault, -32602 naming what is wrong (an action outside
+    accept/decline/cancel, accepted content that is not an object). A decline or cancel is one
+    whatever else it carries: content sent with it is dropped, never passed on. ``_meta`` is
+    dropped."""
     where = "the client's ElicitResult"
     if not isinstance(result, dict):
         raise invalid_params(f"{where} is not an object")
     action, content = check_elicit_result(ELICIT, result, where=where)
     if action != "accept":
-        # The 2026 side ignores content here; a 2025 answer gets it refused, so that a client
-        # whose decline still carries the form's data learns that it sent it.
-        if result.get("content") is not None:
-            raise invalid_params(f"{where} is {action} but carries content")
         return {"action": action}
     return {"action": "accept"} if content is None else {"action": "accept", "content": content}
 
