@@ -264,6 +264,36 @@ async def test_a_session_is_not_authentication(http_server: HttpServer, http: ht
     assert anonymous.status_code == 404
 
 
+async def test_a_session_is_bound_to_the_oauth_client_too(
+    http_server: HttpServer, http: httpx.AsyncClient
+) -> None:
+    """The spec binds elicitations to the client and the user: another OAuth client of the same
+    user, holding the session id, can neither answer the session's question nor use it."""
+    alice = Session(http, http_server.url, user="alice@app-a")
+    await alice.open()
+    as_other_app = {**alice.headers(), "authorization": "Bearer alice@app-b"}
+    listed = await http.post(http_server.url, json=alice.request("tools/list"), headers=as_other_app)
+    assert listed.status_code == 404
+    call = alice.request("tools/call", {"name": "grüßen", "arguments": {}})
+    async with alice.stream(call) as response:
+        async for message in messages(response):
+            if message.get("method") == "elicitation/create":
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {"action": "accept", "content": {"name": "Mallory"}},
+                }
+                stolen = await http.post(http_server.url, json=answer, headers=as_other_app)
+                assert stolen.status_code == 404
+                answer["result"]["content"] = {"name": "Ada"}
+                await alice.post(answer, expect=202)
+            elif message.get("id") == call["id"]:
+                assert message["result"]["content"][0]["text"] == "Grüß dich, Ada!"
+                break
+        else:
+            raise AssertionError("the call's stream ended without its response")
+
+
 async def test_each_era_on_its_own_path(http_server: HttpServer, http: httpx.AsyncClient) -> None:
     """A 2026-07-28 request that carries a session id is served statelessly (the id is ignored);
     a request without the 2026 envelope but with a 2026 version header is a 2026 request, which

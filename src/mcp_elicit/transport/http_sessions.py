@@ -5,9 +5,11 @@ answered ``initialize``; its id is 32 random bits per process unless given, at m
 digits) and 192 random bits in URL-safe base64 -- visible ASCII, unguessable. The instance part
 lets another instance of a deployment tell whose session a request names without a table (and
 hand the request to it: :mod:`mcp_elicit.transport.session_relay`). A session is never
-authentication: it records the principal whose token opened it, every request must come with a
-token for the same principal (checked on every request), and a request for an ended, expired,
-unknown or someone else's session gets 404, which makes a client initialize again.
+authentication: it records the caller whose token opened it (the principal and the OAuth client
+the token was issued to), every request must come with a token for the same principal and
+client (checked on every request: the spec binds elicitations to the client and the user), and
+a request for an ended, expired, unknown or someone else's session gets 404, which makes a
+client initialize again.
 
 Bounds, each refused with its own status and a message that says which: sessions in all
 (``max_sessions``, 503) and per principal (``max_per_principal``, 429), calls running at once in
@@ -59,7 +61,7 @@ class HttpSession:
 
     id: str
     legacy: LegacySession
-    principal: str | None
+    caller: Caller | None  # who opened it (None: anonymous), and who alone may use it
     last_used: float
     calls: dict[object, asyncio.Task[None]] = field(default_factory=dict)  # request id -> call
     streams: dict[str, EventStream] = field(default_factory=dict)  # stream id -> stream
@@ -165,20 +167,21 @@ class SessionTable:
                 "let it expire",
             )
         session_id = f"{self.instance}.{secrets.token_urlsafe(24)}"
-        session = HttpSession(session_id, LegacySession.of(self.server, caller), principal, now)
+        session = HttpSession(session_id, LegacySession.of(self.server, caller), caller, now)
         self._sessions[session_id] = session
         if principal is not None:
             self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
         return session
 
     def get(self, session_id: str, caller: Caller | None) -> HttpSession | None:
-        """The live session ``session_id`` names, if ``caller`` is the principal that opened it."""
+        """The live session ``session_id`` names, if ``caller`` (principal and client) opened it."""
         session = self._sessions.get(session_id)
         if session is None:
             return None
-        principal = None if caller is None else caller.principal
-        if principal != session.principal:
-            logger.info("a request for session %s came with another principal's token", _short(session_id))
+        if caller != session.caller:
+            logger.info(
+                "a request for session %s came with a token for another user or client", _short(session_id)
+            )
             return None
         now = asyncio.get_running_loop().time()
         if not session.busy and now - session.last_used > self.idle_timeout:
@@ -192,12 +195,13 @@ class SessionTable:
         """End a session: its calls are cancelled, its questions fail, its id answers 404."""
         if self._sessions.pop(session.id, None) is None:
             return
-        if session.principal is not None:
-            left = self._per_principal.get(session.principal, 1) - 1
+        if session.caller is not None:
+            principal = session.caller.principal
+            left = self._per_principal.get(principal, 1) - 1
             if left:
-                self._per_principal[session.principal] = left
+                self._per_principal[principal] = left
             else:
-                self._per_principal.pop(session.principal, None)
+                self._per_principal.pop(principal, None)
         session.legacy.close()
         for call in list(session.calls.values()):
             call.cancel()
