@@ -232,7 +232,19 @@ class LegacySession:
         return RequestMeta(self.version, self.capabilities, self.client_info, token, self.log_level)
 
     def _notifier(self, channel: Channel) -> Any:
+        """How one call's notifications go out. The call's rounds are one request here, with one
+        progress token, and the handler runs again from the top in each: what it reported before
+        a question it reports again. The spec wants each progress value higher than the last,
+        so only one past the highest sent goes out."""
+        highest: float | None = None
+
         async def notify(method: str, params: dict[str, Any]) -> None:
+            nonlocal highest
+            if method == "notifications/progress":
+                progress = params["progress"]
+                if highest is not None and progress <= highest:
+                    return
+                highest = progress
             await self.notify(method, params, channel)
 
         return notify
