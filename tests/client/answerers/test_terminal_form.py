@@ -600,16 +600,27 @@ FLAG = {
     ],
     ids=["enter-default", "n", "y", "capital-n", "no-default"],
 )
-async def test_a_form_of_one_yes_no_is_answered_and_sent_with_one_key(
+async def test_a_form_of_one_yes_no_is_answered_with_one_key_then_reviewed(
     term: Harness, schema: dict[str, Any], keys: tuple[str, ...], content: dict[str, Any]
 ) -> None:
-    assert await term.form(form(schema, "Go on?"), *keys) == Answer("accept", content)
+    """No start menu and no field walk; the answer is shown for review before it is sent (the
+    spec: the user reviews a form answer, and can change it, before it goes out)."""
+    answer = await term.form(form(schema, "Go on?"), *keys, Until("Send this answer"), Snap("review"), ENTER)
+    assert answer == Answer("accept", content)
     out = term.transcript
-    assert "Fill in the form" not in term.screen  # no start menu, no review: one step
-    assert "Review your answer" not in out
+    assert "Fill in the form" not in out
+    assert "Review your answer before it is sent" in "\n".join(term.snaps["review"])
     assert out.rstrip().endswith("Sent: the server gets this answer.")
-    if ASKS in keys:
-        assert ASKS in term.screen
+
+
+async def test_a_yes_no_pressed_by_mistake_is_changed_on_the_review(term: Harness) -> None:
+    keys = ("y", Until("Send this answer"), "e", Until("Which field?"), ENTER, Until("Yes (y)"), "n", "s")
+    assert await term.form(form(FLAG), *keys) == Answer("accept", {"news": False})
+
+
+async def test_a_yes_no_can_be_declined_or_cancelled_on_the_review(term: Harness) -> None:
+    assert await term.form(form(FLAG), "y", Until("Send this answer"), "d") == Answer("decline")
+    assert await term.form(form(FLAG), "y", Until("Send this answer"), "c") == Answer("cancel")
 
 
 async def test_the_default_of_a_yes_no_is_marked(term: Harness) -> None:
@@ -640,7 +651,16 @@ async def test_keys_typed_before_a_yes_no_appears_never_answer_it(term: Harness)
     answerer = term.answerer(consent_delay=0.3)
     term.keys("y", ENTER)  # typed ahead, before the question is even asked
     await asyncio.sleep(0.2)
-    answer = await term.form(form(DELETE_ALL), Until("Yes (y)"), Pause(0.5), "n", answerer=answerer)
+    answer = await term.form(
+        form(DELETE_ALL),
+        Until("Yes (y)"),
+        Pause(0.5),
+        "n",
+        Until("Send this answer"),
+        Pause(0.5),  # the review waits as long before it takes a key
+        "s",
+        answerer=answerer,
+    )
     assert answer == Answer("accept", {"confirm": False})
 
 

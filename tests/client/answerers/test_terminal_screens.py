@@ -89,7 +89,12 @@ async def session(term: Harness) -> list[Answer]:
     answers = [await term.form(form(TRIP, MESSAGE), *keys, answerer=answerer)]
     confirm = form(CONFIRM, "Book the trip for 2 people leaving on 2027-07-01?")
     answers.append(
-        await term.form(confirm, Until("answer nothing"), Snap("yes or no"), "y", answerer=answerer)
+        await term.form(
+            confirm,
+            *(Until("answer nothing"), Snap("yes or no"), "y"),
+            *(Until("Change a field"), "s"),
+            answerer=answerer,
+        )
     )
     link = url_question(LINK, "Sign in to your travel account so that we can book in your name.")
     answers.append(await term.url(link, Until("Open in browser"), Snap("link"), "c", answerer=answerer))

@@ -168,19 +168,19 @@ class Session:
         return await self._review(question, fields, values)  # the review checks everything again
 
     async def _confirm(self, question: FormQuestion, field: Field) -> Answer:
-        """A form of one yes/no field: the key pressed is the answer, sent at once."""
-        from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
-
+        """A form of one yes/no field: one key answers it (no start menu, no field walk), then
+        the review, where the person sees the answer and can change it before it is sent (the
+        spec: a form answer is reviewed, and can be modified, before it goes out)."""
         out = self.out
         view.note(
             out,
-            "One yes-or-no question: the key you press is sent as your answer "
+            "One yes-or-no question: press y or n, then send your answer from the review "
             "(d declines it, c or Esc cancels).",
         )
         view.field_block(out, field, 1, 1, question.errors.get(field.key))
         current = field.prefill(question.previous)
         others = [Option("Decline — answer nothing", "d"), Option("Cancel", "c")]
-        # Sending is a consent: keys typed before the question was on screen cannot give it.
+        # Keys typed before the question was on screen cannot answer it.
         got = await ask_yes_no(
             self.terminal,
             default=current if isinstance(current, bool) else None,
@@ -197,14 +197,7 @@ class Session:
             raise Cancelled()
         value = OMIT if got.value is None else got.value
         view.echo(out, field, value)
-        try:
-            final = validate_answer(
-                question.schema, {} if value is OMIT else {field.key: value}, tolerant=True
-            )
-        except (AnswerInvalid, SchemaError):  # never sent unchecked: show why on the review
-            return await self._review(question, [field], {field.key: value})
-        view.note(out, _SENT, "bold green")
-        return Answer("accept", final)
+        return await self._review(question, [field], {field.key: value})
 
     async def _review(self, question: FormQuestion, fields: list[Field], values: dict[str, Any]) -> Answer:
         from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer

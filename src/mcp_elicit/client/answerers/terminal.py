@@ -40,11 +40,12 @@ class TerminalAnswerer:
     plain text, a start menu (fill in / decline / cancel), one input per field (text and
     numbers checked while typing, their errors right under the line; a yes/no in one key;
     lists for single and multiple choice), then a review screen where any field can be
-    changed before sending, declining or cancelling. A form of one yes/no field is answered,
-    and sent, with one key. URLs: the canonical address with its registrable domain
-    highlighted and every warning, then explicit consent before anything is opened; refused
-    addresses are never offered for opening. Esc or Ctrl-C cancels the question on every
-    screen. Every line is wrapped to the terminal's width, words (and addresses) whole.
+    changed before sending, declining or cancelling. A form of one yes/no field is answered
+    with one key, then reviewed like any other (Enter sends it). URLs: the canonical address
+    with its registrable domain highlighted and every warning, then explicit consent before
+    anything is opened; refused addresses are never offered for opening. Esc or Ctrl-C
+    cancels the question on every screen. Every line is wrapped to the terminal's width, words
+    (and addresses) whole.
 
     ``input``/``output`` are prompt_toolkit objects (default: the process's terminal,
     drawing on **stderr** so that stdout stays free for results); ``console`` is the rich
