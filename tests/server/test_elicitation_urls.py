@@ -363,3 +363,93 @@ def test_known_keys_are_refused_under_any_name(what: str, name: str, template: s
     for key in KEYS[what]:
         with pytest.raises(ValueError, match=r"^the elicitation URL carries "):
             check_elicitation_url("https://example.com/x" + template.format(n=name, k=key))
+
+
+# -- personal data (mcp_elicit.server.url_personal_data) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("https://shop.example/verify?phone=%2B4915112345678", "'phone' in its query (a phone number)"),
+        ("https://shop.example/verify?phoneNumber=0151", "'phoneNumber' in its query (a phone number)"),
+        ("https://shop.example/v?customer_mobile=0151", "'customer_mobile' in its query (a phone number)"),
+        ("https://shop.example/age?dob=1990-01-01", "'dob' in its query (a date of birth)"),
+        ("https://shop.example/age?date_of_birth=1990", "'date_of_birth' in its query (a date of birth)"),
+        ("https://shop.example/age#birthDate=1990", "'birthDate' in its fragment (a date of birth)"),
+        ("https://shop.example/signup?first_name=Ada", "'first_name' in its query (a person's name)"),
+        ("https://shop.example/signup?lastName=Lovelace", "'lastName' in its query (a person's name)"),
+        ("https://shop.example/signup?SURNAME=Lovelace", "'SURNAME' in its query (a person's name)"),
+        (
+            "https://shop.example/pay?billingAddress=1+Main+St",
+            "'billingAddress' in its query (a postal address)",
+        ),
+        ("https://shop.example/pay;street=Main/x", "'street' in its path (a postal address)"),
+        (
+            "https://id.example/kyc?passport_number=X123",
+            "'passport_number' in its query (an identity document",
+        ),
+        ("https://id.example/kyc?national-id=123", "'national-id' in its query (an identity document"),
+        ("https://bank.example/pay?iban=DE89370400440532013000", "'iban' in its query (a bank account)"),
+        ("https://bank.example/pay?accountNumber=123", "'accountNumber' in its query (a bank account)"),
+        ("https://example.com/u/alice@example.com/", "an email address"),
+    ],
+)
+def test_personal_data_is_refused_saying_what_and_where(url: str, found: str) -> None:
+    with pytest.raises(ValueError, match="the elicitation URL contains") as info:
+        check_elicitation_url(url)
+    assert f"the elicitation URL contains {found}" in str(info.value)
+    assert "must not carry personal data about the user" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://wallet.example/send?address=0x52908400098527886E0F7030069857D2E4169EE7",  # not a person's
+        "https://status.example/check?ip_address=203.0.113.7",
+        "https://api.example/files?name=report.pdf",
+        "https://app.example/profile?user=ada",  # an account handle: not told from others by its form
+        "https://app.example/settings/phone",  # a page about phones
+        "https://app.example/verify?phone",  # a name without a value
+        "https://app.example/verify?phone_verified=1&phone_country=DE",
+        "https://app.example/orders/4111111111111111",  # a number is not read for what it is
+        "https://app.example/connect?server_address=mcp.example.com",
+    ],
+)
+def test_urls_that_only_look_personal_go_out(url: str) -> None:
+    assert check_elicitation_url(url) == url
+
+
+_PERSONAL = [
+    ("phone", "number"),
+    ("date", "of", "birth"),
+    ("first", "name"),
+    ("family", "name"),
+    ("shipping", "address"),
+    ("passport",),
+    ("iban",),
+]
+
+
+@given(
+    st.sampled_from(_PERSONAL),
+    st.sampled_from(["snake", "camel", "kebab", "upper"]),
+    st.sampled_from(["", "customer", "user"]),
+    st.sampled_from(["query", "fragment"]),
+    st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1, max_size=12),
+)
+def test_a_personal_data_name_is_refused_however_it_is_written(
+    words: tuple[str, ...], style: str, owner: str, where: str, value: str
+) -> None:
+    parts = [owner, *words] if owner else list(words)
+    if style == "snake":
+        name = "_".join(parts)
+    elif style == "kebab":
+        name = "-".join(parts)
+    elif style == "upper":
+        name = "_".join(parts).upper()
+    else:
+        name = parts[0] + "".join(part.title() for part in parts[1:])
+    mark = "?" if where == "query" else "#"
+    with pytest.raises(ValueError, match=f"contains '{name}' in its {where}"):
+        check_elicitation_url(f"https://example.com/x{mark}{name}={value}")

@@ -49,7 +49,7 @@ from urllib.parse import SplitResult, parse_qsl, unquote
 
 from mcp_elicit.schema.secret_words import is_credential_name, name_words
 
-__all__ = ["find_credential"]
+__all__ = ["find_credential", "url_parameters"]
 
 # Written as people spell them; read through ``name_words`` like any parameter name, and
 # matched against the name's last words.
@@ -108,7 +108,7 @@ _WOWZA_PREFIX: Final = "wowzatoken"
 def find_credential(parts: SplitResult) -> str | None:
     """Where ``parts`` carries something that lets its holder in, as a message says it
     (``"'accessToken' in its query (it names an access token)"``), or None."""
-    params = list(_parameters(parts))
+    params = list(url_parameters(parts))
     for where, name, value in params:
         if not value.strip("="):  # carries nothing: an anchor (#password), a flag, base64 padding
             continue
@@ -122,8 +122,9 @@ def find_credential(parts: SplitResult) -> str | None:
     return _known_key(parts) or _jwt(parts)
 
 
-def _parameters(parts: SplitResult) -> Iterator[tuple[str, str, str]]:
-    """(where, name, value) of every parameter: query, fragment, then path."""
+def url_parameters(parts: SplitResult) -> Iterator[tuple[str, str, str]]:
+    """(where, name, value) of every parameter: query, fragment, then path (``;name=value``
+    path parameters, and segments written as ``name=value&...``)."""
     for where, text in (("query", parts.query), ("fragment", parts.fragment)):
         for name, value in parse_qsl(text, keep_blank_values=True):
             yield where, name, value

@@ -7,19 +7,19 @@ refuses, plain http to anything but this computer (:func:`mcp_elicit.wire.hosts.
 userinfo, a percent-encoded host, a credential, session id, link signature, key of a known
 format (``ghp_…``, ``sk_live_…``), JWT or CDN token anywhere in it
 (:mod:`mcp_elicit.server.url_credentials`, which reads parameter names with the form lint's
-recogniser), and an email address anywhere in it.
+recogniser), and personal data: an email address anywhere in it, a parameter named for a phone
+number, a birth date, a person's name, a postal address... (:mod:`mcp_elicit.server.url_personal_data`).
 """
 
 from __future__ import annotations
 
-import re
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from mcp_elicit.server.url_credentials import find_credential
+from mcp_elicit.server.url_personal_data import find_personal_data
 from mcp_elicit.wire.hosts import is_loopback_host
 
 MAX_URL_LENGTH = 2048
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 
 
 def check_elicitation_url(url: str) -> str:
@@ -63,9 +63,11 @@ def check_elicitation_url(url: str) -> str:
             "pre-authenticated (whoever holds it gets in, and it ends up in browser history, logs "
             "and referrers); identify the flow with an opaque id and check who opens it on the page"
         )
-    if _EMAIL.search(unquote(f"{parts.path}?{parts.query}#{parts.fragment}")):
+    personal = find_personal_data(parts)
+    if personal is not None:
         raise ValueError(
-            "the elicitation URL contains an email address: a URL must not carry personal data "
-            "about the user (it ends up in browser history and server logs)"
+            f"the elicitation URL contains {personal}: a URL must not carry personal data about "
+            "the user (it ends up in browser history, logs and referrers); identify the flow with "
+            "an opaque id and show or ask for the data on the page"
         )
     return url
