@@ -121,6 +121,26 @@ async def test_questions_are_requests_interleaved_with_the_clients(tmp_path: Pat
         }
 
 
+async def test_a_task_asked_of_a_server_without_tasks_is_ignored(tmp_path: Path) -> None:
+    """Without a ``tasks`` capability the server processes a ``tools/call`` that carries ``task``
+    normally, and ignores the ``task`` (2025-11-25 tasks: a receiver that did not declare them)."""
+    async with running_peer(tmp_path) as peer:
+        answer = await opened(peer)
+        assert "tasks" not in answer["result"]["capabilities"]
+        params = {"name": "grüßen", "arguments": {}, "task": {"ttl": 60000}}
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        question = await peer.receive()
+        assert question["method"] == "elicitation/create"
+        result = {"action": "accept", "content": {"name": "Ada"}}
+        await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": result})
+        final = await peer.receive()
+        assert final == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"content": [{"type": "text", "text": "Grüß dich, Ada!"}], "isError": False},
+        }
+
+
 async def test_a_cancelled_call_withdraws_its_question(tmp_path: Path) -> None:
     async with running_peer(tmp_path) as peer:
         await opened(peer)
