@@ -56,6 +56,8 @@ DEFAULT_RETRY_MS = 1000  # when the server named no retry interval
 MAX_RETRY_MS = 60_000  # a server's retry field cannot park a call for hours
 CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
 STREAM_OPEN_TIMEOUT = 5.0  # how long opening the session waits for the GET stream's head
+# A message POST whose connection drops before the reply is sent again after these pauses.
+POST_RETRY_DELAYS = (0.1, 0.5)
 
 
 def legacy_headers(version: str | None, session_id: str | None) -> dict[str, str]:
@@ -465,6 +467,7 @@ class HttpTransport:
             else:
                 await asyncio.sleep(delay)
             headers = self._stream_headers(last)
+            decoder = decoder.resumed()
             conn = await self._pool.acquire()
             try:
                 reply = await conn.request(self._head("GET", headers, None), b"")
@@ -475,14 +478,15 @@ class HttpTransport:
                         f"resuming the reply to {request.method} (Last-Event-ID {last!r}): "
                         f"{body[:200].decode('utf-8', 'replace') or '(empty body)'}",
                     )
-                decoder = decoder.resumed()
                 chunks = reply.chunks()
                 try:
                     response = await read_events(chunks, request, on_notification, decoder, self._serving)
-                except (asyncio.IncompleteReadError, OSError):
-                    response = None  # dropped again: resumed again from its last event id
                 finally:
                     await chunks.aclose()
+            except (asyncio.IncompleteReadError, OSError):
+                # Dropped again, before the reply's head or in its stream: resumed again from the
+                # last event id (the server keeps the stream for a while).
+                response = None
             finally:
                 conn.abort()  # a stream's connection is never reused
             if response is not None:
@@ -503,20 +507,34 @@ class HttpTransport:
 
     async def _post_message(self, body: bytes) -> None:
         """POST a message that is not a request (a notification, the answer to one of the
-        server's requests) in the session; the server says 202."""
+        server's requests) in the session; the server says 202.
+
+        A connection that drops before the reply is tried again on a new one (after each of
+        :data:`POST_RETRY_DELAYS`), unlike a request: the session and the call waiting for an
+        answer outlive any one connection, and sending a message twice is harmless (the server
+        takes an answer once, and refuses a copy with 400)."""
         headers = legacy_headers(self._version, self._session_id)
-        conn = await self._pool.acquire()
-        try:
-            reply = await conn.request(self._head("POST", headers, len(body)), body)
-            reply_body = await reply.read(64 * 1024)
-        except (asyncio.IncompleteReadError, OSError) as exc:
-            conn.abort()
-            raise TransportError(
-                f"HTTP POST of a notification or answer to {self._url} failed: {_failure(exc)}"
-            ) from exc
-        except BaseException:
-            conn.abort()
-            raise
+        head = self._head("POST", headers, len(body))
+        for pause in (*POST_RETRY_DELAYS, None):
+            conn = await self._pool.acquire()
+            try:
+                reply = await conn.request(head, body)
+                reply_body = await reply.read(64 * 1024)
+            except (asyncio.IncompleteReadError, OSError) as exc:
+                conn.abort()
+                if pause is None:
+                    raise TransportError(
+                        f"HTTP POST of a notification or answer to {self._url} failed: {_failure(exc)}"
+                    ) from exc
+                logger.info(
+                    "HTTP POST of a message to %s failed (%s); sending it again", self._url, _failure(exc)
+                )
+                await asyncio.sleep(pause)
+                continue
+            except BaseException:
+                conn.abort()
+                raise
+            break
         self._pool.release(conn)
         if not 200 <= reply.status < 300:
             logger.warning(

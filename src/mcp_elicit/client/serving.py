@@ -123,7 +123,7 @@ class Serving:
     async def _reply(self, request_id: RequestId, response: Response) -> None:
         try:
             await self._send(encode_response(response))
-        except Exception as exc:  # the connection is gone: the server will not get it either way
+        except Exception as exc:  # the transport gave up (its pipe is gone, its POSTs all failed)
             logger.warning("could not send the answer to the server's request %r: %r", request_id, exc)
         finally:
             self._done(request_id)
