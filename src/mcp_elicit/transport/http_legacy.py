@@ -6,10 +6,13 @@
 every later message must name it (400 without, 404 for a session that is unknown, ended,
 expired or another user's). Then:
 
-* a call (``tools/call``, ``prompts/get``, ``resources/read``) is answered on an SSE stream of
-  its POST (:mod:`mcp_elicit.transport.event_stream`): the questions the call sends the client,
-  its notifications, its response. The call runs in a task of the session, not of the
-  connection, so a dropped connection can be picked up again (``GET`` with ``Last-Event-ID``);
+* a call (``tools/call``, ``prompts/get``, ``resources/read``) runs in a task of the session
+  (in ``HttpSession.calls``: bounded by ``max_calls``, cancelled by ``notifications/cancelled``
+  and by the session's end). Its POST is answered on an SSE stream
+  (:mod:`mcp_elicit.transport.event_stream`): the questions the call sends the client, its
+  notifications, its response; a dropped connection can be picked up again (``GET`` with
+  ``Last-Event-ID``). A POST that accepts only JSON gets the response as JSON (a question fails
+  the call), or -32800 once the call is cancelled;
 * any other request is answered with JSON;
 * a response to one of the session's requests (a POST whose body is a JSON-RPC result or
   error) completes the question waiting for it: 202, or 400 when it answers none (an id never
@@ -33,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from mcp_elicit.server.auth import Caller
 from mcp_elicit.transport.asgi import Header, Receive, Send, send_json, send_response
@@ -51,6 +55,12 @@ logger = logging.getLogger("mcp_elicit.transport.http")
 
 CALLS = frozenset({"tools/call", "prompts/get", "resources/read"})
 SESSION_HEADER = b"mcp-session-id"
+# The answer to a cancelled call whose POST waits for JSON (a stream just ends): no MCP code says
+# "cancelled", and this is the one the official SDKs answer with at 2025-11-25 (LSP's
+# RequestCancelled).
+REQUEST_CANCELLED: Final = -32800
+
+T = TypeVar("T")
 
 
 async def _refuse(send: Send, status: int, message: str, request_id: object = None) -> None:
@@ -159,11 +169,13 @@ async def post(
         await send_response(send, 202, [])
         return
     headers: list[Header] = [(SESSION_HEADER, session.id.encode("ascii"))]
-    if message.method in CALLS and head.accepts_sse:
-        await _call(table, session, message, send, receive, headers)
-        return
-    body = await session.legacy.handle(message, _NoChannel())
-    await send_json(send, 200, body, headers)
+    if message.method not in CALLS:
+        await send_json(send, 200, await session.legacy.handle(message, _NoChannel()), headers)
+    elif await _admitted(table, session, message, send):
+        if head.accepts_sse:
+            await _call(table, session, message, send, receive, headers)
+        else:
+            await _json_call(session, message, send, headers)
 
 
 async def _initialize(
@@ -185,6 +197,61 @@ async def _initialize(
     await send_json(send, 200, body, [(SESSION_HEADER, session.id.encode("ascii"))])
 
 
+async def _admitted(table: SessionTable, session: HttpSession, request: Request, send: Send) -> bool:
+    """Whether the call may run in the session; False once the refusal is sent (its id is one
+    of a call running, 400; the session runs ``max_calls`` already, 429)."""
+    if request.id in session.calls:
+        await _refuse(
+            send, 400, f"Invalid request: id {request.id!r} is already in use in this session", request.id
+        )
+        return False
+    if len(session.calls) >= table.max_calls:
+        await _refuse(
+            send,
+            429,
+            f"Too Many Requests: this session has {table.max_calls} calls running already",
+            request.id,
+        )
+        return False
+    return True
+
+
+def _start(
+    session: HttpSession,
+    request: Request,
+    work: Coroutine[Any, Any, T],
+    on_end: Callable[[], None] = lambda: None,
+) -> asyncio.Task[T]:
+    """Run a call as a task of the session, in ``session.calls`` until it ends; then ``on_end()``.
+    A callback, not a ``finally`` in ``work``: a call cancelled before its first step (its
+    ``notifications/cancelled`` read in the same batch as its POST) never runs a line of it."""
+    task = asyncio.ensure_future(work)
+    session.calls[request.id] = task
+
+    def ended(done: asyncio.Task[T]) -> None:
+        on_end()
+        if session.calls.get(request.id) is done:
+            del session.calls[request.id]
+
+    task.add_done_callback(ended)
+    return task
+
+
+async def _json_call(session: HttpSession, request: Request, send: Send, headers: list[Header]) -> None:
+    """Run a call in the session and answer with JSON (its POST accepts no event stream)."""
+    call = _start(session, request, session.legacy.handle(request, _NoChannel()))
+    try:
+        body = await call  # this request cancelled (the server stopping): the call is too
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        # The call was cancelled (notifications/cancelled, DELETE), not this request: the POST
+        # still needs an answer, and it is no result.
+        body = encode_error(request.id, McpError(REQUEST_CANCELLED, "Request cancelled"))
+    await send_json(send, 200, body, headers)
+
+
 async def _call(
     table: SessionTable,
     session: HttpSession,
@@ -194,19 +261,6 @@ async def _call(
     headers: list[Header],
 ) -> None:
     """Run a call in the session and answer on a stream of its own."""
-    if request.id in session.calls:
-        await _refuse(
-            send, 400, f"Invalid request: id {request.id!r} is already in use in this session", request.id
-        )
-        return
-    if len(session.calls) >= table.max_calls:
-        await _refuse(
-            send,
-            429,
-            f"Too Many Requests: this session has {table.max_calls} calls running already",
-            request.id,
-        )
-        return
     stream_id = session.new_stream_id()
     task: asyncio.Task[None] | None = None
 
@@ -223,15 +277,10 @@ async def _call(
     stream.prime()
 
     async def run() -> None:
-        body: bytes | None = None
-        try:
-            body = await session.legacy.handle(request, _StreamChannel(stream))
-        finally:
-            stream.finish(body)  # None when cancelled: the stream ends without a response
-            session.calls.pop(request.id, None)
+        stream.finish(await session.legacy.handle(request, _StreamChannel(stream)))
 
-    task = asyncio.ensure_future(run())
-    session.calls[request.id] = task
+    # Cancelled, the stream ends without a response (finish once done does nothing).
+    task = _start(session, request, run(), lambda: stream.finish(None))
     await serve_events(
         stream, None, send, receive, headers, lambda: encode_error(request.id, shutdown_error())
     )

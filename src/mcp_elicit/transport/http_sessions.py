@@ -24,7 +24,7 @@ import logging
 import secrets
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_elicit.server.auth import Caller
 from mcp_elicit.server.legacy.session import LegacySession
@@ -63,7 +63,7 @@ class HttpSession:
     legacy: LegacySession
     caller: Caller | None  # who opened it (None: anonymous), and who alone may use it
     last_used: float
-    calls: dict[object, asyncio.Task[None]] = field(default_factory=dict)  # request id -> call
+    calls: dict[object, asyncio.Task[Any]] = field(default_factory=dict)  # request id -> call
     streams: dict[str, EventStream] = field(default_factory=dict)  # stream id -> stream
     get_stream: EventStream | None = None  # the GET stream open now (one at a time)
     # The ids of the last few streams whose end went out, oldest first.
