@@ -1,5 +1,6 @@
 """Tools that both process-level test servers serve (``tests/e2e/e2e_server.py`` and
-``tests/client/engine/ours_server.py``): one definition, so a fix reaches both.
+``tests/client/engine/ours_server.py``): one definition, so a fix reaches both; and the
+``authenticate`` hook the HTTP test servers share (:func:`bearer`).
 
 ``markers()`` gives the folder where ``slow`` writes ``started-<label>`` when it starts and
 ``cancelled-<label>`` when it is cancelled, so that a test can see the cancellation reached the
@@ -9,14 +10,24 @@ handler.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Caller, Context, Server
+
+
+async def bearer(headers: Mapping[str, str]) -> str | Caller | None:
+    """``Bearer <user>`` (principal ``test|<user>``) or ``Bearer <user>@<client>`` (a token issued
+    to that OAuth client); no token: anonymous."""
+    value = headers.get("authorization", "")
+    if not value.startswith("Bearer "):
+        return None
+    user, _, client = value[7:].partition("@")
+    return Caller(f"test|{user}", client) if client else f"test|{user}"
 
 
 @dataclass

@@ -19,7 +19,6 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,7 @@ if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
     sys.modules["uvloop"] = None  # type: ignore[assignment]  # "import uvloop" fails: not installed
 
 from mcp_elicit import Context, McpError, Server
-from mcp_elicit.server.auth import Caller
-from tests.shared_tools import Name, add_shared_tools
+from tests.shared_tools import Name, add_shared_tools, bearer
 
 MARKERS = Path(".")
 
@@ -249,15 +247,6 @@ async def nap(seconds: float, ctx: Context) -> str:
     await asyncio.sleep(seconds)
     await ctx.report_progress(1, 1, "awake")
     return "napped"
-
-
-async def bearer(headers: Mapping[str, str]) -> str | Caller | None:
-    """``Bearer <user>`` or ``Bearer <user>@<client>`` (a token issued to that OAuth client)."""
-    value = headers.get("authorization", "")
-    if not value.startswith("Bearer "):
-        return None
-    user, _, client = value[7:].partition("@")
-    return Caller(f"test|{user}", client) if client else f"test|{user}"
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
     sys.modules["uvloop"] = None  # type: ignore[assignment]  # "import uvloop" fails: not installed
 
 from mcp_elicit import Context, Server
+from tests.shared_tools import bearer
 
 KEYS = ["legacy-sessions-tests-only-secret-abcdefghijklmnop"]
 
@@ -73,11 +73,6 @@ def build() -> Server:
         return "hogged"
 
     return app
-
-
-async def bearer(headers: Mapping[str, str]) -> str | None:
-    value = headers.get("authorization", "")
-    return f"test|{value[7:]}" if value.startswith("Bearer ") else None
 
 
 def main() -> None:

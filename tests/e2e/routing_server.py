@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: tests.shared_tools
@@ -24,7 +23,7 @@ if os.environ.get("MCP_ELICIT_TEST_LOOP") == "asyncio":
 
 from mcp_elicit import Context, Server
 from mcp_elicit.storage import PostgresSessionRouter
-from tests.shared_tools import add_shared_tools
+from tests.shared_tools import add_shared_tools, bearer
 
 KEYS = ["routing-tests-only-secret-abcdefghijklmnopqrstuvwxyz"]
 NOTE = "notes://current"
@@ -66,11 +65,6 @@ def build(args: argparse.Namespace) -> Server:
         return "the current note"
 
     return app
-
-
-async def bearer(headers: Mapping[str, str]) -> str | None:
-    value = headers.get("authorization", "")
-    return f"test|{value[7:]}" if value.startswith("Bearer ") else None
 
 
 def main() -> None:
