@@ -775,9 +775,12 @@ async def test_regression_json_reply_calls_count_against_max_calls(
         await http.delete(one_call_server.url, headers=session.headers())
 
 
+@pytest.mark.parametrize("how", ["cancel", "delete"])
 async def test_regression_a_cancelled_json_reply_call_stops(
-    server: ServerProcess, http: httpx.AsyncClient
+    server: ServerProcess, http: httpx.AsyncClient, how: str
 ) -> None:
+    """Stopped by ``notifications/cancelled`` or by the session's end (DELETE): no result for it,
+    and its POST gets -32800."""
     session = Session(http, server.url, "alice")
     await session.open()
     try:
@@ -786,29 +789,20 @@ async def test_regression_a_cancelled_json_reply_call_stops(
             http.post(server.url, json=nap, headers=session.headers(accept="application/json"))
         )
         await asyncio.sleep(0.3)
-        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": nap["id"]}}
-        await session.post(cancel, expect=202)
+        if how == "cancel":
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": nap["id"]},
+            }
+            await session.post(cancel, expect=202)
+        else:
+            assert (await http.delete(server.url, headers=session.headers())).status_code == 200
         reply = await asyncio.wait_for(napping, WITHIN)
-        assert "napped" not in reply.text, reply.text  # the handler was stopped: no result for it
-        assert reply.json()["error"] == {"code": -32800, "message": "Request cancelled"}
+        assert reply.json() == {
+            "jsonrpc": "2.0",
+            "id": nap["id"],
+            "error": {"code": -32800, "message": "Request cancelled"},
+        }
     finally:
         await http.delete(server.url, headers=session.headers())
-
-
-async def test_regression_a_json_reply_call_ends_with_its_session(
-    server: ServerProcess, http: httpx.AsyncClient
-) -> None:
-    session = Session(http, server.url, "alice")
-    await session.open()
-    nap = session.request("tools/call", {"name": "nap", "arguments": {"label": "d", "seconds": 1.0}})
-    napping = asyncio.ensure_future(
-        http.post(server.url, json=nap, headers=session.headers(accept="application/json"))
-    )
-    await asyncio.sleep(0.3)
-    assert (await http.delete(server.url, headers=session.headers())).status_code == 200
-    reply = await asyncio.wait_for(napping, WITHIN)
-    assert reply.json() == {
-        "jsonrpc": "2.0",
-        "id": nap["id"],
-        "error": {"code": -32800, "message": "Request cancelled"},
-    }
