@@ -371,6 +371,8 @@ class HttpTransport:
             # Never sent again: the server may have received the request and run it before the
             # connection dropped, and nothing tells that apart from a connection it had closed.
             conn.abort()
+            if self._closed:
+                raise self._closed_under(request) from None
             why = _failure(exc)
             raise TransportError(
                 f"HTTP {request.method} to {self._url} failed: {why} (not sent again: it may have run)"
@@ -459,6 +461,8 @@ class HttpTransport:
             last = decoder.last_event_id
             if last is None or header_value_problem(last) is not None or last != last.strip():
                 return None
+            if self._closed:  # (closing ends the session: that is what ended its stream)
+                raise self._closed_under(request)
             delay = min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000
             if waiting is not None:
                 # The response may come on the GET stream meanwhile.
@@ -466,6 +470,8 @@ class HttpTransport:
                     return await asyncio.wait_for(asyncio.shield(waiting), delay)
             else:
                 await asyncio.sleep(delay)
+            if self._closed:
+                raise self._closed_under(request)
             headers = self._stream_headers(last)
             decoder = decoder.resumed()
             conn = await self._pool.acquire()
@@ -493,6 +499,10 @@ class HttpTransport:
                 return response
             idle = 0 if decoder.last_event_id != last else idle + 1
         return None
+
+    def _closed_under(self, request: Outgoing) -> TransportError:
+        """The error of a request still waiting when this client was closed (by another task)."""
+        return TransportError(f"HTTP {request.method} to {self._url} did not finish: the client was closed")
 
     def _stream_headers(self, last_event_id: str | None) -> dict[str, str]:
         """The headers of a GET that opens (or resumes) an event stream of the session."""

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import select
 import ssl
+import weakref
 from collections.abc import AsyncGenerator
 from urllib.parse import urlsplit
 
@@ -138,7 +139,7 @@ async def _pieces(reader: asyncio.StreamReader, size: int) -> AsyncGenerator[byt
 
 
 class Connection:
-    __slots__ = ("reader", "reusable", "writer")
+    __slots__ = ("__weakref__", "reader", "reusable", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -236,10 +237,18 @@ class Pool:
         self._connect_timeout = connect_timeout
         self._max_idle = max_idle
         self._idle: list[Connection] = []
+        # Those handed out and not given back: a request or a stream uses them. Weak: one its
+        # user aborted and dropped is gone from here too.
+        self._busy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._ssl: ssl.SSLContext | None = ssl.create_default_context() if origin.tls else None
         self._closed = False
 
     async def acquire(self) -> Connection:
+        conn = await self._connection()
+        self._busy.add(conn)
+        return conn
+
+    async def _connection(self) -> Connection:
         while self._idle:
             conn = self._idle.pop()
             if conn.alive():
@@ -266,13 +275,18 @@ class Pool:
         return Connection(reader, writer)
 
     def release(self, conn: Connection) -> None:
+        self._busy.discard(conn)
         if conn.reusable and not self._closed and len(self._idle) < self._max_idle and conn.alive():
             self._idle.append(conn)
         else:
             conn.abort()
 
     async def aclose(self) -> None:
+        """Close every connection: the idle ones, and those requests and streams still use
+        (what waits on them fails at once, instead of waiting for a reply nobody will read)."""
         self._closed = True
+        for conn in list(self._busy):
+            conn.abort()
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.writer.close()

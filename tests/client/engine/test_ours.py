@@ -20,6 +20,7 @@ from mcp_elicit.client import (
     MissingCapabilityError,
     Progress,
     ServerIdentity,
+    TransportError,
     UrlQuestion,
 )
 from mcp_elicit.client.errors import InvalidAnswerError
@@ -230,6 +231,27 @@ async def test_cancelling_the_caller_cancels_the_handler(ours: Target) -> None:
         assert marker.read_text() == "cancelled"
         # The connection is still good for the next call.
         assert (await client.call_tool("caps")).is_error is False
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+async def test_closing_the_client_ends_the_calls_still_waiting(ours: Target, protocol: str) -> None:
+    """Another task closes the client while a call waits for its reply: the call fails with a
+    TransportError that says so, promptly (over HTTP it waited for a reply nobody would read)."""
+    assert ours.markers is not None
+    label = f"closed-{ours.transport}-{protocol}-{id(ours)}"
+    client = await connect(ours, protocol=protocol)
+    task = asyncio.create_task(client.call_tool("slow", {"label": label}))
+    for _ in range(100):
+        if (ours.markers / f"started-{label}").exists():
+            break
+        await asyncio.sleep(0.05)
+    closed_at = asyncio.get_running_loop().time()
+    await client.aclose()
+    with pytest.raises(TransportError, match="closed"):
+        await asyncio.wait_for(task, 10)
+    waited = asyncio.get_running_loop().time() - closed_at
+    # HTTP: at once; stdio: the spawned server's exit (its grace for the calls it runs) first.
+    assert waited < (1.0 if ours.transport == "http" else 6.0), waited
 
 
 async def test_concurrent_calls_keep_their_own_flows(ours: Target) -> None:
