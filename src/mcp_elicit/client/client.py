@@ -58,6 +58,7 @@ from mcp_elicit.client.errors import (
     UrlElicitationRequiredError,
 )
 from mcp_elicit.client.handshake import InitializeResult, initialize_params
+from mcp_elicit.client.keepalive import Keepalive
 from mcp_elicit.client.messages import encode_request, server_error
 from mcp_elicit.client.progress import Progress, ProgressCallback
 from mcp_elicit.client.providers import RootsProvider, Sampler, StaticRoots
@@ -107,6 +108,7 @@ class ClientOptions(TypedDict, total=False):
     protocol: ProtocolChoice
     probe_timeout: float
     on_url_complete: UrlCompleteCallback | None
+    ping_interval: float | None
 
 
 class Client:
@@ -130,9 +132,14 @@ class Client:
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = 5.0,
         on_url_complete: UrlCompleteCallback | None = None,
+        ping_interval: float | None = None,
     ) -> None:
         if protocol not in era.PROTOCOL_CHOICES:
             raise ValueError(f"protocol must be one of {', '.join(era.PROTOCOL_CHOICES)}, not {protocol!r}")
+        if ping_interval is not None and not ping_interval > 0:
+            raise ValueError(
+                f"ping_interval must be a number of seconds above 0, or None, not {ping_interval!r}"
+            )
         roots_provider = roots if roots is None or isinstance(roots, RootsProvider) else StaticRoots(roots)
         self._transport = transport
         self._declared = Declared.of(answerer, sampler, roots_provider)
@@ -160,6 +167,9 @@ class Client:
         )
         self._initialized: InitializeResult | None = None
         self._opening = "server/discover"  # the request that a connect timeout is reported for
+        self._ping_interval = ping_interval
+        self._keepalive: Keepalive | None = None
+        self._unresponsive: str | None = None  # why the keepalive closed the connection
 
     # -- connecting ------------------------------------------------------------------------
     @classmethod
@@ -193,7 +203,10 @@ class Client:
         the official Python SDK's, otherwise picks 2026-07-28). ``probe_timeout``: how long a
         stdio server may take to answer ``server/discover`` before it is taken for a 2025-11-25
         one. ``on_url_complete`` is called when a 2025-11-25 server reports that the browser
-        step of a URL the person accepted is done.
+        step of a URL the person accepted is done. ``ping_interval``: on a 2025-11-25 session,
+        ``ping`` the server this often (seconds); one not answered within as long closes the
+        connection, and the calls still waiting fail with :class:`TransportError` saying so
+        (:mod:`~mcp_elicit.client.keepalive`). Default None: no pings.
         """
         transport = _transport_for(
             target, stderr=stderr, env=env, cwd=cwd, headers=headers, http_client=http_client
@@ -310,10 +323,24 @@ class Client:
         await transport.notify(encode_notification("notifications/initialized", {}), version)
         self._opening = "the session's GET stream"
         await transport.session_opened(version)
+        if self._ping_interval is not None and self._keepalive is None:
+            self._keepalive = Keepalive(self._ping_interval, self._ping, self._server_unresponsive)
+            self._keepalive.start()
+
+    async def _ping(self) -> None:
+        await self._legacy_send("ping", {})
+
+    async def _server_unresponsive(self, why: str) -> None:
+        """The keepalive's verdict: the connection is taken as failed (the spec), and closed."""
+        self._unresponsive = f"the server stopped answering ({why}): the connection was closed"
+        logger.warning("%s: %s", self.reached_via, self._unresponsive)
+        await self._transport.aclose()
 
     async def aclose(self) -> None:
         """Close the connection: stop a spawned server (stdin closed, then SIGTERM, then SIGKILL),
-        close HTTP connections."""
+        close HTTP connections. Calls still waiting fail with :class:`TransportError`."""
+        if self._keepalive is not None:
+            await self._keepalive.aclose()
         await self._transport.aclose()
 
     async def __aenter__(self) -> Client:
@@ -625,6 +652,10 @@ class Client:
             if deadline.expired() and self.max_total_seconds is not None:
                 raise TimeLimitError(method, self.max_total_seconds) from None
             raise
+        except TransportError as exc:
+            if self._unresponsive is not None:  # what closed the connection under this call
+                raise TransportError(f"{method}: {self._unresponsive}") from exc
+            raise
         except McpClientError as exc:
             failure = self._server_requests.take_failure()
             if failure is not None:
@@ -651,7 +682,7 @@ class Client:
         """One 2025-11-25 request (no ``_meta`` envelope; a progress token when asked for)."""
         request_id = next(self._ids)
         listener: OnNotification | None = None
-        if self._on_progress is not None and method != "initialize":
+        if self._on_progress is not None and method not in ("initialize", "ping"):
             params = {**params, "_meta": {"progressToken": request_id}}
             listener = self._progress_listener(method, params.get("name") or params.get("uri"))
         body = encode_request(request_id, method, params)
