@@ -70,7 +70,7 @@ from tests.e2e.legacy_sessions_any_support import (
     start,
     valid_reply,
 )
-from tests.http_session_support import Session, messages
+from tests.http_session_support import Session, answer_questions
 from tests.server_process import ServerProcess
 from tests.strategies import fuzz_settings
 
@@ -605,19 +605,10 @@ async def fresh_session_works(http: httpx.AsyncClient, url: str) -> None:
     session = Session(http, url, "carol")
     await session.open()
     call = session.request("tools/call", {"name": "ask", "arguments": {"label": "fresh", "plan": ["f"]}})
-    final = None
-    async with asyncio.timeout(WITHIN), session.stream(call) as response:
-        assert response.status_code == 200
-        async for message in messages(response):
-            if message.get("method") == "elicitation/create":
-                answer = {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "result": {"action": "accept", "content": {"name": "x"}},
-                }
-                await session.post(answer, expect=202)
-            elif message.get("id") == call["id"]:
-                final = message
+    async with asyncio.timeout(WITHIN):
+        _, final = await answer_questions(
+            session, call, lambda params: {"action": "accept", "content": {"name": "x"}}
+        )
     assert final is not None
     assert final["result"]["content"][0]["text"] == "fresh: r0q0=accept:x"
     ended = await http.delete(url, headers=session.headers())
