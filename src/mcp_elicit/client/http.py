@@ -304,6 +304,7 @@ class HttpTransport:
         self._serving: Serving | None = None
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
+        self._closing = asyncio.Event()  # set with _closed: ends the waits for a server's retry
         # Legacy requests in flight, for a response the server puts on the GET stream instead.
         self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
@@ -464,12 +465,9 @@ class HttpTransport:
             if self._closed:  # (closing ends the session: that is what ended its stream)
                 raise self._closed_under(request)
             delay = min(decoder.retry_ms or DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000
-            if waiting is not None:
-                # The response may come on the GET stream meanwhile.
-                with contextlib.suppress(TimeoutError):
-                    return await asyncio.wait_for(asyncio.shield(waiting), delay)
-            else:
-                await asyncio.sleep(delay)
+            response = await self._retry_pause(delay, waiting)
+            if response is not None:
+                return response
             if self._closed:
                 raise self._closed_under(request)
             headers = self._stream_headers(last)
@@ -499,6 +497,21 @@ class HttpTransport:
                 return response
             idle = 0 if decoder.last_event_id != last else idle + 1
         return None
+
+    async def _retry_pause(self, delay: float, waiting: asyncio.Future[Response] | None) -> Response | None:
+        """Wait ``delay`` (the server's retry) before resuming a stream; the response if it came on
+        the GET stream meanwhile. Closing the client ends the wait at once (a server's retry may
+        be a minute)."""
+        closing = asyncio.ensure_future(self._closing.wait())
+        watched: set[asyncio.Future[Any]] = {closing} if waiting is None else {closing, waiting}
+        try:
+            # (asyncio.wait never cancels ``waiting``: the GET stream may still answer it.)
+            await asyncio.wait(watched, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if waiting is None or not waiting.done() or waiting.cancelled():
+            return None
+        return waiting.result()
 
     def _closed_under(self, request: Outgoing) -> TransportError:
         """The error of a request still waiting when this client was closed (by another task)."""
@@ -623,6 +636,7 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         self._closed = True
+        self._closing.set()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -45,11 +45,12 @@ _NO_BODY = (204, 304)
 
 
 async def send_response(send: Send, status: int, headers: Sequence[Header], body: bytes = b"") -> None:
-    """A whole response: ``headers`` as given, plus ``Content-Length`` (unless they carry one,
-    and never for 204 and 304, which have no body), then ``body``."""
-    if status not in _NO_BODY and not any(name == b"content-length" for name, _ in headers):
-        headers = [*headers, (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    """A whole response: ``headers`` as given (never a ``Content-Length``: this adds it, except
+    for 204 and 304, which have no body), then ``body``."""
+    head = [*headers]
+    if status not in _NO_BODY:
+        head.append((b"content-length", b"%d" % len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
 
 

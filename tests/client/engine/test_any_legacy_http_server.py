@@ -984,3 +984,22 @@ async def test_a_completion_notice_that_carries_a_progress_token_is_still_a_comp
             await until(lambda: completed)
     assert result.text == "done"
     assert [c.elicitation_id for c in completed] == ["e1"]
+
+
+async def test_closing_the_client_ends_a_call_waiting_to_resume_its_stream() -> None:
+    """The call's stream ended before its response and the server said to wait 30 s before
+    resuming: a client closed by another task ends the call at once with the TransportError of a
+    closed client (it waited out the server's retry, up to a minute, before failing)."""
+    stream = Stream(items=(NOTE,), final=(GOOD_ANSWER,), cut=2, retry=30_000)
+    plan = Plan(initialize=[GOOD_HANDSHAKE], calls=[stream])
+    async with HostileServer(plan) as server:
+        client = await Client.connect(server.url, protocol="2025-11-25")
+        task = asyncio.create_task(client.call_tool("anything"))
+        await until(lambda: any(s.verb == "POST" and "tools/call" in str(s.body) for s in server.seen))
+        await asyncio.sleep(0.2)  # the stream is cut: the call waits for its retry
+        loop = asyncio.get_running_loop()
+        closed_at = loop.time()
+        await asyncio.wait_for(client.aclose(), 5)
+        with pytest.raises(TransportError, match="the client was closed"):
+            await asyncio.wait_for(task, 5)
+        assert loop.time() - closed_at < 2.0
