@@ -99,6 +99,7 @@ class AsgiTransport:
         ]
         self._limit = max_message_bytes
         self._running: set[asyncio.Future[None]] = set()  # app calls not over yet
+        self._closed = False
 
     @property
     def reached_via(self) -> str:
@@ -108,7 +109,10 @@ class AsgiTransport:
         pass
 
     async def aclose(self) -> None:
-        """Cancel the app calls still running after their response, and wait for them a while."""
+        """Cancel the app calls still running, and wait for them a while. A call still waiting
+        for its response fails with a TransportError that says the client was closed (not with
+        the app's answer to its cancellation)."""
+        self._closed = True
         running, self._running = self._running, set()
         for app in running:
             app.cancel()
@@ -142,26 +146,41 @@ class AsgiTransport:
         self._running.add(app)
         app.add_done_callback(lambda done: self._ended(done, exchange))
         try:
-            status, reply_headers = await exchange.started()
-            if status == 200 and media_type(reply_headers.get("content-type", "")) == "text/event-stream":
-                return await sse_reply(exchange.chunks(), request, on_notification, self._limit)
-            body = bytearray()
-            async for chunk in exchange.chunks():
-                body += chunk
-                if len(body) > self._limit:
-                    raise MalformedMessageError(
-                        f"the server's reply is over the limit of {self._limit} bytes"
-                    )
-            return json_reply(
-                status,
-                bytes(body),
-                request,
-                self._url,
-                reply_headers.get("www-authenticate"),
-                reply_headers.get("location"),
-            )
+            response = await self._reply(exchange, request, on_notification)
+        except Exception:
+            if self._closed:
+                raise self._closed_under(request) from None
+            raise
         finally:
             exchange.disconnect()  # the response is read (or the caller gave up): the client is gone
+        if self._closed:
+            raise self._closed_under(request)
+        return response
+
+    async def _reply(
+        self, exchange: _Exchange, request: Outgoing, on_notification: OnNotification | None
+    ) -> Response:
+        """The app's reply to ``request``, read as an HTTP client reads one."""
+        status, reply_headers = await exchange.started()
+        if status == 200 and media_type(reply_headers.get("content-type", "")) == "text/event-stream":
+            return await sse_reply(exchange.chunks(), request, on_notification, self._limit)
+        body = bytearray()
+        async for chunk in exchange.chunks():
+            body += chunk
+            if len(body) > self._limit:
+                raise MalformedMessageError(f"the server's reply is over the limit of {self._limit} bytes")
+        return json_reply(
+            status,
+            bytes(body),
+            request,
+            self._url,
+            reply_headers.get("www-authenticate"),
+            reply_headers.get("location"),
+        )
+
+    def _closed_under(self, request: Outgoing) -> TransportError:
+        """The error of a request still waiting when this client was closed (by another task)."""
+        return TransportError(f"{request.method} to {self.reached_via} did not finish: the client was closed")
 
     def _ended(self, app: asyncio.Future[None], exchange: _Exchange) -> None:
         """An app call is over. What it raised after its whole response is only logged, as an

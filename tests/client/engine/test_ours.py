@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcp_elicit import Server
 from mcp_elicit.client import (
     Answer,
     Client,
@@ -252,6 +253,26 @@ async def test_closing_the_client_ends_the_calls_still_waiting(ours: Target, pro
     waited = asyncio.get_running_loop().time() - closed_at
     # HTTP: at once; stdio: the spawned server's exit (its grace for the calls it runs) first.
     assert waited < (1.0 if ours.transport == "http" else 6.0), waited
+
+
+async def test_closing_an_in_process_client_ends_the_calls_still_waiting() -> None:
+    """The same over the in-process transport: the call fails with the TransportError of a closed
+    client (it got the server's -32603 "shutting down", its answer to the cancellation)."""
+    app = Server("closing")
+    started = asyncio.Event()
+
+    @app.tool()
+    async def slow() -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "late"
+
+    client = await Client.connect(app)
+    task = asyncio.create_task(client.call_tool("slow"))
+    await asyncio.wait_for(started.wait(), 5)
+    await client.aclose()
+    with pytest.raises(TransportError, match=r"tools/call to .* did not finish: the client was closed"):
+        await asyncio.wait_for(task, 5)
 
 
 async def test_concurrent_calls_keep_their_own_flows(ours: Target) -> None:
