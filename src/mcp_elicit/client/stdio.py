@@ -197,6 +197,10 @@ class StdioTransport:
                     return await future  # the reader said why first (and so it is retrieved)
                 raise await self._death() from None
             return await future
+        except _ClientClosed:
+            raise TransportError(
+                f"{request.method} to {self._display} did not finish: the client was closed"
+            ) from None
         except asyncio.CancelledError:
             # Cancelling the task cancels the future it waits on; only a set result means answered.
             if future.cancelled() or not future.done():
@@ -399,6 +403,11 @@ class StdioTransport:
             return
         if self._dead is None:
             self._dead = TransportError("the client is closed")
+        # The calls still waiting end now, not once the server has exited (which can take its
+        # grace for the calls it runs, seconds).
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(_ClientClosed())
         if self._serving is not None:
             await self._serving.aclose()
         try:
@@ -456,3 +465,8 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().process_exited()
         if not self._exited.done():
             self._exited.set_result(None)
+
+
+class _ClientClosed(TransportError):
+    """What a call still waiting gets from :meth:`StdioTransport.aclose` (worded by ``send``,
+    which knows the request)."""
