@@ -156,6 +156,7 @@ async def test_the_context_shapes_are_accepted_and_receive_the_context(fn: Calla
         "type": "object",
         "properties": {"name": {"type": "string"}},
         "required": ["name"],
+        "additionalProperties": False,
     }
     called = await app.dispatch(request("tools/call", {"name": fn.__name__, "arguments": {"name": "a"}}))
     assert called["content"][0]["text"] == "Context a"

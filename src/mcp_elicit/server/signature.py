@@ -23,6 +23,7 @@ import orjson
 from mcp_elicit._extras import require
 from mcp_elicit.schema.markers import Description
 from mcp_elicit.server.param_header import ParamHeader
+from mcp_elicit.server.schema_guard import misfit
 from mcp_elicit.wire.codec import dumps
 
 _MISSING = inspect.Parameter.empty
@@ -88,7 +89,11 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
             continue
         _refuse_untyped_context(fn, param, hints, context_type)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be tool arguments")
+            stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
+            raise TypeError(
+                f"{fn.__qualname__}: {stars}{param.name}: *args and **kwargs cannot be tool arguments "
+                "(a client sends arguments by name: give each its own parameter)"
+            )
         plain.append(param)
     try:
         params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
@@ -103,6 +108,7 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
     required = [p.name for p in params if p.required]
     if required:
         schema["required"] = required
+    schema["additionalProperties"] = False  # the binder refuses unknown arguments: the schema says so
     return Signature(_sendable(fn, schema), context_param, _plain_binder(params), params)
 
 
@@ -206,7 +212,7 @@ def _refuse_structured(fn: Callable[..., Any], name: str, kind: object) -> None:
 
 
 def _read_from_text(param: Parameter, fn: Callable[..., Any]) -> Parameter:
-    kind = param.schema.get("type")
+    kind = _json_kind(param.schema, {})
     _refuse_structured(fn, param.name, kind)
     parse = _TEXT_READERS.get(kind)
     if parse is None:
@@ -303,7 +309,8 @@ def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
         def optional(value: Any, name: str) -> Any:
             return None if value is None else convert(value, name)
 
-        return schema, optional, True
+        # null is taken (``optional``): the schema says so, as pydantic writes it.
+        return ({"anyOf": [schema, {"type": "null"}]} if schema else {}), optional, True
     if tp is Any:
         return {}, lambda v, _n: v, True
     if tp is bool:
@@ -401,25 +408,51 @@ def _choice(values: list[str], enum_type: type[enum.Enum] | None) -> Convert:
     return convert
 
 
-def _json_kind(prop: object) -> str | None:
-    """The JSON type of a property of pydantic's schema, an optional one's included."""
+def _json_kind(prop: object, defs: Mapping[str, Any]) -> str | None:
+    """The JSON type of a property's schema, an optional one's included, through the ``$ref`` to
+    ``defs`` that pydantic writes for an enum, a dataclass or a model."""
+    prop = _resolved(prop, defs)
     if not isinstance(prop, dict):
         return None
     kind = prop.get("type")
     if isinstance(kind, str):
         return kind
-    kinds = [p.get("type") for p in prop.get("anyOf", ()) if isinstance(p, dict)]
-    kinds = [k for k in kinds if k != "null"]
+    kinds = [_resolved(p, defs) for p in prop.get("anyOf", ())]
+    kinds = [p.get("type") for p in kinds if isinstance(p, dict) and p.get("type") != "null"]
     return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
 
 
-def _retry_reading(error: Any) -> bool:
-    """Whether pydantic's error may go once whole floats are integers (an integer field given
-    5.0) or our nesting limit speaks first (its parser's recursion limit)."""
-    if error.get("type") == "json_invalid":
+def _resolved(schema: object, defs: Mapping[str, Any]) -> object:
+    """``schema``, or the definition its ``$ref`` (``#/$defs/<name>``) names."""
+    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        ref: str = schema["$ref"]
+        if ref.startswith("#/$defs/"):
+            return defs.get(ref[len("#/$defs/") :])
+    return schema
+
+
+def _to_read_again(errors: list[Any], values: dict[str, Any]) -> set[str]:
+    """The arguments whose pydantic errors may go once whole floats are integers (an integer
+    field given 5.0), or all of them when pydantic's parser stopped (its recursion limit: our
+    nesting limit speaks first); empty when no error is of that kind."""
+    again: set[str] = set()
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            return set(values)
+        found = error.get("input")
+        loc = error.get("loc") or ()
+        if error.get("type") == "int_type" and type(found) is float and found.is_integer() and loc:
+            again.add(str(loc[0]))
+    return again
+
+
+def _nullable(annotation: Any) -> bool:
+    """Whether ``annotation`` takes None (``X | None``, ``Optional[X]``, ``Any``, in ``Annotated``)."""
+    if get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
+    if annotation is Any:
         return True
-    found = error.get("input")
-    return error.get("type") == "int_type" and type(found) is float and found.is_integer()
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
 
 
 # pydantic's JSON parser stops at 200 levels (the arguments object counted): refused here first,
@@ -455,10 +488,17 @@ def _pydantic_signature(
     require("pydantic", part=f"{fn.__qualname__}: an argument type other than {plain_types}")
     import pydantic
 
+    # Each argument is a field of a model named by position, the argument's name its alias: a name
+    # pydantic keeps for itself (``_hidden``, ``model_config``, ``model_dump``) is an argument
+    # like any other, in the schema and in the call.
     fields: dict[str, Any] = {}
-    for p in params:
-        default = ... if p.default is _MISSING else p.default
-        fields[p.name] = (hints.get(p.name, Any), default)
+    for index, p in enumerate(params):
+        annotation = hints.get(p.name, Any)
+        default = p.default
+        if default is _MISSING:
+            # Optional for being nullable, as on the plain path: left out, it is None.
+            default = None if _nullable(annotation) else ...
+        fields[f"a{index}"] = (annotation, pydantic.Field(default, alias=p.name))
 
     def arguments_model(**chosen: Any) -> tuple[Any, dict[str, Any]]:
         model = pydantic.create_model(
@@ -468,19 +508,20 @@ def _pydantic_signature(
 
     try:
         model, schema = arguments_model(**fields)
-    except pydantic.PydanticUserError as exc:
+    except (pydantic.PydanticUserError, TypeError, ValueError) as exc:
         # pydantic's message names neither the handler nor the argument: find the argument.
-        for name, spec in fields.items():
+        for p, (field_name, spec) in zip(params, fields.items(), strict=True):
             try:
-                arguments_model(**{name: spec})
-            except pydantic.PydanticUserError as alone:
+                arguments_model(**{field_name: spec})
+            except (pydantic.PydanticUserError, TypeError, ValueError) as alone:
                 reason = str(alone).splitlines()[0].split(". ")[0].rstrip(".")
                 raise TypeError(
-                    f"{fn.__qualname__}: argument {name!r} is annotated "
+                    f"{fn.__qualname__}: argument {p.name!r} is annotated "
                     f"{inspect.formatannotation(spec[0])}, which cannot be read from JSON ({reason})"
                 ) from exc
         raise TypeError(f"{fn.__qualname__}: its argument types cannot be read from JSON: {exc}") from exc
     schema.pop("title", None)
+    defs = schema.get("$defs", {})
     # pydantic keeps Annotated markers it does not know but leaves them out of its schema: a
     # Description says what the argument is here as on the plain path.
     for p in params:
@@ -492,7 +533,7 @@ def _pydantic_signature(
     # "5" for 5), whole floats as integers, and for text arguments numbers and booleans from text.
     readers: dict[str, Callable[[str, str], Any]] = {}
     for name, prop in schema.get("properties", {}).items():
-        kind = _json_kind(prop)
+        kind = _json_kind(prop, defs)
         if as_text:
             _refuse_structured(fn, name, kind)
             reader = _TEXT_READERS.get(kind)
@@ -500,6 +541,10 @@ def _pydantic_signature(
                 readers[name] = reader
 
     def validate(values: dict[str, Any]) -> Any:
+        # What pydantic takes although the schema forbids it, refused first (see schema_guard).
+        problem = misfit(values, schema, defs)
+        if problem is not None:
+            raise ArgumentError(problem)
         try:
             encoded = orjson.dumps(values)
         except TypeError:  # orjson's JSONEncodeError: nesting past its limit, or a huge integer
@@ -519,16 +564,19 @@ def _pydantic_signature(
                 instance = validate(values)
             except pydantic.ValidationError as exc:
                 # Whole floats (5.0, as JavaScript writes 5) or nesting pydantic's parser stops
-                # at: read again as the plain path would (a walk through every value, so only
-                # when needed).
-                if not any(_retry_reading(error) for error in exc.errors()):
+                # at: read those arguments again as the plain path would (a walk through every
+                # value, so only when needed, and only of the arguments concerned).
+                again = _to_read_again(exc.errors(), values)
+                if not again:
                     raise
-                instance = validate({name: _whole(value) for name, value in values.items()})
+                instance = validate(
+                    {name: _whole(value) if name in again else value for name, value in values.items()}
+                )
         except pydantic.ValidationError as exc:
             problems = [
                 f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()
             ]
             raise ArgumentError("; ".join(problems)) from None
-        return {p.name: getattr(instance, p.name) for p in params}
+        return {p.name: getattr(instance, field) for p, field in zip(params, fields, strict=True)}
 
     return Signature(_sendable(fn, schema), context_param, bind)
