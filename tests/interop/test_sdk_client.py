@@ -101,32 +101,30 @@ async def test_tools_list_shows_tools_with_input_schemas(make_transport: MakeTra
     async with asyncio.timeout(FLOW_TIMEOUT), connect(make_transport) as (client, _log):
         listed = await client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    title_only = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+
+    def arguments(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = list(required)
+        schema["additionalProperties"] = False  # unknown arguments are refused: the schema says so
+        return schema
+
+    title_only = arguments({"title": {"type": "string"}}, "title")
     assert {name: tool.input_schema for name, tool in tools.items()} == {
         "create_ticket": title_only,
         "plan_ticket": title_only,
         "triage_ticket": title_only,
         "open_numbered_ticket": title_only,
-        "suggest_title": {
-            "type": "object",
-            "properties": {"draft": {"type": "string"}},
-            "required": ["draft"],
-        },
+        "suggest_title": arguments({"draft": {"type": "string"}}, "draft"),
         "escalate_ticket": title_only,
-        "connect_tracker": {"type": "object", "properties": {}},
-        "slow_export": {
-            "type": "object",
-            "properties": {"label": {"type": "string"}, "seconds": {"type": "number"}},
-            "required": ["label", "seconds"],
-        },
-        "export_log": {"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]},
-        "import_tickets": {
-            "type": "object",
-            "properties": {"count": {"type": "integer"}},
-            "required": ["count"],
-        },
+        "connect_tracker": arguments({}),
+        "slow_export": arguments(
+            {"label": {"type": "string"}, "seconds": {"type": "number"}}, "label", "seconds"
+        ),
+        "export_log": arguments({"label": {"type": "string"}}, "label"),
+        "import_tickets": arguments({"count": {"type": "integer"}}, "count"),
         "audit_ticket": title_only,
-        "client_capabilities": {"type": "object", "properties": {}},
+        "client_capabilities": arguments({}),
     }
     assert tools["create_ticket"].description == "Creates a ticket after asking for its priority (one round)."
 
