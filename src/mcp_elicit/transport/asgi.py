@@ -44,12 +44,15 @@ EVENT_STREAM: tuple[Header, ...] = (
 _NO_BODY = (204, 304)
 
 
-async def send_response(send: Send, status: int, headers: Sequence[Header], body: bytes = b"") -> None:
-    """A whole response: ``headers`` as given (never a ``Content-Length``: this adds it, except
-    for 204 and 304, which have no body), then ``body``."""
+async def send_response(
+    send: Send, status: int, headers: Sequence[Header], body: bytes = b"", *, length: int | None = None
+) -> None:
+    """A whole response: ``headers`` as given (never a ``Content-Length``), ``Content-Length``
+    (``len(body)``, or ``length``: a HEAD response declares its GET's; none for 204 and 304, which
+    have no body), then ``body``."""
     head = [*headers]
     if status not in _NO_BODY:
-        head.append((b"content-length", b"%d" % len(body)))
+        head.append((b"content-length", b"%d" % (len(body) if length is None else length)))
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
 

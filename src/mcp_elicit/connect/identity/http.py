@@ -240,8 +240,8 @@ class ProtectedResourceMetadataApp:
 
     async def _serve(self, method: str, send: Send) -> None:
         if method in ("GET", "HEAD"):
-            headers = [*self._headers, (b"content-length", str(len(self._body)).encode())]
-            await send_response(send, 200, headers, b"" if method == "HEAD" else self._body)
+            body = b"" if method == "HEAD" else self._body
+            await send_response(send, 200, self._headers, body, length=len(self._body))
         elif method == "OPTIONS":
             preflight = [
                 (b"access-control-allow-origin", b"*"),
