@@ -120,6 +120,8 @@ class AsgiTransport:
             await asyncio.wait(running, timeout=_CLOSE_WAIT)
 
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
+        if self._closed:
+            raise TransportError("the client is closed")
         exchange = _Exchange(request.body)
         mcp_headers = request_headers(request).items()
         headers = [

@@ -34,9 +34,9 @@ import itertools
 import logging
 import shlex
 import time
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Coroutine, Generator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 from mcp_elicit import __version__
 from mcp_elicit.client import era
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     import httpx
 
 logger = logging.getLogger("mcp_elicit.client")
+T = TypeVar("T")
 
 DEFAULT_CLIENT_INFO = {"name": "mcp-elicit", "version": __version__}
 # What one listing (all its pages) may hold: a server that keeps paging cannot fill memory.
@@ -170,6 +171,7 @@ class Client:
         self._ping_interval = ping_interval
         self._keepalive: Keepalive | None = None
         self._unresponsive: str | None = None  # why the keepalive closed the connection
+        self._closing = asyncio.Event()  # set by aclose(): what waits on the person ends
 
     # -- connecting ------------------------------------------------------------------------
     @classmethod
@@ -338,7 +340,9 @@ class Client:
 
     async def aclose(self) -> None:
         """Close the connection: stop a spawned server (stdin closed, then SIGTERM, then SIGKILL),
-        close HTTP connections. Calls still waiting fail with :class:`TransportError`."""
+        close HTTP connections. Calls still waiting fail with :class:`TransportError`, those
+        waiting on the person too (the question is withdrawn)."""
+        self._closing.set()
         if self._keepalive is not None:
             await self._keepalive.aclose()
         await self._transport.aclose()
@@ -564,15 +568,37 @@ class Client:
                     if isinstance(step, Complete):
                         return step.result
                     if isinstance(step, AskInputs):
-                        responses = await self._answering.round(step.requests, self.server_identity)
+                        asking = self._answering.round(step.requests, self.server_identity)
+                        responses = await self._unless_closed(method, asking)
                         rounds.retry_with(responses, step.requests)
                     else:
-                        await asyncio.sleep(step.delay)
+                        await self._unless_closed(method, asyncio.sleep(step.delay))
                         rounds.retry_with(None)
         except TimeoutError:
             if deadline.expired() and self.max_total_seconds is not None:
                 raise TimeLimitError(method, self.max_total_seconds) from None
             raise
+
+    async def _unless_closed(self, method: str, work: Coroutine[Any, Any, T]) -> T:
+        """``work`` (what waits on the person, or a pause between rounds) to its end, unless the
+        client is closed meanwhile: then it is cancelled (the question withdrawn) and the call
+        fails as a call waiting for its reply does."""
+        if self._closing.is_set():
+            work.close()
+            raise TransportError(f"{method} did not finish: the client was closed")
+        task = asyncio.ensure_future(work)
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the caller was cancelled: the question goes with it
+            await _cancelled(task)
+            raise
+        finally:
+            closing.cancel()
+        if not task.done():  # closed
+            await _cancelled(task)
+            raise TransportError(f"{method} did not finish: the client was closed")
+        return task.result()
 
     async def _request(
         self, method: str, params: dict[str, Any], target: str | None, headers: Mapping[str, str] | None
@@ -643,9 +669,10 @@ class Client:
                     result = await self._legacy_request(method, params)
                 except UrlElicitationRequiredError as exc:
                     questions = url_questions(exc, self._declared)
-                    if not await open_urls(
+                    opening = open_urls(
                         questions, self._answering, self._server_requests, self.server_identity, self._timers
-                    ):
+                    )
+                    if not await self._unless_closed(method, opening):
                         raise
                     result = await self._legacy_request(method, params)
         except TimeoutError:
@@ -797,3 +824,11 @@ def _transport_for(
     from mcp_elicit.client.stdio import StdioTransport
 
     return StdioTransport(argv, display=display, stderr=stderr, env=env, cwd=cwd)
+
+
+async def _cancelled(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and wait until it has ended (what it raised is of no interest any more)."""
+    task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: asyncio would report it at exit otherwise

@@ -38,7 +38,7 @@ from mcp_elicit.client.errors import (
     TransportError,
 )
 from mcp_elicit.client.http11 import Connection, Origin, Pool, Reply
-from mcp_elicit.client.messages import decode
+from mcp_elicit.client.messages import cancelled, decode
 from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
@@ -305,6 +305,7 @@ class HttpTransport:
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
         self._closing = asyncio.Event()  # set with _closed: ends the waits for a server's retry
+        self._telling: set[asyncio.Task[None]] = set()  # notifications/cancelled on their way
         # Legacy requests in flight, for a response the server puts on the GET stream instead.
         self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
@@ -360,6 +361,8 @@ class HttpTransport:
         )
 
     async def send(self, request: Outgoing, on_notification: OnNotification | None) -> Response:
+        if self._closed:
+            raise TransportError("the client is closed")
         session = self._session_id if request.legacy else None
         headers = legacy_headers(request.version, session) if request.legacy else request_headers(request)
         head = self._head("POST", headers, len(request.body))
@@ -378,8 +381,14 @@ class HttpTransport:
             raise TransportError(
                 f"HTTP {request.method} to {self._url} failed: {why} (not sent again: it may have run)"
             ) from exc
+        except asyncio.CancelledError:
+            conn.abort()  # closing the stream tells a 2026-07-28 server
+            if request.legacy:
+                # A 2025-11-25 server keeps a dropped call for the client to resume: it is told.
+                self._cancel_on_wire(request)
+            raise
         except BaseException:
-            conn.abort()  # cancelled or failed mid-reply: closing the stream tells the server
+            conn.abort()  # failed mid-reply
             raise
         finally:
             waiting = self._waiting.pop(request.id, None)
@@ -513,6 +522,22 @@ class HttpTransport:
             return None
         return waiting.result()
 
+    def _cancel_on_wire(self, request: Outgoing) -> None:
+        """Send ``notifications/cancelled`` for a 2025-11-25 request its caller gave up on (never
+        for ``initialize``, which the spec says a client must not cancel), in a task of its own:
+        the caller's task is being cancelled."""
+        if self._closed or request.method == "initialize":
+            return
+        task = asyncio.create_task(self._tell_cancelled(cancelled(request.id)))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
+
+    async def _tell_cancelled(self, body: bytes) -> None:
+        try:
+            await self._post_message(body)
+        except (TransportError, OSError) as exc:
+            logger.info("could not tell the server a request was cancelled: %s", exc)
+
     def _closed_under(self, request: Outgoing) -> TransportError:
         """The error of a request still waiting when this client was closed (by another task)."""
         return TransportError(f"HTTP {request.method} to {self._url} did not finish: the client was closed")
@@ -643,6 +668,8 @@ class HttpTransport:
                 await self._listener
         if self._serving is not None:
             await self._serving.aclose()
+        if self._telling:  # the cancellations on their way reach the server before the session ends
+            await asyncio.wait(self._telling, timeout=CLOSE_TIMEOUT)
         session, self._session_id = self._session_id, None
         if session is not None:
             with contextlib.suppress(Exception):

@@ -32,6 +32,13 @@ def encode_request(request_id: RequestId, method: str, params: dict[str, Any]) -
         raise LocalError(f"the {method} request cannot be encoded as JSON: {exc}") from None
 
 
+def cancelled(request_id: RequestId) -> bytes:
+    """``notifications/cancelled`` for a 2025-11-25 request of ours that its caller gave up on."""
+    return jsonrpc.encode_notification(
+        "notifications/cancelled", {"requestId": request_id, "reason": "cancelled by the client"}
+    )
+
+
 def decode(raw: bytes | bytearray | memoryview | str) -> Message:
     """One message from the server; :class:`MalformedMessageError` when it is not JSON-RPC 2.0."""
     try:

@@ -50,13 +50,14 @@ def encode_response(response: Response) -> bytes:
 
 
 class Serving:
-    __slots__ = ("_answered", "_messages", "_open", "_send")
+    __slots__ = ("_answered", "_closed", "_messages", "_open", "_send")
 
     def __init__(self, messages: ServerMessages, send: Callable[[bytes], Awaitable[None]]) -> None:
         self._messages = messages
         self._send = send
         self._open: dict[RequestId, asyncio.Task[None]] = {}
         self._answered: OrderedDict[RequestId, None] = OrderedDict()
+        self._closed = False  # closing: no request is answered (nor shown to anyone) any more
 
     @property
     def messages(self) -> ServerMessages:
@@ -64,6 +65,11 @@ class Serving:
 
     def request(self, request: Request) -> None:
         """Start answering ``request`` (a duplicate id is logged and dropped)."""
+        if self._closed:
+            # Read while the client closes: nobody would see the question through, and its
+            # answer could not be sent.
+            logger.info("the client is closing: the server's %s is left unanswered", request.method)
+            return
         if self._known(request.id):
             logger.warning(
                 "the server sent request id %r (%s) again while it is open or already answered; "
@@ -81,7 +87,7 @@ class Serving:
         """Answer a request of the server's that could not be read with -32600 (JSON-RPC's Invalid
         Request), when its id could (``error.request_id``); False when there is nothing to answer."""
         request_id = error.request_id
-        if request_id is None or self._known(request_id):
+        if request_id is None or self._closed or self._known(request_id):
             return False
         logger.warning("%s; answered -32600", error)
         self._refuse(request_id, INVALID_REQUEST, f"Invalid request: {error.reason}")
@@ -141,7 +147,9 @@ class Serving:
             task.cancel()
 
     async def aclose(self) -> None:
-        """Cancel what is still being answered (the connection is closing)."""
+        """Cancel what is still being answered, and answer nothing more (the connection is
+        closing)."""
+        self._closed = True
         tasks = list(self._open.values())
         self.cancel()
         for task in tasks:

@@ -31,7 +31,7 @@ from typing import Literal
 
 from mcp_elicit.client.answered_id import answered_id
 from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
-from mcp_elicit.client.messages import decode
+from mcp_elicit.client.messages import cancelled, decode
 from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.text import clean
 from mcp_elicit.client.transport import OnNotification, Outgoing, ServerMessages
@@ -42,7 +42,6 @@ from mcp_elicit.wire.jsonrpc import (
     RequestId,
     Response,
     Result,
-    encode_notification,
 )
 
 logger = logging.getLogger("mcp_elicit.client.stdio")
@@ -204,7 +203,7 @@ class StdioTransport:
         except asyncio.CancelledError:
             # Cancelling the task cancels the future it waits on; only a set result means answered.
             if future.cancelled() or not future.done():
-                self._cancel_on_wire(request.id)
+                self._cancel_on_wire(request)
             else:
                 future.exception()  # retrieved: moot once the caller has gone, whatever it holds
             raise
@@ -213,15 +212,15 @@ class StdioTransport:
             if token is not None:
                 self._listeners.pop(token, None)
 
-    def _cancel_on_wire(self, request_id: RequestId) -> None:
+    def _cancel_on_wire(self, request: Outgoing) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None or self._dead is not None or proc.stdin.is_closing():
             return
-        message = encode_notification(
-            "notifications/cancelled", {"requestId": request_id, "reason": "cancelled by the client"}
-        )
+        if request.method == "initialize":
+            return  # the spec: a client must not cancel it
         with contextlib.suppress(OSError, RuntimeError):
-            proc.stdin.write(message + b"\n")  # buffered: a cancelled task must not wait on a pipe
+            # Buffered: a cancelled task must not wait on a pipe.
+            proc.stdin.write(cancelled(request.id) + b"\n")
 
     # -- reading -----------------------------------------------------------------------------
     async def _read_stdout(self) -> None:
