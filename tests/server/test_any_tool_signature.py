@@ -72,6 +72,7 @@ from mcp_elicit import Context, Description, Server
 from mcp_elicit.client import Client
 from mcp_elicit.client.errors import McpClientError
 from tests.helpers import InProcessServer, no_errors_logged
+from tests.typed_values import Loose, same
 
 KEYS = ["any-tool-signature-tests-secret-0123456789abcdef"]
 EXACT = 2**53  # docs: a whole float is an integer argument while a float holds it exactly
@@ -231,15 +232,6 @@ def item_pairs(draw: st.DrawFn) -> Pair:
 
 
 ANY_VALUES = [None, 0, 1, -2, 2.5, True, False, "", "x", [], [1, "a"], [1.0], {}, {"k": [None, 3.0]}]
-
-
-@dataclass(frozen=True)
-class Loose:
-    """An ``Any`` argument's expected value, compared by ``==`` alone: on the pydantic path a
-    whole float anywhere in the call (``5.0`` for an ``int``) has every argument read again with
-    whole floats as integers, an ``Any`` one's included (1.0 arrives as 1)."""
-
-    value: Any
 
 
 def loose_pairs(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Pair]:
@@ -566,34 +558,6 @@ def unloose(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: unloose(v) for k, v in value.items()}
     return value
-
-
-def same(expected: Any, got: Any) -> bool:
-    """``got`` is ``expected`` with its type (an enum member itself, no int for a float, no bool for
-    an int), recursively through lists, dicts, dataclasses and models."""
-    if isinstance(expected, Loose):
-        return bool(expected.value == got)
-    if isinstance(expected, enum.Enum):
-        return got is expected
-    if isinstance(expected, pydantic.BaseModel):
-        return type(got) is type(expected) and all(
-            same(getattr(expected, f), getattr(got, f)) for f in type(expected).model_fields
-        )
-    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        return type(got) is type(expected) and all(
-            same(getattr(expected, f.name), getattr(got, f.name)) for f in dataclasses.fields(expected)
-        )
-    if isinstance(expected, dict):
-        return (
-            isinstance(got, dict)
-            and expected.keys() == got.keys()
-            and all(same(v, got[k]) for k, v in expected.items())
-        )
-    if isinstance(expected, list):
-        return isinstance(got, list) and len(got) == len(expected) and all(map(same, expected, got))
-    if isinstance(expected, float) and isinstance(got, float) and math.isnan(expected):
-        return math.isnan(got)
-    return type(got) is type(expected) and bool(got == expected)
 
 
 # -- arguments: drawn from the types, then maybe mutated --------------------------------------------

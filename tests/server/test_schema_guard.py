@@ -105,22 +105,50 @@ async def test_an_object_of_either_of_two_shapes_is_left_to_pydantic() -> None:
     ],
 )
 def test_what_misfit_finds(arguments: dict[str, Any], expected: str | None) -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "a": {"$ref": "#/$defs/Level"},
-            "b": {"const": True},
-            "c": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            "d": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-            "e": {"type": "object", "additionalProperties": {"type": "number"}},
-            "f": {},
-            "g": {"$ref": "https://example.com/elsewhere.json"},
-        },
-    }
-    defs = {"Level": {"enum": [1, 2], "type": "integer"}}
-    assert misfit(arguments, schema, defs) == expected
+    assert misfit(arguments, SCHEMA, DEFS) == ({} if expected is None else {next(iter(arguments)): expected})
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "a": {"$ref": "#/$defs/Level"},
+        "b": {"const": True},
+        "c": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+        "d": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "e": {"type": "object", "additionalProperties": {"type": "number"}},
+        "f": {},
+        "g": {"$ref": "https://example.com/elsewhere.json"},
+    },
+}
+DEFS = {"Level": {"enum": [1, 2], "type": "integer"}}
 
 
 def test_a_reference_cycle_ends() -> None:
     defs = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
-    assert misfit({"x": True}, {"properties": {"x": {"$ref": "#/$defs/A"}}}, defs) is None
+    assert misfit({"x": True}, {"properties": {"x": {"$ref": "#/$defs/A"}}}, defs) == {}
+
+
+def test_each_argument_is_named_once_with_its_first_misfit() -> None:
+    found = misfit({"a": True, "b": 0, "c": [True, "x", True], "d": ["x"]}, SCHEMA, DEFS)
+    assert found == {
+        "a": "argument 'a' must be one of 1, 2, not true",
+        "b": "argument 'b' must be true, not 0",
+        "c": "argument 'c[0]' must be an integer or null, not true",
+    }
+
+
+@app.tool()
+async def book(level: Level, name: str) -> str:
+    received.append((level, name))
+    return "booked"
+
+
+async def test_the_guard_and_pydantic_name_every_argument_once() -> None:
+    ok, text = await call("book", {"level": True, "name": 5, "extra": 1})
+    assert not ok
+    problems = text.removeprefix("Invalid arguments for tool 'book': ").split("; ")
+    assert problems == [
+        "argument 'level' must be one of 1, 2, not true",  # the guard
+        "argument 'name' must be a string, not 5",  # the guard (pydantic's own is left out)
+        "argument extra: Extra inputs are not permitted",  # pydantic
+    ]

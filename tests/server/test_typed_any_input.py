@@ -51,6 +51,7 @@ from mcp_elicit.client.errors import McpClientError
 from mcp_elicit.schema import SchemaBuildError, form_spec
 from mcp_elicit.wire.errors import INVALID_PARAMS, McpError
 from tests.helpers import RawCall, Script, no_errors_logged, post
+from tests.typed_values import Loose, same
 
 KEYS = ["typed-any-input-tests-secret-0123456789abcdef"]
 # Generic aliases and TypedDicts made from types drawn at run time (which mypy cannot follow).
@@ -75,45 +76,6 @@ class NoFit(Exception):
 
 class Unsure(Exception):
     """Free text against a format (an e-mail address, a URI): only the checker can tell."""
-
-
-@dataclass(frozen=True)
-class Loose:
-    """An expected value compared with ``==`` alone (an ``Any`` argument, where ``1.0`` may
-    arrive as ``1``)."""
-
-    value: Any
-
-
-def same(expected: Any, got: Any) -> bool:
-    """``got`` is ``expected``'s type (exactly: no bool for an int, no int for a float) and equal."""
-    if isinstance(expected, Loose):
-        return bool(expected.value == got)
-    if isinstance(expected, enum.Enum):
-        return got is expected
-    if isinstance(expected, pydantic.BaseModel):
-        return type(got) is type(expected) and all(
-            same(getattr(expected, name), getattr(got, name)) for name in type(expected).model_fields
-        )
-    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        return type(got) is type(expected) and all(
-            same(getattr(expected, f.name), getattr(got, f.name)) for f in dataclasses.fields(expected)
-        )
-    if isinstance(expected, dict):
-        return (
-            type(got) is dict
-            and expected.keys() == got.keys()
-            and all(same(value, got[key]) for key, value in expected.items())
-        )
-    if isinstance(expected, list):
-        return (
-            type(got) is list
-            and len(got) == len(expected)
-            and all(same(e, g) for e, g in zip(expected, got, strict=True))
-        )
-    if isinstance(expected, datetime.datetime):
-        return type(got) is datetime.datetime and got == expected and got.utcoffset() == expected.utcoffset()
-    return type(got) is type(expected) and bool(got == expected)
 
 
 # -- JSON a client may send ----------------------------------------------------------------------

@@ -25,10 +25,26 @@ __all__ = ["misfit"]
 _MAX_REFS = 32  # $ref hops followed to reach a schema (pydantic writes one)
 
 
-def misfit(arguments: Mapping[str, Any], schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str | None:
-    """A value of ``arguments`` that ``schema`` forbids and pydantic would take, said as
-    ``argument 'where' must be ...``; None when there is none."""
-    stack: list[tuple[Any, Any, str]] = [(arguments, schema, "")]
+def misfit(
+    arguments: Mapping[str, Any], schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> dict[str, str]:
+    """The arguments holding a value that ``schema`` forbids and pydantic would take: for each,
+    its first such value said as ``argument 'where' must be ...``."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    found: dict[str, str] = {}
+    for name, value in arguments.items():
+        if name in properties:
+            problem = _first_misfit(value, properties[name], defs, name)
+            if problem is not None:
+                found[name] = problem
+    return found
+
+
+def _first_misfit(value: Any, schema: Any, defs: Mapping[str, Any], name: str) -> str | None:
+    """The first (in document order) value of argument ``name`` that its schema forbids."""
+    stack: list[tuple[Any, Any, str]] = [(value, schema, name)]
     while stack:
         value, node, where = stack.pop()
         node = _selected(node, _kind(value), defs)
@@ -36,6 +52,7 @@ def misfit(arguments: Mapping[str, Any], schema: Mapping[str, Any], defs: Mappin
             continue
         if isinstance(value, bool | int | float) and not _admits(node, _kind(value), defs):
             return f"argument {where!r} must be {_expected(node, defs)}, not {_json(value)}"
+        children: list[tuple[Any, Any, str]] = []
         if isinstance(value, dict):
             properties = node.get("properties")
             rest = node.get("additionalProperties")
@@ -44,7 +61,7 @@ def misfit(arguments: Mapping[str, Any], schema: Mapping[str, Any], defs: Mappin
                 if sub is None and isinstance(rest, dict):
                     sub = rest
                 if sub is not None:
-                    stack.append((item, sub, f"{where}.{key}" if where else str(key)))
+                    children.append((item, sub, f"{where}.{key}"))
         elif isinstance(value, list):
             if node.get("uniqueItems") is True and _has_duplicates(value):
                 return f"argument {where!r} must not hold the same item twice"
@@ -54,7 +71,8 @@ def misfit(arguments: Mapping[str, Any], schema: Mapping[str, Any], defs: Mappin
             for index, item in enumerate(value):
                 sub = prefix[index] if index < len(prefix) else items
                 if isinstance(sub, dict):
-                    stack.append((item, sub, f"{where}[{index}]"))
+                    children.append((item, sub, f"{where}[{index}]"))
+        stack.extend(reversed(children))  # the first child is looked at first
     return None
 
 

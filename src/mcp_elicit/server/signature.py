@@ -541,10 +541,6 @@ def _pydantic_signature(
                 readers[name] = reader
 
     def validate(values: dict[str, Any]) -> Any:
-        # What pydantic takes although the schema forbids it, refused first (see schema_guard).
-        problem = misfit(values, schema, defs)
-        if problem is not None:
-            raise ArgumentError(problem)
         try:
             encoded = orjson.dumps(values)
         except TypeError:  # orjson's JSONEncodeError: nesting past its limit, or a huge integer
@@ -559,6 +555,8 @@ def _pydantic_signature(
             value = values.get(name)
             if isinstance(value, str):
                 values[name] = reader(value, name)
+        # What pydantic would take although the schema forbids it (see schema_guard), by argument.
+        misfits = misfit(values, schema, defs)
         try:
             try:
                 instance = validate(values)
@@ -573,10 +571,15 @@ def _pydantic_signature(
                     {name: _whole(value) if name in again else value for name, value in values.items()}
                 )
         except pydantic.ValidationError as exc:
+            # Every argument that does not fit is named once: by the guard, or else by pydantic.
             problems = [
-                f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()
+                f"argument {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}"
+                for e in exc.errors()
+                if not e["loc"] or str(e["loc"][0]) not in misfits
             ]
-            raise ArgumentError("; ".join(problems)) from None
+            raise ArgumentError("; ".join([*misfits.values(), *problems])) from None
+        if misfits:
+            raise ArgumentError("; ".join(misfits.values()))
         return {p.name: getattr(instance, field) for p, field in zip(params, fields, strict=True)}
 
     return Signature(_sendable(fn, schema), context_param, bind)
