@@ -9,6 +9,7 @@ handler.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -76,3 +77,21 @@ def add_shared_tools(app: Server, markers: Callable[[], Path]) -> None:
     ) -> str:
         """Arguments mirrored in Mcp-Param-Region and Mcp-Param-Limit headers."""
         return f"ran {query} in {region} (limit {limit})"
+
+
+def serve_from_argv(app: Server, on_markers: Callable[[Path], None]) -> None:
+    """Serve ``app`` as the command line of a test server process says: ``--stdio``, or HTTP on
+    127.0.0.1 ``--port P``; ``--marker-dir D`` (where its tools write their markers) is given to
+    ``on_markers`` before anything is served."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stdio", action="store_true")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--marker-dir", default=".")
+    args = parser.parse_args()
+    on_markers(Path(args.marker_dir))
+    if args.stdio:
+        app.run_stdio()
+    else:
+        from mcp_elicit.transport.uvicorn_runner import serve
+
+        serve(app.asgi(), host="127.0.0.1", port=args.port)

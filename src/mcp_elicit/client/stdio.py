@@ -87,6 +87,7 @@ class StdioTransport:
         self._transport: asyncio.SubprocessTransport | None = None
         self._exited: asyncio.Future[None] | None = None  # resolved when the process has exited
         self._pending: dict[RequestId, asyncio.Future[Response]] = {}
+        self._outgoing: dict[RequestId, Outgoing] = {}  # the requests of _pending
         self._listeners: dict[RequestId, OnNotification] = {}
         self._dead: TransportError | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -122,6 +123,7 @@ class StdioTransport:
         await self.aclose()
         self._proc = self._transport = self._exited = None
         self._pending.clear()
+        self._outgoing.clear()
         self._listeners.clear()
         self._dead = None
         self._reader = self._exit_watcher = self._stderr_reader = None
@@ -181,6 +183,7 @@ class StdioTransport:
             raise TransportError("the stdio transport is not started")
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = future
+        self._outgoing[request.id] = request
         token = request.progress_token
         if on_notification is not None and token is not None:
             self._listeners[token] = on_notification
@@ -209,13 +212,14 @@ class StdioTransport:
             raise
         finally:
             self._pending.pop(request.id, None)
+            self._outgoing.pop(request.id, None)
             if token is not None:
                 self._listeners.pop(token, None)
 
     def _cancel_on_wire(self, request: Outgoing) -> None:
         proc = self._proc
-        if proc is None or proc.stdin is None or self._dead is not None or proc.stdin.is_closing():
-            return
+        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+            return  # (a server that died: its stdin was closed when its stdout ended)
         if request.method == "initialize":
             return  # the spec: a client must not cancel it
         with contextlib.suppress(OSError, RuntimeError):
@@ -400,13 +404,17 @@ class StdioTransport:
         proc = self._proc
         if proc is None:
             return
-        if self._dead is None:
+        alive = self._dead is None
+        if alive:
             self._dead = TransportError("the client is closed")
         # The calls still waiting end now, not once the server has exited (which can take its
-        # grace for the calls it runs, seconds).
-        for future in self._pending.values():
+        # grace for the calls it runs, seconds); the server is told they are cancelled, as over
+        # HTTP, rather than left to finish what the caller is told did not.
+        for request_id, future in self._pending.items():
             if not future.done():
                 future.set_exception(_ClientClosed())
+                if alive:
+                    self._cancel_on_wire(self._outgoing[request_id])
         if self._serving is not None:
             await self._serving.aclose()
         try:

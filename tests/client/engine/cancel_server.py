@@ -19,7 +19,6 @@ that a result, a question and a progress notification tell which call they belon
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from mcp_elicit import Context, Server
+from tests.shared_tools import serve_from_argv
 
 MARKERS = Path(".")
 
@@ -105,19 +105,11 @@ async def quick(label: str) -> str:
 
 
 def main() -> None:
-    global MARKERS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--stdio", action="store_true")
-    parser.add_argument("--port", type=int)
-    parser.add_argument("--marker-dir", default=".")
-    args = parser.parse_args()
-    MARKERS = Path(args.marker_dir)
-    if args.stdio:
-        app.run_stdio()
-    else:
-        from mcp_elicit.transport.uvicorn_runner import serve
+    def markers_in(folder: Path) -> None:
+        global MARKERS
+        MARKERS = folder
 
-        serve(app.asgi(), host="127.0.0.1", port=args.port)
+    serve_from_argv(app, markers_in)
 
 
 if __name__ == "__main__":

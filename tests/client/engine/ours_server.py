@@ -9,7 +9,6 @@ cancellation reached the handler.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from mcp_elicit import Context, Server
 from mcp_elicit.schema import Email
-from tests.shared_tools import Name, add_shared_tools
+from tests.shared_tools import Name, add_shared_tools, serve_from_argv
 
 MARKERS = Path(".")
 
@@ -117,19 +116,11 @@ async def note(note_id: str, ctx: Context) -> str:
 
 
 def main() -> None:
-    global MARKERS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--stdio", action="store_true")
-    parser.add_argument("--port", type=int)
-    parser.add_argument("--marker-dir", default=".")
-    args = parser.parse_args()
-    MARKERS = Path(args.marker_dir)
-    if args.stdio:
-        app.run_stdio()
-    else:
-        from mcp_elicit.transport.uvicorn_runner import serve
+    def markers_in(folder: Path) -> None:
+        global MARKERS
+        MARKERS = folder
 
-        serve(app.asgi(), host="127.0.0.1", port=args.port)
+    serve_from_argv(app, markers_in)
 
 
 if __name__ == "__main__":

@@ -255,6 +255,12 @@ async def test_closing_the_client_ends_the_calls_still_waiting(ours: Target, pro
     # grace for the calls it runs, about 2 s) before the call ended.
     assert waited < 1.0, waited
     await asyncio.wait_for(closing, 10)
+    # What the caller is told did not finish is cancelled on the server too, at once (over stdio
+    # it ran on through the server's grace for the calls it runs, 2 s after stdin closed).
+    marker = ours.markers / f"cancelled-{label}"
+    while not marker.exists() and asyncio.get_running_loop().time() - closed_at < 1.5:
+        await asyncio.sleep(0.02)
+    assert marker.exists(), "the server's handler was not cancelled"
 
 
 async def test_closing_an_in_process_client_ends_the_calls_still_waiting() -> None:
