@@ -158,6 +158,10 @@ def _is_multiple(value: int | float, step: int | float) -> bool:
     if isinstance(value, int) and isinstance(step, int):
         return value % step == 0
     quotient = value / step
+    if float(step).is_integer():
+        # A whole step needs no tolerance (3.0000000001 is no multiple of 1): the quotient is
+        # whole or not, as JSON Schema validators read it.
+        return not math.isfinite(quotient) or quotient.is_integer()
     if not math.isfinite(quotient):
         return True  # beyond what a float can tell: the server decides
     return math.isclose(quotient, round(quotient), rel_tol=1e-9, abs_tol=1e-9)
