@@ -225,7 +225,7 @@ def check_uri(text: str) -> str | None:
         host, colon, port = hostport.partition(":")
         port = colon + port
         outside += host
-    problem = _bracket_problem(hint, outside)
+    problem = _bracket_problem(hint, outside + port)  # (a port is digits, or scp-style text)
     if problem is not None:
         return problem
     # RFC 3986 allows an empty port. Only web schemes are held to a number: npm documents
