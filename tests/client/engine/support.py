@@ -4,6 +4,7 @@ answerer, ``Script``, is :class:`tests.helpers.Script`)."""
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,3 +55,20 @@ class RogueLog:
             for e in self.messages(client_name)
             if "id" in e["message"] and (method is None or e["message"]["method"] == method)
         ]
+
+
+def processes_left(folder: str) -> list[str]:
+    """Processes whose command line names ``folder`` (the stdio servers a test started there), and
+    zombies of this process's children (Linux: /proc; elsewhere nothing is found)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            command_line = (entry / "cmdline").read_bytes()
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        state, parent = fields[0], int(fields[1])
+        ours = folder.encode() in command_line and entry.name != str(os.getpid())
+        if ours or (state == "Z" and parent == os.getpid()):
+            found.append(f"{entry.name} ({state}): {command_line[:200]!r}")
+    return found

@@ -86,6 +86,7 @@ from mcp_elicit.schema.validate import validate_compiled
 from tests.strategies import json_values
 
 from .legacy_hostile_server import CALL_ID, CALL_ID_TEXT, Raw, result_of
+from .support import processes_left
 from .test_any_legacy_http_server import (
     GOOD_RESULT,
     UNPRINTABLE,
@@ -920,23 +921,6 @@ def forget_frames(outcome: Any) -> None:
         seen.add(id(outcome))
         outcome.__traceback__ = None
         outcome = outcome.__cause__ or outcome.__context__
-
-
-def processes_left(folder: str) -> list[str]:
-    """Processes that still run the plan in ``folder``, and zombies of this process's children
-    (Linux: /proc; elsewhere nothing is found)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            command_line = (entry / "cmdline").read_bytes()
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        state, parent = fields[0], int(fields[1])
-        ours = folder.encode() in command_line and entry.name != str(os.getpid())
-        if ours or (state == "Z" and parent == os.getpid()):
-            found.append(f"{entry.name} ({state}): {command_line[:200]!r}")
-    return found
 
 
 class _Printable(logging.Handler):

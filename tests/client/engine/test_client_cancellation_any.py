@@ -82,6 +82,7 @@ from tests.helpers import free_port, no_errors_logged
 from tests.server_process import PY, ServerProcess, running_server
 
 from . import cancel_server
+from .support import processes_left
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "cancel_server.py"
@@ -236,23 +237,6 @@ def stdio_where(protocol: ProtocolChoice, folder: str) -> Where:
 def in_process_where(folder: str) -> Where:
     cancel_server.MARKERS = Path(folder)
     return Where("in-process", MODERN, Path(folder), cancel_server.app)
-
-
-def processes_left(folder: str) -> list[str]:
-    """Processes whose command line names ``folder`` (the stdio servers of one example), and
-    zombies of this process (Linux /proc; elsewhere nothing is found)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            command_line = (entry / "cmdline").read_bytes()
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, parent = fields[0], int(fields[1])
-        ours = folder.encode() in command_line and entry.name != str(os.getpid())
-        if ours or (state == "Z" and parent == os.getpid()):
-            found.append(f"{entry.name} ({state}): {command_line[:200]!r}")
-    return found
 
 
 # -- one run ------------------------------------------------------------------------------------

@@ -258,9 +258,11 @@ async def test_closing_the_client_ends_the_calls_still_waiting(ours: Target, pro
     # What the caller is told did not finish is cancelled on the server too, at once (over stdio
     # it ran on through the server's grace for the calls it runs, 2 s after stdin closed).
     marker = ours.markers / f"cancelled-{label}"
-    while not marker.exists() and asyncio.get_running_loop().time() - closed_at < 1.5:
+    for _ in range(50):
+        if marker.exists():
+            break
         await asyncio.sleep(0.02)
-    assert marker.exists(), "the server's handler was not cancelled"
+    assert marker.exists(), "the server's handler was not cancelled within 1 s"
 
 
 async def test_closing_an_in_process_client_ends_the_calls_still_waiting() -> None:
