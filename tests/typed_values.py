@@ -55,3 +55,19 @@ def same(expected: Any, got: Any) -> bool:
     if isinstance(expected, datetime.datetime):
         return type(got) is datetime.datetime and got == expected and got.utcoffset() == expected.utcoffset()
     return type(got) is type(expected) and bool(got == expected)
+
+
+def unloose(value: Any) -> Any:
+    """``value`` with its :class:`Loose` wrappers taken off (what a Python default holds), through
+    lists, dicts and dataclasses."""
+    if isinstance(value, Loose):
+        return value.value
+    if isinstance(value, list):
+        return [unloose(item) for item in value]
+    if isinstance(value, dict):
+        return {key: unloose(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(
+            value, **{f.name: unloose(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        )
+    return value

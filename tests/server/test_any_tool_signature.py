@@ -72,7 +72,7 @@ from mcp_elicit import Context, Description, Server
 from mcp_elicit.client import Client
 from mcp_elicit.client.errors import McpClientError
 from tests.helpers import InProcessServer, no_errors_logged
-from tests.typed_values import Loose, same
+from tests.typed_values import Loose, same, unloose
 
 KEYS = ["any-tool-signature-tests-secret-0123456789abcdef"]
 EXACT = 2**53  # docs: a whole float is an integer argument while a float holds it exactly
@@ -545,19 +545,6 @@ def build(h: Handler) -> tuple[Callable[..., Any], list[tuple[dict[str, Any], An
         namespace[f"_default_{s.name}"] = s.default
     exec(compile(h.source, f"<generated {h.fname}>", "exec"), namespace)
     return namespace[h.fname], received
-
-
-# -- comparing what the handler got ---------------------------------------------------------------
-
-
-def unloose(value: Any) -> Any:
-    if isinstance(value, Loose):
-        return value.value
-    if isinstance(value, list):
-        return [unloose(v) for v in value]
-    if isinstance(value, dict):
-        return {k: unloose(v) for k, v in value.items()}
-    return value
 
 
 # -- arguments: drawn from the types, then maybe mutated --------------------------------------------

@@ -51,7 +51,7 @@ from mcp_elicit.client.errors import McpClientError
 from mcp_elicit.schema import SchemaBuildError, form_spec
 from mcp_elicit.wire.errors import INVALID_PARAMS, McpError
 from tests.helpers import RawCall, Script, no_errors_logged, post
-from tests.typed_values import Loose, same
+from tests.typed_values import Loose, same, unloose
 
 KEYS = ["typed-any-input-tests-secret-0123456789abcdef"]
 # Generic aliases and TypedDicts made from types drawn at run time (which mypy cannot follow).
@@ -362,21 +362,6 @@ def typeddict_arg(members: list[Member]) -> Arg:
     return Arg(cls, fitting, read, label="TypedDict")
 
 
-def _unloose(value: Any) -> Any:
-    """A value read from JSON as a Python default holds it (``Loose`` wrappers taken off)."""
-    if isinstance(value, Loose):
-        return value.value
-    if isinstance(value, list):
-        return [_unloose(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _unloose(item) for key, item in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(
-            value, **{f.name: _unloose(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        )
-    return value
-
-
 def _copier(value: Any) -> Callable[[], Any]:
     return lambda: copy.deepcopy(value)
 
@@ -388,7 +373,7 @@ def members(draw: st.DrawFn, inner: st.SearchStrategy[Arg]) -> list[Member]:
     for i, arg in enumerate(args):
         default = _MISSING
         if draw(st.booleans()):
-            default = _unloose(arg.read(draw(arg.fitting)))
+            default = unloose(arg.read(draw(arg.fitting)))
         out.append(Member(f"m{i}", arg, default))
     return out
 
@@ -438,7 +423,7 @@ def signatures(draw: st.DrawFn) -> tuple[list[Param], bool]:
         default: Any = _MISSING
         pick = draw(st.sampled_from(["none", "none", "value", "None"]))
         if pick == "value":
-            default = _unloose(arg.read(draw(arg.fitting)))
+            default = unloose(arg.read(draw(arg.fitting)))
         elif pick == "None":  # `x: str = None`, as people write it
             default = None
         out.append(Param(f"a{i}", arg, default))
