@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["misfit"]
+__all__ = ["misfit", "resolved"]
 
 _MAX_REFS = 32  # $ref hops followed to reach a schema (pydantic writes one)
 
@@ -89,8 +89,9 @@ def _kind(value: Any) -> str:
     return "other"
 
 
-def _resolved(node: Any, defs: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``node`` past its ``$ref`` (``#/$defs/<name>``); None when it is no schema we can read."""
+def resolved(node: Any, defs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``node`` past its ``$ref`` (``#/$defs/<name>``, as pydantic writes them); None when it is no
+    schema this can read."""
     for _ in range(_MAX_REFS):
         if not isinstance(node, dict):
             return None
@@ -106,15 +107,15 @@ def _resolved(node: Any, defs: Mapping[str, Any]) -> dict[str, Any] | None:
 def _selected(node: Any, kind: str, defs: Mapping[str, Any]) -> dict[str, Any] | None:
     """The schema to walk into for a value of ``kind``: ``node`` itself, or the one branch of its
     ``anyOf``/``oneOf`` that takes that kind; None when that is not certain."""
-    resolved = _resolved(node, defs)
-    if resolved is None:
+    schema = resolved(node, defs)
+    if schema is None:
         return None
-    branches = resolved.get("anyOf", resolved.get("oneOf"))
+    branches = schema.get("anyOf", schema.get("oneOf"))
     if not isinstance(branches, list):
-        return resolved
+        return schema
     if kind not in ("object", "array"):
-        return resolved  # a scalar is checked against every branch (_admits)
-    resolved_branches = [_resolved(branch, defs) for branch in branches]
+        return schema  # a scalar is checked against every branch (_admits)
+    resolved_branches = [resolved(branch, defs) for branch in branches]
     fitting = [b for b in resolved_branches if b is not None and _may_be(b, kind)]
     return fitting[0] if len(fitting) == 1 else None
 
@@ -130,26 +131,26 @@ def _may_be(node: dict[str, Any], kind: str) -> bool:
 
 def _admits(node: Any, kind: str, defs: Mapping[str, Any], depth: int = 0) -> bool:
     """Whether a schema may take a boolean or a number (``kind``); False only when it cannot."""
-    resolved = _resolved(node, defs)
-    if resolved is None or depth > _MAX_REFS:
+    schema = resolved(node, defs)
+    if schema is None or depth > _MAX_REFS:
         return True  # not a schema this can read: pydantic decides
     for keyword in ("anyOf", "oneOf"):
-        branches = resolved.get(keyword)
+        branches = schema.get(keyword)
         if (
             isinstance(branches, list)
             and branches
             and not any(_admits(b, kind, defs, depth + 1) for b in branches)
         ):
             return False
-    branches = resolved.get("allOf")
+    branches = schema.get("allOf")
     if isinstance(branches, list) and not all(_admits(b, kind, defs, depth + 1) for b in branches):
         return False
-    if "const" in resolved and _kind(resolved["const"]) != kind:
+    if "const" in schema and _kind(schema["const"]) != kind:
         return False
-    choices = resolved.get("enum")
+    choices = schema.get("enum")
     if isinstance(choices, list) and not any(_kind(choice) == kind for choice in choices):
         return False
-    declared = resolved.get("type")
+    declared = schema.get("type")
     if declared is not None:
         types = declared if isinstance(declared, list) else [declared]
         wanted = ("boolean",) if kind == "boolean" else ("integer", "number")
@@ -162,8 +163,8 @@ def _expected(node: dict[str, Any], defs: Mapping[str, Any], depth: int = 0) -> 
     """What a schema takes, in words."""
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list) and branches and depth < _MAX_REFS:
-        resolved = [_resolved(branch, defs) for branch in branches]
-        return " or ".join(_expected(b, defs, depth + 1) for b in resolved if b is not None)
+        schemas = [resolved(branch, defs) for branch in branches]
+        return " or ".join(_expected(b, defs, depth + 1) for b in schemas if b is not None)
     if "const" in node:
         return _json(node["const"])
     choices = node.get("enum")

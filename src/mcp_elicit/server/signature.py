@@ -23,7 +23,7 @@ import orjson
 from mcp_elicit._extras import require
 from mcp_elicit.schema.markers import Description
 from mcp_elicit.server.param_header import ParamHeader
-from mcp_elicit.server.schema_guard import misfit
+from mcp_elicit.server.schema_guard import misfit, resolved
 from mcp_elicit.wire.codec import dumps
 
 _MISSING = inspect.Parameter.empty
@@ -411,24 +411,15 @@ def _choice(values: list[str], enum_type: type[enum.Enum] | None) -> Convert:
 def _json_kind(prop: object, defs: Mapping[str, Any]) -> str | None:
     """The JSON type of a property's schema, an optional one's included, through the ``$ref`` to
     ``defs`` that pydantic writes for an enum, a dataclass or a model."""
-    prop = _resolved(prop, defs)
-    if not isinstance(prop, dict):
+    node = resolved(prop, defs)
+    if node is None:
         return None
-    kind = prop.get("type")
+    kind = node.get("type")
     if isinstance(kind, str):
         return kind
-    kinds = [_resolved(p, defs) for p in prop.get("anyOf", ())]
-    kinds = [p.get("type") for p in kinds if isinstance(p, dict) and p.get("type") != "null"]
+    branches = [resolved(branch, defs) for branch in node.get("anyOf", ())]
+    kinds = [b.get("type") for b in branches if b is not None and b.get("type") != "null"]
     return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
-
-
-def _resolved(schema: object, defs: Mapping[str, Any]) -> object:
-    """``schema``, or the definition its ``$ref`` (``#/$defs/<name>``) names."""
-    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-        ref: str = schema["$ref"]
-        if ref.startswith("#/$defs/"):
-            return defs.get(ref[len("#/$defs/") :])
-    return schema
 
 
 def _to_read_again(errors: list[Any], values: dict[str, Any]) -> set[str]:
