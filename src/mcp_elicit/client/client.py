@@ -583,10 +583,20 @@ class Client:
         """``work`` (what waits on the person, or a pause between rounds) to its end, unless the
         client is closed meanwhile: then it is cancelled (the question withdrawn) and the call
         fails as a call waiting for its reply does."""
+        closed = TransportError(f"{method} did not finish: the client was closed")
+
+        async def unless_closed_first() -> T:
+            # A task starts on a later turn of the loop, when aclose() may have begun: checked
+            # again there, in the step that would put the question to the person.
+            if self._closing.is_set():
+                work.close()
+                raise closed
+            return await work
+
         if self._closing.is_set():
             work.close()
-            raise TransportError(f"{method} did not finish: the client was closed")
-        task = asyncio.ensure_future(work)
+            raise closed
+        task = asyncio.ensure_future(unless_closed_first())
         closing = asyncio.ensure_future(self._closing.wait())
         try:
             await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
@@ -597,7 +607,7 @@ class Client:
             closing.cancel()
         if not task.done():  # closed
             await _cancelled(task)
-            raise TransportError(f"{method} did not finish: the client was closed")
+            raise closed
         return task.result()
 
     async def _request(

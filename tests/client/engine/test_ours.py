@@ -285,6 +285,25 @@ async def test_closing_an_in_process_client_ends_the_calls_still_waiting() -> No
         await asyncio.wait_for(task, 5)
 
 
+async def test_a_question_due_on_the_turn_aclose_starts_is_not_shown() -> None:
+    """What waits on the person runs as a task, which starts a turn of the loop after it is made:
+    when aclose() runs in between, the person is not asked (the question was shown to them,
+    microseconds after close began, and answered into a closed client)."""
+    client = await Client.connect(Server("closing"))
+    shown: list[str] = []
+
+    async def ask_the_person() -> str:
+        shown.append("question")
+        return "answer"
+
+    waiting = asyncio.ensure_future(client._unless_closed("tools/call", ask_the_person()))
+    await asyncio.sleep(0)  # the call is now waiting; the task that asks has not started yet
+    await client.aclose()
+    with pytest.raises(TransportError, match=r"tools/call did not finish: the client was closed"):
+        await asyncio.wait_for(waiting, 5)
+    assert shown == []
+
+
 async def test_concurrent_calls_keep_their_own_flows(ours: Target) -> None:
     async def answer(question: FormQuestion) -> Answer:
         await asyncio.sleep(0.01)
