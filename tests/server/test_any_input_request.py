@@ -609,7 +609,8 @@ def read_leg(method: Any, reply: dict[str, Any]) -> Leg:
         return Leg(failure=bad)
     content = result.get("content")
     if action != "accept":
-        return Leg(failure=bad) if content is not None else Leg({"action": action})
+        # A decline or cancel is one whatever content it carries (dropped), as at 2026-07-28.
+        return Leg({"action": action})
     if content is not None and not isinstance(content, dict):
         return Leg(failure=bad)
     return Leg({"action": "accept"} if content is None else {"action": "accept", "content": content})
