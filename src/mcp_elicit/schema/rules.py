@@ -157,11 +157,14 @@ def _check_number(rule: FieldRule, value: object) -> tuple[Any, str | None]:
 def _is_multiple(value: int | float, step: int | float) -> bool:
     if isinstance(value, int) and isinstance(step, int):
         return value % step == 0
-    quotient = value / step
     if float(step).is_integer():
-        # A whole step needs no tolerance (3.0000000001 is no multiple of 1): the quotient is
-        # whole or not, as JSON Schema validators read it.
-        return not math.isfinite(quotient) or quotient.is_integer()
+        # A whole step needs no tolerance (3.0000000001 is no multiple of 1) nor a division
+        # (5e-324 / 2 underflows to the whole 0.0): the remainder is exact, as JSON Schema
+        # validators read it.
+        if isinstance(value, int):
+            return value % int(step) == 0
+        return math.fmod(value, step) == 0
+    quotient = value / step
     if not math.isfinite(quotient):
         return True  # beyond what a float can tell: the server decides
     return math.isclose(quotient, round(quotient), rel_tol=1e-9, abs_tol=1e-9)
