@@ -31,3 +31,13 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
+
+
+def past_64_bits(value: object) -> bool:
+    """Whether ``value`` holds an integer outside -2**63 .. 2**64 - 1 anywhere: a message holding
+    one is refused whole (wire/codec.loads), never read rounded."""
+    if isinstance(value, dict):
+        return any(past_64_bits(item) for item in value.values())
+    if isinstance(value, list):
+        return any(past_64_bits(item) for item in value)
+    return type(value) is int and not -(2**63) <= value <= 2**64 - 1

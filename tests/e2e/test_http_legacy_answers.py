@@ -57,7 +57,7 @@ from tests.e2e.any_input_server import build
 from tests.e2e.test_http_any_input import WITHIN, Sent, check, elicit_results
 from tests.helpers import InProcessServer, no_errors_logged
 from tests.http_session_support import LEGACY, Session
-from tests.strategies import json_values
+from tests.strategies import json_values, past_64_bits
 
 LEG_TIMEOUT = 0.5  # seconds a question waits for its answer (600 by default: a person answers)
 MAX_BYTES = 65_536  # the server's max_message_bytes: a body over it gets 413
@@ -253,6 +253,8 @@ def taken_answers(draw: st.DrawFn, reply: st.SearchStrategy[dict[str, Any]] = re
     drawn = draw(reply)
     kind = "result" if "result" in drawn else "error"
     headers = {"mcp-protocol-version": draw(honest_versions)}
+    if past_64_bits(drawn):  # not read rounded: refused as any response that cannot be read
+        return Answer(f"{kind}, an integer past 64 bits", encoded(response(drawn)), headers=headers)
     return Answer(kind, encoded(response(drawn)), takes=drawn, headers=headers)
 
 
@@ -273,7 +275,7 @@ not_errors = st.one_of(
             | st.booleans()
             | st.none()
             | st.lists(st.integers(), max_size=2)
-            | st.integers(2**64, 2**80),  # past 64 bits: read as a float
+            | st.integers(2**64, 2**80),  # past 64 bits: refused (-32600)
             "message": st.text(max_size=10),
         }
     ),
@@ -288,7 +290,7 @@ wrong_ids = st.one_of(
     st.none(),
     st.lists(st.integers(), max_size=2),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-    st.integers(2**64, 2**80),  # past 64 bits: read as a float
+    st.integers(2**64, 2**80),  # past 64 bits: refused (-32600)
 )
 # Ids of the right type that name no question: the question's as a string, any string, whole
 # numbers no question of a call has (they count from 1 in each session).

@@ -31,11 +31,11 @@ each), with the place that says so:
   value``); ``uri`` refuses the javascript:, vbscript: and data: schemes and, for http(s), ws(s)
   and ftp, a missing host or a port past 65535, and tolerates more ``#`` in the fragment,
   ``[``/``]`` in the path, query and fragment, and a port that is not a number on other schemes;
-  ``date-time`` refuses a leap second and instants outside the years 1 to 9999 in UTC.
-* by design in ``src/`` but said nowhere in docs/: an unknown field, the same choice twice in a
-  multi-select, a NUL in text and a date-time of more than 64 characters are refused, though the
-  published schema allows them (the subset has no ``additionalProperties`` nor ``uniqueItems``
-  to say so).
+  ``date-time`` refuses a leap second and instants outside the years 1 to 9999 in UTC; an
+  unknown field, the same choice twice in a multi-select, a NUL in text and a date-time of more
+  than 64 characters are refused, though the published schema allows them (the subset has no
+  ``additionalProperties`` nor ``uniqueItems`` to say so); a message holding an integer past 64
+  bits is refused whole (-32602), where orjson alone would read it rounded.
 
 jsonschema checks ``uri`` and ``date-time`` only with ``rfc3987`` and ``rfc3339-validator``
 installed, which the project's venv does not have: where they are missing, this file gives its
@@ -43,8 +43,8 @@ FormatChecker the grammars they check (RFC 3986's ``URI``, RFC 3339's ``date-tim
 below. (Compared with those packages on 50,000 drawn strings each, they differ only on the year
 0000, which RFC 3339 has and rfc3339-validator refuses.)
 
-Found bugs are regression tests marked ``xfail(strict=True)`` at the end of the file; the
-properties leave out exactly those cases (the ``known_bug_*`` predicates).
+Bugs found were regression tests marked ``xfail(strict=True)`` at the end of the file, until
+fixed; the properties left out exactly those cases (``known_bug_*`` predicates, none now).
 
 No ``from __future__ import annotations``: the annotations below are objects built at run time.
 """
@@ -78,7 +78,7 @@ from mcp_elicit.schema import SchemaBuildError, SecretFieldError, form_spec, val
 from mcp_elicit.schema.check import compile_schema
 from mcp_elicit.schema.errors import AnswerInvalid
 from mcp_elicit.schema.validate import validate_compiled
-from mcp_elicit.wire.errors import McpError
+from mcp_elicit.wire.errors import INVALID_PARAMS, McpError
 from tests.helpers import RawCall, Script, no_errors_logged
 
 KEYS = ["form-answers-vs-jsonschema-secret-0123456789abcdef"]
@@ -780,7 +780,6 @@ class Verdict:
 
     must_refuse: dict[str, str] = field(default_factory=dict)  # field (or unknown key) -> why
     may_refuse: dict[str, str] = field(default_factory=dict)  # a documented stricter check may refuse
-    known_bugs: dict[str, str] = field(default_factory=dict)  # field -> the regression test's case
 
     @property
     def allowed(self) -> bool:
@@ -834,22 +833,13 @@ _URI_PARTS = re.compile(
 _WEB_SCHEMES = {"http", "https", "ws", "wss", "ftp"}
 
 
-def known_bug_number_past_64_bits(prop: dict[str, Any], value: Any) -> bool:
-    """A JSON integer outside what orjson reads as an integer (-2**63 to 2**64 - 1) reaches a
-    ``number`` field as a float (see test_known_bug_a_number_past_64_bits_is_taken_rounded)."""
-    return (
-        prop["type"] == "number"
-        and isinstance(value, int)
-        and not isinstance(value, bool)
-        and not -(2**63) <= value <= 2**64 - 1
-    )
+def documented_past_64_bits(value: Any) -> bool:
+    """docs/deployment.md: a message holding an integer outside -2**63 .. 2**64 - 1 is refused
+    whole (-32602), not read rounded (see test_an_integer_past_64_bits_is_refused_not_rounded)."""
+    return isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value <= 2**64 - 1
 
 
-def known_bug(prop: dict[str, Any], value: Any) -> str | None:
-    """The case of a regression test below that ``value`` is, if any."""
-    if known_bug_number_past_64_bits(prop, value):
-        return "number past 64 bits"
-    return None
+PAST_64_BITS = "documented: past 64 bits, the message is refused"
 
 
 def documented_uri_repair(value: str) -> str:
@@ -964,10 +954,8 @@ def judge(schema: dict[str, Any], content: dict[str, Any]) -> Verdict:
         errors = list(validator(prop).iter_errors(value))
         if errors:
             js_bad.add(name)
-        bug = known_bug(prop, value)
-        if bug:
-            verdict.known_bugs[name] = bug
-            verdict.may_refuse[name] = "known bug"
+        if documented_past_64_bits(value):
+            verdict.must_refuse[name] = PAST_64_BITS
         elif errors:
             if documented_uri_tolerance(prop, value):
                 verdict.may_refuse[name] = "documented uri tolerance"
@@ -1065,14 +1053,12 @@ def same(expected: Any, got: Any) -> bool:
     return type(got) is type(expected) and bool(got == expected)
 
 
-def check_data(form: Form, content: dict[str, Any], data: Any, skip: set[str]) -> None:
-    """The handler's data is what ``content`` says (the fields of a known bug aside)."""
+def check_data(form: Form, content: dict[str, Any], data: Any) -> None:
+    """The handler's data is what ``content`` says."""
     expected = expected_data(form, content)
     got = as_dict(form, data)
     assert expected.keys() == got.keys(), (expected, got)
     for name, value in expected.items():
-        if name in skip:
-            continue
         assert same(value, got[name]), (name, content, value, got[name])
 
 
@@ -1113,7 +1099,13 @@ async def server_outcome(server: Asking, content: dict[str, Any]) -> Outcome:
     first = await call.send()
     assert first["resultType"] == "input_required", first
     before = len(server.seen)
-    result = await asyncio.wait_for(call.send({"form": {"action": "accept", "content": content}}), 10)
+    try:
+        result = await asyncio.wait_for(call.send({"form": {"action": "accept", "content": content}}), 10)
+    except McpError as exc:
+        if exc.code != INVALID_PARAMS or not any(map(documented_past_64_bits, content.values())):
+            raise
+        assert len(server.seen) == before
+        return Outcome(False, message=str(exc))
     if result["resultType"] == "complete":
         assert result["isError"] is False, result
         assert result["content"][0]["text"] == "accept", result
@@ -1163,9 +1155,13 @@ def check_outcome(form: Form, content: dict[str, Any], verdict: Verdict, outcome
     note(f"{who}: {outcome}")
     if outcome.accepted:
         assert verdict.allowed, f"the {who} took what the schema forbids: {verdict.must_refuse}"
-        check_data(form, content, outcome.data, skip=set(verdict.known_bugs))
+        check_data(form, content, outcome.data)
         return
     assert verdict.must_refuse or verdict.may_refuse, f"the {who} refused what the schema allows: {outcome}"
+    if who == "server" and PAST_64_BITS in verdict.must_refuse.values():
+        # -32602 for the whole message, naming the integer and where it is.
+        assert "is outside -2**63 .. 2**64 - 1" in outcome.message, outcome.message
+        return
     for name in verdict.must_refuse:
         if who == "client":
             assert any(name == key or name in key for key in outcome.errors), (name, outcome.errors)
@@ -1243,8 +1239,6 @@ async def test_format_answers_agree_with_jsonschema(made: tuple[str, Form], data
             value = data.draw(format_answers[fmt], label="value")
             content = {"value": value}
             verdict = judge(form.schema, content)
-            for bug in verdict.known_bugs.values():
-                event(bug)
             event(
                 f"{fmt}: {'allowed' if verdict.allowed else 'forbidden'}, "
                 f"may refuse: {bool(verdict.may_refuse)}"
@@ -1448,31 +1442,38 @@ class Amount:
     amount: Annotated[float, at.Le(1.8446744073709552e19)]  # the float 2**64
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="orjson (wire/codec.loads) reads a JSON integer past 64 bits as a float, so a number field "
-    "takes it rounded, past its maximum and past the documented 2**53 - 1 cap on whole numbers",
-)
-@pytest.mark.parametrize("sent", [2**64 + 1, 2**64, -(2**63) - 1])
-async def test_known_bug_a_number_past_64_bits_is_taken_rounded(sent: int) -> None:
+@pytest.mark.parametrize("sent", [2**64 + 1, 2**64, -(2**63) - 1, 10**40])
+async def test_an_integer_past_64_bits_is_refused_not_rounded(sent: int) -> None:
     """docs/deployment.md: "a whole number in an answer" past ±(2**53 - 1) makes "the answer
-    invalid (asked again)", and 2**64 - 1 is refused so. One past 64 bits is taken: the parser
-    hands rules._check_number a float, whose cap check is for ints. 2**64 + 1 is past this
-    form's maximum (jsonschema refuses it) and the handler gets 1.8446744073709552e19, not what
-    was sent. Our client never sends such a number (it refuses it first); any other may."""
+    invalid (asked again)", and 2**64 - 1 is refused so. orjson read one past 64 bits as a float:
+    2**64 + 1 reached rules._check_number as 2**64.0, inside this form's maximum (jsonschema
+    refuses it), and the handler got another number than was sent. The message is refused whole
+    now (-32602, naming the integer and where it is): it is never read rounded. Our client never sends such a
+    number (it refuses it first); any other may."""
     schema = form_spec(Amount).schema
     assert not validator(schema).is_valid({"amount": 2**64 + 1})
     assert not await _server_takes(Amount, {"amount": 2**64 - 1})  # the cap, as documented
-    assert not await _server_takes(Amount, {"amount": sent})
+    server = asking(Form(Amount, "dataclass", (), schema))
+    outcome = await server_outcome(server, {"amount": sent})
+    assert not outcome.accepted
+    shown = str(sent) if len(str(sent)) <= 40 else f"{str(sent)[:20]}...({len(str(sent))} digits)"
+    assert outcome.message == (
+        f"Invalid params: the integer {shown} at params.inputResponses.form.content.amount "
+        "is outside -2**63 .. 2**64 - 1"
+    )
+    assert server.seen == []
 
 
-@pytest.mark.parametrize(("step", "value"), [(1, 123456789012.5), (1, 3.0000000001), (1, 1e-10), (5, 1e-9)])
+@pytest.mark.parametrize(
+    ("step", "value"),
+    [(1, 123456789012.5), (1, 3.0000000001), (1, 1e-10), (5, 1e-9), (2, 5e-324), (3, -1e-320)],
+)
 def test_near_misses_of_a_whole_multiple_of_are_refused(step: int, value: float) -> None:
     """docs/client.md: the client's tolerant reading checks ``multipleOf``. JSON Schema: valid
     only if the division by it "results in an integer"; with a whole step a float division is
     exact for every true multiple, so no tolerance is needed. rules._is_multiple took anything
     within 1e-9 of a multiple (123456789012.5 of 1), and the client sent what the server's schema
-    forbids."""
+    forbids; then it divided, and 5e-324 / 2 underflows to the whole 0.0: the remainder is exact."""
     schema = {
         "type": "object",
         "properties": {"n": {"type": "number", "multipleOf": step}},

@@ -77,7 +77,7 @@ async def test_a_valid_answer_gets_defaults_and_whole_floats_become_integers() -
     [
         ({"name": "Ada", "age": "5"}, "age: must be a whole number, got the text '5'"),
         ({"name": "Ada", "age": True}, "age: must be a whole number, got true"),
-        ({"name": "Ada", "age": 2**64}, "age: must be between -9007199254740991 and 9007199254740991"),
+        ({"name": "Ada", "age": 2**64 - 1}, "age: must be between -9007199254740991 and 9007199254740991"),
         ({"name": None}, "name: must be text, got null"),
         ({"name": {"first": "Ada"}}, "name: must be text, got an object"),
         (

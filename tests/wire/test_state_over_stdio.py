@@ -67,6 +67,22 @@ async def test_a_string_id_holding_nul_is_echoed_exactly(peer: StdioPeer) -> Non
     assert answer["result"]["resultType"] == "input_required"
 
 
+async def test_an_argument_past_64_bits_is_invalid_params_not_a_rounded_number(peer: StdioPeer) -> None:
+    """orjson would read it as a float, rounded: the request is refused, naming where it is."""
+    line = json.dumps(greet(4)).replace('"arguments": {}', '"arguments": {"n": 18446744073709551617}')
+    await peer.send_raw(line.encode())
+    assert await peer.receive() == {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "error": {
+            "code": -32602,
+            "message": "Invalid params: the integer 18446744073709551617 at params.arguments.n "
+            "is outside -2**63 .. 2**64 - 1",
+        },
+    }
+    await still_serving(peer, 5)
+
+
 async def test_params_as_an_array_keeps_the_id(peer: StdioPeer) -> None:
     await peer.send({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": [META]})
     assert await peer.receive() == {

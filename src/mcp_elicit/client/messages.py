@@ -18,8 +18,8 @@ from mcp_elicit.client.errors import (
     MissingCapabilityError,
     UrlElicitationRequiredError,
 )
-from mcp_elicit.wire import codec, jsonrpc
-from mcp_elicit.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, RequestId
 
 
@@ -42,12 +42,10 @@ def cancelled(request_id: RequestId) -> bytes:
 def decode(raw: bytes | bytearray | memoryview | str) -> Message:
     """One message from the server; :class:`MalformedMessageError` when it is not JSON-RPC 2.0."""
     try:
-        data = codec.loads(raw)
-    except codec.JSONDecodeError:
-        raise MalformedMessageError("the server sent a message that is not valid JSON") from None
-    try:
-        return jsonrpc.message_from(data)
+        return jsonrpc.read_message(raw)
     except jsonrpc.InvalidMessage as exc:
+        if exc.code == PARSE_ERROR:
+            raise MalformedMessageError("the server sent a message that is not valid JSON") from None
         # reply_id is set only for a request (it names a method): an id on anything else may be
         # one of this client's own, and an error carrying it would read as the server's answer.
         raise MalformedMessageError(

@@ -22,12 +22,15 @@ read, the id of the request that failed.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from mcp_elicit.wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from mcp_elicit.wire import codec
+from mcp_elicit.wire.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 
 RequestId = str | int
 
@@ -101,8 +104,11 @@ class MessageTooLarge(InvalidMessage):
 
 
 def _valid_id(value: object) -> bool:
-    # bool is an int subclass, and JSON-RPC ids are never booleans.
-    return isinstance(value, str | int) and not isinstance(value, bool)
+    # bool is an int subclass, and JSON-RPC ids are never booleans; an integer past 64 bits could
+    # not be written back in the reply.
+    if type(value) is str:
+        return True
+    return type(value) is int and codec.MIN_INTEGER <= value <= codec.MAX_INTEGER
 
 
 def parse_message(
@@ -116,11 +122,33 @@ def parse_message(
             INVALID_REQUEST,
             f"Invalid request: the message is {size} bytes, over the limit of {max_bytes} bytes",
         )
+    return read_message(raw)
+
+
+def read_message(raw: bytes | bytearray | memoryview | str) -> Message:
+    """:func:`parse_message` without the size limit (a peer's own reader has one of its own)."""
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        data = codec.loads(raw)
+    except codec.IntegerOutOfRange as exc:
+        raise _out_of_range(exc) from None
+    except codec.JSONDecodeError as exc:
         raise InvalidMessage(PARSE_ERROR, _parse_failure(raw, exc)) from None
     return message_from(data)
+
+
+def _out_of_range(exc: codec.IntegerOutOfRange) -> InvalidMessage:
+    """Valid JSON with an integer past 64 bits, which is neither rounded nor carried on: a bad
+    id is -32600 (as any bad id), one in a request's params -32602, anywhere else -32600."""
+    message = message_from(exc.value)  # (raises for the id, and for any other fault first)
+    reason = f"the integer {exc.literal} at {_path(exc.path)} is outside -2**63 .. 2**64 - 1"
+    if isinstance(message, Request) and exc.path[0] == "params":
+        return InvalidMessage(INVALID_PARAMS, f"Invalid params: {reason}", message.id)
+    return InvalidMessage(
+        INVALID_REQUEST,
+        f"Invalid request: {reason}",
+        getattr(message, "id", None),
+        of_response=isinstance(message, Response),
+    )
 
 
 def message_from(data: object) -> Message:
@@ -164,7 +192,7 @@ def message_from(data: object) -> Message:
 
 def _id_problem(raw_id: object) -> str:
     detail = '"id" must be a string or an integer'
-    if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
+    if type(raw_id) is int or (type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63):
         detail += " (integer ids must fit in 64 bits)"
     return detail
 
@@ -211,6 +239,24 @@ def refuse_response(message: Response) -> InvalidMessage:
         "answers to input requests travel in inputResponses on a retried request",
         message.id,
     )
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def _path(steps: tuple[str | int, ...]) -> str:
+    """``params.arguments.n``, ``result.items[2]``; a key that is no plain name is shown as a
+    JSON string, escaped and cut (``params["\\u001b..."]``): it may be the peer's hostile text."""
+    shown = []
+    for step in steps:
+        if isinstance(step, int):
+            shown.append(f"[{step}]")
+        elif _NAME.fullmatch(step):
+            shown.append(f".{step}")
+        else:
+            key = step if len(step) <= 40 else step[:40] + "..."
+            shown.append(f"[{json.dumps(key)}]")
+    return "".join(shown).lstrip(".")
 
 
 def _parse_failure(raw: bytes | bytearray | memoryview | str, exc: Exception) -> str:
