@@ -75,7 +75,7 @@ from tests.helpers import free_port
 from tests.server_process import PY, ServerProcess, running_server
 from tests.strategies import fuzz_settings
 
-EXAMPLES = int(os.environ.get("CUT_PROXY_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("CUT_PROXY_EXAMPLES", "30"))
 SERVER = Path(__file__).with_name("cut_server.py")
 WITHIN = 30.0  # seconds an example's calls may take, all told (a hang otherwise)
 LEG_TIMEOUT = 2.0  # the server's wait for a 2025-11-25 answer (600 s in production)

@@ -85,7 +85,7 @@ from .asgi_app_support import (
 from .test_any_legacy_http_server import EOLS, check_message, mostly, no_tracebacks
 from .test_any_server_reply import Checking, replies
 
-EXAMPLES = int(os.environ.get("ASGI_APP_EXAMPLES", "150"))  # the whole file in about 20 s on 2 cores
+EXAMPLES = int(os.environ.get("ASGI_APP_EXAMPLES", "100"))
 LIMIT = 64 * 1024  # max_message_bytes of the transport when the test makes it itself
 REQUEST_TIMEOUT = 0.3
 SLACK = 1.2  # a 2-core machine running other tests too

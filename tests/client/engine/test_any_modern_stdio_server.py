@@ -125,7 +125,7 @@ from .test_any_server_reply import errors, good_forms, input_requests
 VERSION: Final = "2026-07-28"
 # The whole file in about 45 s on a 2-core machine; more for a longer hunt (each example starts
 # a process: 400 take about two minutes).
-CI_EXAMPLES = int(os.environ.get("ANY_MODERN_STDIO_SERVER_EXAMPLES", "120"))
+CI_EXAMPLES = int(os.environ.get("ANY_MODERN_STDIO_SERVER_EXAMPLES", "80"))
 WITHIN = 10.0  # connecting, or the call, or closing takes longer: the client is stuck
 REQUEST_TIMEOUT = 0.5  # what ends a round that gets no answer from a server that stays
 CONNECT_TIMEOUT = 1.0
