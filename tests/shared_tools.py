@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated
 
 from pydantic import Field
@@ -79,16 +80,16 @@ def add_shared_tools(app: Server, markers: Callable[[], Path]) -> None:
         return f"ran {query} in {region} (limit {limit})"
 
 
-def serve_from_argv(app: Server, on_markers: Callable[[Path], None]) -> None:
+def serve_from_argv(app: Server, module: ModuleType) -> None:
     """Serve ``app`` as the command line of a test server process says: ``--stdio``, or HTTP on
-    127.0.0.1 ``--port P``; ``--marker-dir D`` (where its tools write their markers) is given to
-    ``on_markers`` before anything is served."""
+    127.0.0.1 ``--port P``; ``--marker-dir D`` (where its tools write their markers) becomes
+    ``module.MARKERS`` before anything is served."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--stdio", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--marker-dir", default=".")
     args = parser.parse_args()
-    on_markers(Path(args.marker_dir))
+    module.MARKERS = Path(args.marker_dir)
     if args.stdio:
         app.run_stdio()
     else:

@@ -22,7 +22,7 @@ import pytest
 from tests.helpers import free_port
 from tests.server_process import PY, ServerProcess, running_server
 
-from .support import RogueLog
+from .support import RogueLog, marker_server
 
 HERE = Path(__file__).resolve().parent
 OURS = HERE / "ours_server.py"
@@ -68,12 +68,8 @@ class Target:
 # -- our server ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ours_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path]]:
-    markers = tmp_path_factory.mktemp("ours-markers")
-    port = free_port()
-    argv = [PY, str(OURS), "--port", str(port), "--marker-dir", str(markers)]
-    with running_server(argv, log=tmp_path_factory.mktemp("ours") / "server.log", port=port) as server:
-        yield server, markers
-    assert "Traceback" not in server.log_text(), server.log_text()
+    with marker_server(OURS, "ours", tmp_path_factory) as running:
+        yield running
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -116,11 +116,7 @@ async def note(note_id: str, ctx: Context) -> str:
 
 
 def main() -> None:
-    def markers_in(folder: Path) -> None:
-        global MARKERS
-        MARKERS = folder
-
-    serve_from_argv(app, markers_in)
+    serve_from_argv(app, sys.modules[__name__])
 
 
 if __name__ == "__main__":

@@ -6,15 +6,33 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_elicit.client import Answer
-from tests.helpers import Script
+import pytest
 
-__all__ = ["META_INFO", "RogueLog", "Script", "accept", "unique_info"]
+from mcp_elicit.client import Answer
+from tests.helpers import Script, free_port
+from tests.server_process import PY, ServerProcess, running_server
+
+__all__ = ["META_INFO", "RogueLog", "Script", "accept", "marker_server", "unique_info"]
+
+
+@contextmanager
+def marker_server(
+    script: Path, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, Path]]:
+    """``script`` (a test server taking ``--port`` and ``--marker-dir``) over HTTP as a
+    subprocess, and the folder its tools leave markers in; its log must hold no traceback."""
+    markers = tmp_path_factory.mktemp(f"{name}-markers")
+    port = free_port()
+    argv = [PY, str(script), "--port", str(port), "--marker-dir", str(markers)]
+    with running_server(argv, log=tmp_path_factory.mktemp(name) / "server.log", port=port) as server:
+        yield server, markers
+    assert "Traceback" not in server.log_text(), server.log_text()
 
 
 def accept(**content: Any) -> Callable[[Any], Answer]:

@@ -78,11 +78,11 @@ from mcp_elicit.client import (
     UrlQuestion,
 )
 from mcp_elicit.client.era import ProtocolChoice
-from tests.helpers import free_port, no_errors_logged
-from tests.server_process import PY, ServerProcess, running_server
+from tests.helpers import no_errors_logged
+from tests.server_process import PY, ServerProcess
 
 from . import cancel_server
-from .support import processes_left
+from .support import marker_server, processes_left
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "cancel_server.py"
@@ -222,12 +222,8 @@ class Where:
 
 @pytest.fixture(scope="module")
 def cancel_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path]]:
-    markers = tmp_path_factory.mktemp("cancel-markers")
-    port = free_port()
-    argv = [PY, str(SERVER), "--port", str(port), "--marker-dir", str(markers)]
-    with running_server(argv, log=tmp_path_factory.mktemp("cancel") / "server.log", port=port) as server:
-        yield server, markers
-    assert "Traceback" not in server.log_text(), server.log_text()
+    with marker_server(SERVER, "cancel", tmp_path_factory) as running:
+        yield running
 
 
 def stdio_where(protocol: ProtocolChoice, folder: str) -> Where:
