@@ -15,6 +15,7 @@ import math
 import os
 import select
 import socket
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
@@ -188,9 +189,18 @@ class PgConnection:
         """A new connection of the caller's own (no statement timeout, no DDL). ``options`` are
         libpq connection parameters (``keepalives_idle=10``...), each unless the DSN sets it."""
         extra = {name: value for name, value in options.items() if name not in self._dsn_sets}
-        conn: AsyncConnection[Any] = await self.psycopg.AsyncConnection.connect(
-            self._dsn, autocommit=autocommit, **self._connect_kwargs, **extra
-        )
+        try:
+            conn: AsyncConnection[Any] = await self.psycopg.AsyncConnection.connect(
+                self._dsn, autocommit=autocommit, **self._connect_kwargs, **extra
+            )
+        except BaseException as exc:
+            # An attempt cut short (cancelled: abandoned, or its caller went away) leaves psycopg's
+            # half-open libpq connection, whose backend the server has already started, in the
+            # frames of psycopg's connect, which this exception's traceback keeps: nobody closes
+            # it, and its backend stays as long as anyone holds the exception (the caller, the
+            # abandoned task), past close(). Clearing those frames closes it now.
+            traceback.clear_frames(exc.__traceback__)
+            raise
         return conn
 
     async def _shared(self, used: list[AsyncConnection[Any]]) -> AsyncConnection[Any]:
