@@ -248,15 +248,22 @@ class Session:
         value: Any
         if kind in ("string", "number", "integer"):
 
-            def check(text: str) -> str | None:
-                problem = field.parse_text(text)[1]
-                return clean(problem, single_line=True, max_length=300) if problem else None
-
             # The checker already refuses control and bidi characters in defaults; clean the
             # pre-filled text anyway, since the input line writes it to the terminal as is.
-            prefilled = clean(field.text_of(current), single_line=True)
+            original = field.text_of(current)
+            prefilled = clean(original, single_line=True)
+
+            def kept(text: str) -> str:
+                # The pre-fill left as shown stands for the value itself: clean() shortens runs
+                # of combining marks that may be the text's own (Hebrew with its points).
+                return original if text == prefilled else text
+
+            def check(text: str) -> str | None:
+                problem = field.parse_text(kept(text))[1]
+                return clean(problem, single_line=True, max_length=300) if problem else None
+
             text = await ask_text(self.terminal, "  › ", default=prefilled, check=check)
-            value = field.parse_text(text)[0]
+            value = field.parse_text(kept(text))[0]
         elif kind == "boolean":
             got = await ask_yes_no(
                 self.terminal,
