@@ -247,7 +247,6 @@ class Session:
         kind = field.kind
         value: Any
         if kind in ("string", "number", "integer"):
-
             # The checker already refuses control and bidi characters in defaults; clean the
             # pre-filled text anyway, since the input line writes it to the terminal as is.
             original = field.text_of(current)
