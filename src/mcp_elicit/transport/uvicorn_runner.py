@@ -55,7 +55,9 @@ def serve(
     settings: dict[str, Any] = {
         "log_level": "warning",
         "access_log": False,
-        "lifespan": "off",
+        # The app's lifespan runs: ours lets go of its sessions and relay at the shutdown, and
+        # an app of the user's around ours gets its startup and shutdown (test_serve_lifespan).
+        "lifespan": "auto",
         # uvicorn waits for requests in flight without end by default: one handler that never
         # finishes kept a SIGTERMed server up for good (a second SIGTERM did nothing either).
         "timeout_graceful_shutdown": DEFAULT_SHUTDOWN_TIMEOUT,
