@@ -586,16 +586,14 @@ class Client:
         closed = TransportError(f"{method} did not finish: the client was closed")
 
         async def unless_closed_first() -> T:
-            # A task starts on a later turn of the loop, when aclose() may have begun: checked
-            # again there, in the step that would put the question to the person.
+            # Checked in the task's first step, the one that would put the question to the
+            # person: a task starts a turn of the loop after it is made, when aclose() may have
+            # begun (or already closed the client).
             if self._closing.is_set():
                 work.close()
                 raise closed
             return await work
 
-        if self._closing.is_set():
-            work.close()
-            raise closed
         task = asyncio.ensure_future(unless_closed_first())
         closing = asyncio.ensure_future(self._closing.wait())
         try:
