@@ -531,5 +531,5 @@ def _check_progress_number(name: str, value: object) -> None:
         raise TypeError(f"report_progress: {name} must be a number, not {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"report_progress: {name} must be a finite number, not {value}")
-    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+    if isinstance(value, int) and not codec.MIN_INTEGER <= value <= codec.MAX_INTEGER:
         raise ValueError(f"report_progress: {name} is too large to send (past 64 bits)")
