@@ -80,6 +80,7 @@ from mcp_elicit.schema.errors import AnswerInvalid
 from mcp_elicit.schema.validate import validate_compiled
 from mcp_elicit.wire.errors import INVALID_PARAMS, McpError
 from tests.helpers import RawCall, Script, no_errors_logged
+from tests.strategies import past_64_bits
 
 KEYS = ["form-answers-vs-jsonschema-secret-0123456789abcdef"]
 MAX_SAFE = 2**53 - 1  # docs/deployment.md: the largest whole number an answer may hold
@@ -836,7 +837,7 @@ _WEB_SCHEMES = {"http", "https", "ws", "wss", "ftp"}
 def documented_past_64_bits(value: Any) -> bool:
     """docs/deployment.md: a message holding an integer outside -2**63 .. 2**64 - 1 is refused
     whole (-32602), not read rounded (see test_an_integer_past_64_bits_is_refused_not_rounded)."""
-    return isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value <= 2**64 - 1
+    return past_64_bits(value)
 
 
 PAST_64_BITS = "documented: past 64 bits, the message is refused"
@@ -1102,7 +1103,7 @@ async def server_outcome(server: Asking, content: dict[str, Any]) -> Outcome:
     try:
         result = await asyncio.wait_for(call.send({"form": {"action": "accept", "content": content}}), 10)
     except McpError as exc:
-        if exc.code != INVALID_PARAMS or not any(map(documented_past_64_bits, content.values())):
+        if exc.code != INVALID_PARAMS or not documented_past_64_bits(content):
             raise
         assert len(server.seen) == before
         return Outcome(False, message=str(exc))
