@@ -225,6 +225,35 @@ async def test_keys_typed_before_the_consent_choice_appears_never_open_the_addre
     assert term.opener.calls == []
 
 
+async def test_keys_waiting_when_the_consent_choice_is_drawn_never_count_however_late_read(
+    term: Harness,
+) -> None:
+    """A busy machine can read keys long after the menu was drawn; keys that were already
+    waiting when it was drawn were typed before it was on screen, and must not open.
+
+    CI caught this: the delay ran from the first draw, and a stall longer than the delay
+    between that draw and the first read let a typed-ahead "o" open the address."""
+    import asyncio
+    import time
+
+    answerer = term.answerer(consent_delay=0.3)
+    read_keys = term.pipe.read_keys
+    stalled: list[bool] = []
+
+    def stall_then_read() -> Any:
+        if not stalled:  # the first read after the draw comes late, as on a stalled machine
+            stalled.append(True)
+            time.sleep(0.5)
+        return read_keys()
+
+    term.pipe.read_keys = stall_then_read  # type: ignore[method-assign]
+    term.keys("o", ENTER)  # typed ahead, before the question is even asked
+    await asyncio.sleep(0.1)
+    answer = await term.url(url_question(GOOD), Until("Open in browser"), Pause(0.5), "d", answerer=answerer)
+    assert answer == Answer("decline")
+    assert term.opener.calls == []
+
+
 async def test_keys_typed_after_opening_never_say_done(term: Harness) -> None:
     """An Enter pressed twice at "Open" reaches the "Done — continue" menu that follows: for a
     moment after it appears keys do nothing, so the person has to come back from the browser."""

@@ -101,6 +101,17 @@ def _flush_pending(app: Application[Any]) -> None:
     app.create_background_task(flush())
 
 
+def _handle_waiting_keys(app: Application[Any]) -> None:
+    """Read the keys waiting in the input now, and handle them: Esc or Ctrl-C still cancel.
+    Reading never blocks; the bound keeps a paste that never ends from holding the loop."""
+    for _ in range(64):
+        keys = app.input.read_keys()
+        if not keys:
+            break
+        app.key_processor.feed_multiple(keys)
+    app.key_processor.process_keys()
+
+
 def _cancel_bindings(kb: KeyBindings) -> None:
     @kb.add("escape", eager=True)
     @kb.add("c-c")
@@ -275,7 +286,11 @@ def _exit_with(result: object) -> Callable[[KeyPressEvent], None]:
 class _Gate:
     """For a choice that gives consent: its keys do nothing until ``consent_delay`` seconds after
     it was first drawn. The clock starts at the first draw, not when the widget is made: on a
-    busy machine, starting can take longer than the delay, and keys typed ahead would count."""
+    busy machine, starting can take longer than the delay, and keys typed ahead would count.
+
+    Keys already waiting at the first draw are read and handled then, while the gate is still
+    shut: the event loop may read them only after the delay (a stall, a slow machine), and
+    they were typed before the choice was on screen whenever they are read."""
 
     def __init__(self, terminal: Terminal, consent: bool) -> None:
         self._delay = terminal.consent_delay
@@ -283,6 +298,7 @@ class _Gate:
 
     def drawn(self, app: Application[object]) -> None:
         if self._ready_at == math.inf:
+            _handle_waiting_keys(app)
             self._ready_at = time.monotonic() + self._delay
 
     def too_soon(self) -> bool:
