@@ -75,12 +75,13 @@ class HttpServer:
     log: Path
 
 
-def start_http(name: str, script: Path, python: str, log: Path, timeout: float = 30.0) -> HttpServer:
-    """`python script PORT` on a free port, once it listens (RuntimeError if it does not)."""
+def start_http(name: str, script: Path, interpreter: str, log: Path, timeout: float = 30.0) -> HttpServer:
+    """`interpreter script PORT` on a free port, once it listens (RuntimeError if it does not).
+    `interpreter`: Python, or Node 24 for `ts_v2.mjs`."""
     port = free_port()
     with log.open("wb") as fh:
         proc = subprocess.Popen(
-            [python, str(script), str(port)], stdin=subprocess.DEVNULL, stdout=fh, stderr=fh
+            [interpreter, str(script), str(port)], stdin=subprocess.DEVNULL, stdout=fh, stderr=fh
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -97,15 +98,18 @@ def start_http(name: str, script: Path, python: str, log: Path, timeout: float =
 
 
 class StdioServer:
-    """A spawned `python script stdio` with a bounded line reader (select + os.read)."""
+    """A spawned `interpreter script stdio` with a bounded line reader (select + os.read);
+    `interpreter`: Python, or Node 24 for `ts_v2.mjs`."""
 
-    def __init__(self, name: str, script: Path, python: str, log: Path, prefix: Sequence[str] = ()) -> None:
+    def __init__(
+        self, name: str, script: Path, interpreter: str, log: Path, prefix: Sequence[str] = ()
+    ) -> None:
         """``prefix``: a command the server runs under (``instructions.py``: valgrind)."""
         self.name = name
         self.log = log
         with log.open("ab") as fh:
             self.proc = subprocess.Popen(
-                [*prefix, python, str(script), "stdio"],
+                [*prefix, interpreter, str(script), "stdio"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=fh,
@@ -255,7 +259,7 @@ def run_stdio(
     flow: StdioFlow,
     *,
     flows: int,
-    warmup: int,
+    warmup: int | Mapping[str, int],
     max_seconds: float,
     rounds: int,
     say: Callable[[str], None],
@@ -264,13 +268,15 @@ def run_stdio(
 ) -> dict[str, StdioResult]:
     """Sequential flows over one spawned stdio server per name, in `rounds` interleaved rounds
     (ours, sdk, ours, sdk...): a slow spell of the machine then hits both servers, not one.
-    Each server stops at `flows` measured flows or `max_seconds` of measured time."""
+    Each server stops at `flows` measured flows or `max_seconds` of measured time. `warmup`:
+    the unmeasured flows first, for every server or by name."""
     runs: dict[str, _StdioRun] = {}
     try:
         for name, start in spawn.items():
             runs[name] = _StdioRun(start(), flow, setup)
-            say(f"[{tag}] {name}: {warmup} warm-up flows")
-            runs[name].flows(warmup, measured=False, max_seconds=max_seconds)
+            first = warmup if isinstance(warmup, int) else warmup[name]
+            say(f"[{tag}] {name}: {first} warm-up flows")
+            runs[name].flows(first, measured=False, max_seconds=max_seconds)
         per_round = max(1, -(-flows // rounds))
         for rnd in range(rounds):
             for name, run in runs.items():
@@ -341,7 +347,7 @@ def load_once(srv: HttpServer, load: Coroutine[Any, Any, lc.LoadResult]) -> tupl
 def run_http(
     scripts: Mapping[str, Path],
     *,
-    python: str,
+    interpreter: str | Mapping[str, str],
     logdir: Path,
     verify: Callable[[int], str],
     load: Callable[[int], Coroutine[Any, Any, lc.LoadResult]],
@@ -355,14 +361,16 @@ def run_http(
     """Start every server, check one flow on each (`verify(port)` returns its final text or
     raises), then run `rounds` interleaved loads (ours, sdk, bare, ours...; `load(port)`). A
     server that fails to start, to verify or to stay up is reported in `failures` (under
-    `title`) and skipped; `tag` names the progress lines and the logs."""
+    `title`) and skipped; `tag` names the progress lines and the logs. `interpreter` runs
+    every script, or maps each server to what runs its script (Node for the TypeScript SDK)."""
     http: dict[str, HttpSummary] = {}
     servers: dict[str, HttpServer] = {}
     try:
         for name, script in scripts.items():
             h = http[name] = HttpSummary()
             try:
-                srv = start_http(name, script, python, logdir / f"{name}-{tag}.log")
+                runner = interpreter if isinstance(interpreter, str) else interpreter[name]
+                srv = start_http(name, script, runner, logdir / f"{name}-{tag}.log")
             except RuntimeError as e:
                 h.failure = str(e)
                 failures[f"{title} {name} start"] = str(e)

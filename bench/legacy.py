@@ -8,7 +8,11 @@ required boolean `ok`):
 
   ours  `servers/ours.py`, the very server of the modern parts: one handler serves both eras;
   sdk   `servers/sdk_legacy.py`, `mcp==2.3.0` `MCPServer` whose tool calls the legacy
-        `ctx.elicit`; on HTTP the *stateful* `streamable_http_app()` (sessions, SSE replies).
+        `ctx.elicit`; on HTTP the *stateful* `streamable_http_app()` (sessions, SSE replies);
+  tsv2  `servers/ts_v2.mjs`, the TypeScript SDK v2 server of the modern parts, on stdio only:
+        `serveStdio` pins a connection that opens with `initialize` to the 2025-11-25 era, and
+        the SDK's legacy shim turns the handler's `inputRequired` into a real
+        `elicitation/create` (its HTTP entry's 2025 fallback is stateless: no way to ask).
 
   (d) legacy HTTP: 16 users, one session each, closed loop on keep-alive connections
       (`legacyclient.py`), interleaved rounds like part (a);
@@ -22,7 +26,7 @@ nothing else); the flags for the load's shape are run.py's.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +59,8 @@ SERVERS = {
     "ours": HERE / "servers" / "ours.py",
     "sdk": HERE / "servers" / "sdk_legacy.py",
 }
+# On stdio the TypeScript SDK v2 serves 2025-11-25 from its one server (its legacy shim).
+STDIO_SERVERS = {**SERVERS, "tsv2": HERE / "servers" / "ts_v2.mjs"}
 PARTS = ("legacy-http", "legacy-stdio")
 TARGET_HTTP_VS_SDK = 5.0
 TARGET_STDIO_VS_SDK = 5.0
@@ -95,14 +101,21 @@ def run(
     logdir: Path,
     say: Callable[[str], None],
     failures: dict[str, str],
+    *,
+    commands: Mapping[str, str] | None = None,
+    stdio_warmup: Mapping[str, int] | None = None,
 ) -> Results:
-    """The legacy parts in `parts` for the servers in `names` that have a legacy server."""
-    names = [n for n in names if n in SERVERS]
+    """The legacy parts in `parts` for the servers in `names` that have a legacy server.
+    `commands`: what runs each server's script (default `args.python`); `stdio_warmup`: the
+    unmeasured stdio flows of each (default `args.stdio_warmup`)."""
+    http_names = [n for n in names if n in SERVERS]
+    stdio_names = [n for n in names if n in STDIO_SERVERS]
+    command = {n: (commands or {}).get(n, args.python) for n in stdio_names}
     out = Results()
-    if "legacy-http" in parts and names:
+    if "legacy-http" in parts and http_names:
         out.http = run_http(
-            {n: SERVERS[n] for n in names},
-            python=args.python,
+            {n: SERVERS[n] for n in http_names},
+            interpreter={n: command[n] for n in http_names},
             logdir=logdir,
             verify=lambda port: llc.one_flow(HOST, port),
             load=lambda port: llc.run_load(
@@ -115,17 +128,18 @@ def run(
             tag="legacy-http",
             title="legacy HTTP",
         )
-    if "legacy-stdio" in parts and names:
+    if "legacy-stdio" in parts and stdio_names:
 
         def spawn(name: str) -> Callable[[], StdioServer]:
-            return lambda: StdioServer(name, SERVERS[name], args.python, logdir / f"{name}-legacy-stdio.log")
+            log = logdir / f"{name}-legacy-stdio.log"
+            return lambda: StdioServer(name, STDIO_SERVERS[name], command[name], log)
 
         out.stdio = run_stdio(
-            {n: spawn(n) for n in names},
+            {n: spawn(n) for n in stdio_names},
             stdio_flow,
             setup=stdio_setup,
             flows=args.stdio_flows,
-            warmup=args.stdio_warmup,
+            warmup={n: (stdio_warmup or {}).get(n, args.stdio_warmup) for n in stdio_names},
             max_seconds=args.stdio_max_seconds,
             rounds=args.stdio_rounds,
             say=say,
@@ -148,8 +162,8 @@ def report(
     """Print the legacy sections of the report (`unavailable`: the servers that could not run, and
     why)."""
 
-    def missing() -> None:
-        for n in SERVERS:
+    def missing(servers: dict[str, Path]) -> None:
+        for n in servers:
             if n in unavailable and n in args.server_list:
                 print(f"  {labels[n]:<20}  NOT RUN: {unavailable[n][:70]}")
 
@@ -162,7 +176,7 @@ def report(
         print(HTTP_COLUMNS)
         for name, h in res.http.items():
             print_http_row(labels[name], h, args.rounds)
-        missing()
+        missing(SERVERS)
         ok = {n: h for n, h in res.http.items() if not h.failure and h.rounds}
         if "ours" in ok and "sdk" in ok:
             r = paired_ratio(
@@ -181,13 +195,16 @@ def report(
         print(STDIO_COLUMNS)
         for name, s in res.stdio.items():
             print_stdio_row(labels[name], s)
-        missing()
+        missing(STDIO_SERVERS)
         if all(n in res.stdio and res.stdio[n].flows for n in ("ours", "sdk")):
             r = paired_ratio(res.stdio["ours"].round_rates, res.stdio["sdk"].round_rates)
             print(
                 f"  ratio ours/sdk  {fmt(r, '8.2f')}x   target >= {TARGET_STDIO_VS_SDK:.0f}x   "
                 f"{mark(r >= TARGET_STDIO_VS_SDK)}   (median of the rounds' side-by-side ratios)"
             )
+        if all(n in res.stdio and res.stdio[n].flows for n in ("ours", "tsv2")):
+            r = paired_ratio(res.stdio["ours"].round_rates, res.stdio["tsv2"].round_rates)
+            print(f"  ratio ours/tsv2 {fmt(r, '8.2f')}x   (the TypeScript SDK v2, for reference: no target)")
         print()
 
 

@@ -1,10 +1,12 @@
-"""Side-by-side benchmark: mcp-elicit (ours) vs the official mcp==2.3.0 SDK vs a bare ASGI app.
+"""Side-by-side benchmark: mcp-elicit (ours) vs the official mcp==2.3.0 SDK vs the official
+TypeScript SDK v2 vs a bare ASGI app.
 
 One run measures, for the same tool (`create_ticket(title)` eliciting one boolean form):
 
   (a) HTTP: a closed-loop load (16 users, keep-alive HTTP/1.1) repeating whole MRTR flows
       (tools/call -> input_required -> retry with inputResponses + requestState -> complete)
-      against ours.py, sdk.py and bare.py, all on the same uvicorn settings;
+      against ours.py, sdk.py and bare.py, all on the same uvicorn settings, and ts_v2.mjs
+      (@modelcontextprotocol/server 2.4.0 on Node 24's node:http);
   (b) stdio: the same flow, one at a time, over a spawned server's stdin/stdout;
   (c) cold start: spawn the server in stdio mode -> answer to `server/discover` read;
   (d), (e) the same tool's whole flows on the 2025-11-25 wire, over HTTP and stdio, ours
@@ -62,14 +64,32 @@ from harness import (  # noqa: E402
     tail,
 )
 
+# The Python servers (cold.py and instructions.py load or count these, and only these).
 SERVERS = {
     "ours": HERE / "servers" / "ours.py",
     "sdk": HERE / "servers" / "sdk.py",
     "bare": HERE / "servers" / "bare.py",
 }
-LABELS = {"ours": "ours (mcp-elicit)", "sdk": "sdk (mcp 2.3.0)", "bare": "bare (canned ASGI)"}
-STDIO_SERVERS = ("ours", "sdk")  # bare is HTTP only
+# The official TypeScript SDK v2 on Node 24 (both installed by scripts/node.sh into .cache/).
+NODE_SERVERS = {"tsv2": HERE / "servers" / "ts_v2.mjs"}
+ALL_SERVERS = {**SERVERS, **NODE_SERVERS}
+DEFAULT_SERVERS = "ours,sdk,tsv2,bare"
+# A server of the default set that may be missing without failing the run (Node is optional).
+OPTIONAL_SERVERS = frozenset(NODE_SERVERS)
+LABELS = {
+    "ours": "ours (mcp-elicit)",
+    "sdk": "sdk (mcp 2.3.0)",
+    "tsv2": "ts-sdk v2 (2.4.0)",  # the installed version replaces 2.4.0 once tsv2_toolchain ran
+    "bare": "bare (canned ASGI)",
+}
+STDIO_SERVERS = ("ours", "sdk", "tsv2")  # bare is HTTP only
 PARTS = ("http", "stdio", "cold", *legacy.PARTS)
+
+REPO = HERE.parent
+NODE_SETUP_HINT = "run bash scripts/node.sh"
+# V8 compiles a stdio server's hot code over its first few hundred flows (tsv2 went from ~300 to
+# ~2000 flows/s over its first 300-500 flows, on 2026-12-07): its stdio warm-up is at least this.
+NODE_STDIO_WARMUP = 500
 
 # The project's targets: flows/s against the official SDK, and cold start. The bare canned-answer
 # app is the floor a correct server cannot beat; ours/bare is printed for reference, with no
@@ -85,17 +105,93 @@ CLIENT_CPU_SATURATED = 0.9
 # --------------------------------------------------------------------------- processes
 
 
-def server_names(ap: argparse.ArgumentParser, text: str) -> list[str]:
-    """The servers named in a ``--servers`` value (comma-separated); ``ap.error`` on unknown ones."""
+def server_names(ap: argparse.ArgumentParser, text: str, choices: dict[str, Path] | None = None) -> list[str]:
+    """The servers named in a ``--servers`` value (comma-separated); ``ap.error`` on unknown ones.
+    ``choices``: the servers the tool knows (default: the Python servers, ``SERVERS``)."""
+    known = SERVERS if choices is None else choices
     names = [s.strip() for s in text.split(",") if s.strip()]
-    unknown = [n for n in names if n not in SERVERS]
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
-        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(SERVERS)}")
+        ap.error(f"unknown server(s) {unknown}; choose from {', '.join(known)}")
     return names
+
+
+def tsv2_toolchain() -> tuple[Path, Path]:
+    """The Node 24 binary and the node_modules folder holding the TypeScript SDK v2, as
+    scripts/node.sh installs them (or its exports, NODE24_BIN_DIR and TS_SDK_V2_MODULES, name
+    them); RuntimeError saying what is missing and how to get it."""
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine()
+    )
+    bin_dir = os.environ.get("NODE24_BIN_DIR")
+    node = (
+        Path(bin_dir) / "node"
+        if bin_dir
+        else REPO / ".cache" / "node24" / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
+    )
+    modules = Path(os.environ.get("TS_SDK_V2_MODULES") or REPO / ".cache" / "ts-sdk-v2" / "node_modules")
+    if not node.is_file():
+        raise RuntimeError(f"Node 24 is missing ({node}): {NODE_SETUP_HINT}")
+    package = modules / "@modelcontextprotocol" / "server" / "package.json"
+    try:
+        version = json.loads(package.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        raise RuntimeError(f"the TypeScript SDK v2 is missing ({package}): {NODE_SETUP_HINT}") from None
+    LABELS["tsv2"] = f"ts-sdk v2 ({version})"
+    return node, modules
+
+
+def interpreter(name: str, python: str) -> str:
+    """What runs a server's script: Node 24 for the TypeScript SDK, `python` for the others."""
+    return str(tsv2_toolchain()[0]) if name in NODE_SERVERS else python
+
+
+def probe_tsv2() -> str | None:
+    """Why the TypeScript SDK v2 server cannot run (Node or the SDK missing), or None."""
+    try:
+        node, modules = tsv2_toolchain()
+    except RuntimeError as e:
+        return str(e)
+    os.environ["TS_SDK_V2_MODULES"] = str(modules)  # the servers inherit it (ts_v2.mjs reads it)
+    code = (
+        "const { pathToFileURL } = await import('node:url');"
+        "const m = process.env.TS_SDK_V2_MODULES + '/@modelcontextprotocol/server/dist/';"
+        "const s = await import(pathToFileURL(m + 'index.mjs').href);"
+        "await import(pathToFileURL(m + 'stdio.mjs').href);"
+        "if (!s.createMcpHandler || !s.inputRequired) throw new Error('no createMcpHandler/inputRequired');"
+        "console.log(process.versions.node);"
+    )
+    why, version = node_check(node, code, "the TypeScript SDK v2")
+    if why is not None:
+        return why
+    major = version.split(".", 1)[0]
+    if not major.isdigit() or int(major) < 22:
+        return f"{node} is Node {version}; the bench pins Node 24: {NODE_SETUP_HINT}"
+    return None
+
+
+def node_check(node: Path, code: str, what: str) -> tuple[str | None, str]:
+    """Run ``code`` (an ES module) under ``node``: why it failed (naming ``what``, and how to get
+    it: scripts/node.sh) or None, and what it printed."""
+    try:
+        p = subprocess.run(
+            [str(node), "--input-type=module", "-e", code], capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{node} does not run ({type(e).__name__}: {e}): {NODE_SETUP_HINT}", ""
+    if p.returncode != 0:
+        lines = p.stderr.decode(errors="replace").strip().splitlines()
+        # Node's "SomeError [CODE]: message" line, not the source line it quotes above it.
+        named = (ln for ln in lines if ln.split(" ", 1)[0].rstrip(":").endswith("Error"))
+        why = next(named, lines[-1] if lines else "")
+        return f"{what} does not load under {node}: {why[:160]} ({NODE_SETUP_HINT})", ""
+    return None, p.stdout.decode(errors="replace").strip()
 
 
 def probe(name: str, python: str) -> str | None:
     """Why `name` cannot run at all (its library does not import), or None if it can."""
+    if name in NODE_SERVERS:
+        return probe_tsv2()
     code = {
         "ours": "import mcp_elicit as m; m.Server; m.Context",
         "sdk": "from mcp.server.mcpserver import MCPServer, Resolve, Elicit",
@@ -168,9 +264,10 @@ def run_cold(name: str, python: str, logdir: Path, runs: int) -> ColdResult:
     spawn first, so every measured one finds the page cache and .pyc files warm."""
     res = ColdResult()
     line = discover_line(1)
+    command = interpreter(name, python)
     for i in range(runs + 1):
         t0 = time.perf_counter()
-        srv = StdioServer(name, SERVERS[name], python, logdir / f"{name}-cold.log")
+        srv = StdioServer(name, ALL_SERVERS[name], command, logdir / f"{name}-cold.log")
         try:
             srv.send(line)
             msg = srv.response(1, timeout=30.0)
@@ -198,12 +295,19 @@ def report(
     unavailable: dict[str, str],
     old: legacy.Results,
 ) -> bool:
-    ok = not unavailable
+    # A server that cannot start fails the run, unless it is optional and was not named.
+    ok = not (set(unavailable) - args.optional)
 
     def missing(names: tuple[str, ...] | list[str]) -> None:
         for n in names:
             if n in unavailable:
                 print(f"  {LABELS[n]:<20}  NOT RUN: {unavailable[n][:70]}")
+
+    def beside_ours(rates: dict[str, list[float]]) -> None:
+        """ours/tsv2 beside ours/sdk (no target: another language's SDK, for reference)."""
+        if "ours" in rates and "tsv2" in rates:
+            r = paired_ratio(rates["ours"], rates["tsv2"])
+            print(f"  ratio ours/tsv2 {fmt(r, '8.2f')}x   (the TypeScript SDK v2, for reference: no target)")
 
     w = 78
     print()
@@ -232,6 +336,7 @@ def report(
                 f"  ratio ours/sdk  {fmt(r, '8.2f')}x   target >= {TARGET_HTTP_VS_SDK:.0f}x   "
                 f"{mark(r >= TARGET_HTTP_VS_SDK)}"
             )
+        beside_ours(rates)
         if "ours" in fs and "bare" in fs:
             r = paired_ratio(rates["ours"], rates["bare"])
             print(f"  ratio ours/bare {fmt(r, '8.2f')}x   (the floor, for reference: no target)")
@@ -285,6 +390,7 @@ def report(
                 f"  ratio ours/sdk  {fmt(r, '8.2f')}x   target >= {TARGET_STDIO_VS_SDK:.0f}x  "
                 f"{mark(r >= TARGET_STDIO_VS_SDK)}   (median of the rounds' side-by-side ratios)"
             )
+        beside_ours({n: s.round_rates for n, s in stdio.items() if s.flows})
         print()
 
     if cold:
@@ -306,6 +412,12 @@ def report(
             r = ratio(cold["ours"].median_ms, cold["sdk"].median_ms)
             print(
                 f"  ratio ours/sdk  {fmt(r, '8.2f')}x   (lower is better; {fmt(ratio(1, r), '.1f')}x faster)"
+            )
+        if all(n in cold and cold[n].samples_ms for n in ("ours", "tsv2")):
+            r = ratio(cold["ours"].median_ms, cold["tsv2"].median_ms)
+            print(
+                f"  ratio ours/tsv2 {fmt(r, '8.2f')}x   (lower is better; {fmt(ratio(1, r), '.1f')}x faster; "
+                "no target)"
             )
         print()
 
@@ -331,7 +443,13 @@ def report(
     else:
         ok = False
     for name, why in unavailable.items():
-        print(f"  NOT RUN: {name}.py cannot start: {why}")
+        script = ALL_SERVERS[name].name
+        extra = (
+            " (optional in the default --servers: the exit status is not affected)"
+            if name in args.optional
+            else ""
+        )
+        print(f"  NOT RUN: {script} cannot start: {why}{extra}")
     print("=" * w)
     print(
         "Targets are goals, not asserts. The machine is shared and noisy: compare the ratios "
@@ -349,7 +467,7 @@ def to_json(
     old: legacy.Results,
 ) -> dict[str, Any]:
     return {
-        "config": {k: v for k, v in vars(args).items() if k != "json"},
+        "config": {k: v for k, v in vars(args).items() if k not in ("json", "optional")},
         "http": {n: http_json(h) for n, h in http.items()},
         "stdio": {n: stdio_json(s) for n, s in stdio.items()},
         "cold_start": {
@@ -390,7 +508,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="CI-size run: 2 s per HTTP server after 1 s warm-up, 300 stdio flows, 5 cold starts",
     )
     ap.add_argument(
-        "--servers", default="ours,sdk,bare", help="comma-separated subset of ours,sdk,bare (default: all)"
+        "--servers",
+        help=f"comma-separated subset of {','.join(ALL_SERVERS)} (default: all; tsv2 needs Node 24 and "
+        "the TypeScript SDK v2 from scripts/node.sh, and is skipped with a note when they are missing)",
     )
     ap.add_argument(
         "--skip",
@@ -409,7 +529,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--stdio-flows", type=int, help="sequential stdio flows per server (default 2000; quick 300)"
     )
-    ap.add_argument("--stdio-warmup", type=int, default=20, help="unmeasured stdio flows first (default 20)")
+    ap.add_argument(
+        "--stdio-warmup",
+        type=int,
+        default=20,
+        help=f"unmeasured stdio flows first (default 20; tsv2 at least {NODE_STDIO_WARMUP}, for V8)",
+    )
     ap.add_argument(
         "--stdio-rounds",
         type=int,
@@ -438,7 +563,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.cold_runs = args.cold_runs if args.cold_runs is not None else (5 if quick else 7)
     args.rounds = args.rounds if args.rounds is not None else (1 if quick else 3)
     args.stdio_rounds = args.stdio_rounds if args.stdio_rounds is not None else (3 if quick else 5)
-    args.server_list = server_names(ap, args.servers)
+    # A server missing from the default set (no Node) does not fail the run; one named does.
+    args.optional = OPTIONAL_SERVERS if args.servers is None else frozenset()
+    args.servers = args.servers if args.servers is not None else DEFAULT_SERVERS
+    args.server_list = server_names(ap, args.servers, ALL_SERVERS)
     args.parts = (part_names(ap, args.only) if args.only else set(PARTS)) - part_names(ap, args.skip)
     if args.users < 1 or args.duration <= 0 or args.warmup < 0 or args.rounds < 1 or args.cold_runs < 1:
         ap.error("users, duration, rounds and cold-runs must be positive")
@@ -461,15 +589,15 @@ def main(argv: list[str] | None = None) -> int:
         why = probe(name, args.python)
         if why:
             unavailable[name] = why
-            say(f"{name}: NOT RUN, its library does not import: {why}")
+            say(f"{name}: NOT RUN, it cannot start: {why}")
     runnable = [n for n in args.server_list if n not in unavailable]
     if "ours" in runnable:
         say(f"[setup] byte-compiled mcp_elicit as an install does: {byte_compile_ours(args.python)}")
 
     if "http" in args.parts and runnable:
         http = run_http(
-            {n: SERVERS[n] for n in runnable},
-            python=args.python,
+            {n: ALL_SERVERS[n] for n in runnable},
+            interpreter={n: interpreter(n, args.python) for n in runnable},
             logdir=logdir,
             verify=lambda port: lc.run(lc.one_flow(HOST, port, title="T-verify"))["text"],
             load=lambda port: lc.run_load(
@@ -482,16 +610,21 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     stdio_names = [n for n in runnable if n in STDIO_SERVERS]
+    stdio_warmup = {
+        n: max(args.stdio_warmup, NODE_STDIO_WARMUP) if n in NODE_SERVERS else args.stdio_warmup
+        for n in runnable
+    }
     if "stdio" in args.parts and stdio_names:
 
         def spawn(name: str) -> Callable[[], StdioServer]:
-            return lambda: StdioServer(name, SERVERS[name], args.python, logdir / f"{name}-stdio.log")
+            command = interpreter(name, args.python)
+            return lambda: StdioServer(name, ALL_SERVERS[name], command, logdir / f"{name}-stdio.log")
 
         stdio = run_stdio(
             {n: spawn(n) for n in stdio_names},
             stdio_flow,
             flows=args.stdio_flows,
-            warmup=args.stdio_warmup,
+            warmup=stdio_warmup,
             max_seconds=args.stdio_max_seconds,
             rounds=args.stdio_rounds,
             say=say,
@@ -509,7 +642,16 @@ def main(argv: list[str] | None = None) -> int:
             if not cold[name].samples_ms:
                 failures[f"cold start {name}"] = "no successful start\n" + tail(logdir / f"{name}-cold.log")
 
-    old = legacy.run(runnable, args.parts, args, logdir, say, failures)
+    old = legacy.run(
+        runnable,
+        args.parts,
+        args,
+        logdir,
+        say,
+        failures,
+        commands={n: interpreter(n, args.python) for n in runnable},
+        stdio_warmup=stdio_warmup,
+    )
 
     ok = report(args, http, stdio, cold, failures, unavailable, old)
     if args.json:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # node.sh: install (once) the pinned Node.js 24, the official MCP conformance harness,
-# oidc-provider and the TypeScript MCP SDK v1 into the repo's .cache/ folder, taking all four
-# from the npm registry with
+# oidc-provider and the TypeScript MCP SDKs v1 and v2 into the repo's .cache/ folder, taking all
+# of them from the npm registry with
 # `npm install` (nothing else is downloaded). The harness needs Node >= 22; the machine's own
 # Node 20 cannot load it.
 #
@@ -12,13 +12,17 @@
 #   .cache/ts-sdk-v1    npm package @modelcontextprotocol/sdk@1.32.2 (with its deps): the official
 #                       TypeScript SDK v1, which speaks 2025-11-25 only; the legacy interop
 #                       tests run a server of it (tests/interop/legacy_ts_server.mjs)
+#   .cache/ts-sdk-v2    npm packages @modelcontextprotocol/client@2.4.0 and /server@2.4.0 (with
+#                       their deps): the official TypeScript SDK v2, which speaks 2026-07-28 and
+#                       2025-11-25; the interop tests run its client and server against ours
 #
 # Usage:
 #   bash scripts/node.sh          install if needed; print the conformance binary's path on stdout
 #                                 (progress lines go to stderr)
 #   source scripts/node.sh        same, then export PATH (node 24 first), NODE24_BIN_DIR and
-#                                 CONFORMANCE_BIN (and OIDC_PROVIDER_MODULES and TS_SDK_V1_MODULES,
-#                                 the node_modules folders holding oidc-provider and the SDK)
+#                                 CONFORMANCE_BIN (and OIDC_PROVIDER_MODULES, TS_SDK_V1_MODULES and
+#                                 TS_SDK_V2_MODULES, the node_modules folders holding oidc-provider
+#                                 and the SDKs)
 #                                 into the calling shell; returns
 #                                 non-zero on failure
 #
@@ -32,6 +36,9 @@ OIDC_PROVIDER_PKG="oidc-provider"
 OIDC_PROVIDER_VERSION="9.13.3"
 TS_SDK_V1_PKG="@modelcontextprotocol/sdk"
 TS_SDK_V1_VERSION="1.32.2"
+TS_SDK_V2_CLIENT_PKG="@modelcontextprotocol/client"
+TS_SDK_V2_SERVER_PKG="@modelcontextprotocol/server"
+TS_SDK_V2_VERSION="2.4.0"
 
 _node_log() { echo "node.sh: $*" >&2; }
 
@@ -46,15 +53,17 @@ _node_pkg_name() {
     esac
 }
 
-# _node_npm_install DEST PACKAGE@VERSION: fresh install into DEST via a temp folder, then rename.
+# _node_npm_install DEST PACKAGE@VERSION...: fresh install of the packages into DEST via a temp
+# folder, then rename.
 _node_npm_install() {
-    local dest="$1" spec="$2" tmp
+    local dest="$1" tmp
+    shift
     tmp="${dest}.tmp.$$"
     rm -rf "$tmp" && mkdir -p "$tmp" || return 1
     echo '{"name":"mcp-elicit-tools","private":true}' >"$tmp/package.json"
     if ! (cd "$tmp" && npm install --no-audit --no-fund --no-update-notifier --loglevel=error \
-        "$spec" </dev/null >/dev/null); then
-        _node_log "ERROR: npm install $spec failed"
+        "$@" </dev/null >/dev/null); then
+        _node_log "ERROR: npm install $* failed"
         rm -rf "$tmp"
         return 1
     fi
@@ -67,7 +76,7 @@ _node_installed_version() { # DIR/PACKAGE.JSON -> version string, or nothing
 }
 
 node_setup() {
-    local root pkg node_dir conf_dir node_bin_dir conf_bin op_dir ts_dir have
+    local root pkg node_dir conf_dir node_bin_dir conf_bin op_dir ts_dir ts2_dir have have2
     root="$(_node_repo_root)" || return 1
     pkg="$(_node_pkg_name)" || return 1
     command -v npm >/dev/null || { _node_log "ERROR: npm not found (the system npm installs the pins)"; return 1; }
@@ -77,6 +86,7 @@ node_setup() {
     conf_bin="$conf_dir/node_modules/.bin/conformance"
     op_dir="$root/.cache/oidc-provider"
     ts_dir="$root/.cache/ts-sdk-v1"
+    ts2_dir="$root/.cache/ts-sdk-v2"
 
     # 1. Node 24
     have="$("$node_bin_dir/node" --version 2>/dev/null || true)"
@@ -121,6 +131,21 @@ node_setup() {
         [[ "$have" == "$TS_SDK_V1_VERSION" ]] || { _node_log "ERROR: .cache/ts-sdk-v1 has '$have'"; return 1; }
     fi
 
+    # 5. the TypeScript SDK v2, client and server, for the interop tests of both eras (pure JS)
+    have="$(_node_installed_version "$ts2_dir/node_modules/$TS_SDK_V2_CLIENT_PKG/package.json")"
+    have2="$(_node_installed_version "$ts2_dir/node_modules/$TS_SDK_V2_SERVER_PKG/package.json")"
+    if [[ "$have" == "$TS_SDK_V2_VERSION" && "$have2" == "$TS_SDK_V2_VERSION" ]]; then
+        _node_log "TypeScript SDK v2 $have already in .cache/ts-sdk-v2 (skip)"
+    else
+        _node_log "installing $TS_SDK_V2_CLIENT_PKG and $TS_SDK_V2_SERVER_PKG@$TS_SDK_V2_VERSION into .cache/ts-sdk-v2 (npm)"
+        PATH="$node_bin_dir:$PATH" _node_npm_install "$ts2_dir" \
+            "$TS_SDK_V2_CLIENT_PKG@$TS_SDK_V2_VERSION" "$TS_SDK_V2_SERVER_PKG@$TS_SDK_V2_VERSION" || return 1
+        have="$(_node_installed_version "$ts2_dir/node_modules/$TS_SDK_V2_CLIENT_PKG/package.json")"
+        have2="$(_node_installed_version "$ts2_dir/node_modules/$TS_SDK_V2_SERVER_PKG/package.json")"
+        [[ "$have" == "$TS_SDK_V2_VERSION" && "$have2" == "$TS_SDK_V2_VERSION" ]] ||
+            { _node_log "ERROR: .cache/ts-sdk-v2 has client '$have', server '$have2'"; return 1; }
+    fi
+
     case ":$PATH:" in
         ":$node_bin_dir:"*) ;;
         *) export PATH="$node_bin_dir:$PATH" ;;
@@ -129,10 +154,11 @@ node_setup() {
     export CONFORMANCE_BIN="$conf_bin"
     export OIDC_PROVIDER_MODULES="$op_dir/node_modules"
     export TS_SDK_V1_MODULES="$ts_dir/node_modules"
+    export TS_SDK_V2_MODULES="$ts2_dir/node_modules"
     have="$("$conf_bin" --version 2>/dev/null || true)"
     [[ "$have" == "$CONFORMANCE_VERSION" ]] || { _node_log "ERROR: conformance --version says '$have'"; return 1; }
     _node_log "ready: node $(node --version), conformance $have, oidc-provider $OIDC_PROVIDER_VERSION," \
-        "$TS_SDK_V1_PKG $TS_SDK_V1_VERSION"
+        "$TS_SDK_V1_PKG $TS_SDK_V1_VERSION, TypeScript SDK v2 $TS_SDK_V2_VERSION"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

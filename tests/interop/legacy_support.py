@@ -21,6 +21,7 @@ REPO = HERE.parents[1]
 PY_SERVER = HERE / "legacy_sdk_server.py"
 TS_SERVER = HERE / "legacy_ts_server.mjs"
 TS_MODULES = REPO / ".cache" / "ts-sdk-v1" / "node_modules"
+TS_V2_MODULES = REPO / ".cache" / "ts-sdk-v2" / "node_modules"
 NODE_SETUP_HINT = "run bash scripts/node.sh"
 FLOW_TIMEOUT = 30.0
 
@@ -41,6 +42,15 @@ def node24() -> Path:
 
 def ts_env() -> dict[str, str]:
     return {"TS_SDK_V1_MODULES": str(TS_MODULES)}
+
+
+def ts_v2_env() -> dict[str, str]:
+    """Where the TypeScript SDK v2 (client and server) is, for the drivers that import it; or a
+    failure saying how to get it."""
+    for package in ("client", "server"):
+        if not (TS_V2_MODULES / "@modelcontextprotocol" / package / "package.json").is_file():
+            raise RuntimeError(f"the TypeScript SDK v2 is missing ({TS_V2_MODULES}): {NODE_SETUP_HINT}")
+    return {"TS_SDK_V2_MODULES": str(TS_V2_MODULES)}
 
 
 def py_stdio() -> list[str]:

@@ -10,16 +10,14 @@ order) and reports every message each way, so these tests read the wire, not onl
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from typing import Any
 
 import pytest
 
-from tests.interop.legacy_support import HERE, node24, ts_env
-from tests.interop.sdk_support import REPO_ROOT, SERVER_ENV, SERVER_SCRIPT
+from tests.interop.driver_report import accept, received, run_driver, sent, text
+from tests.interop.legacy_support import HERE, ts_env
+from tests.interop.sdk_support import SERVER_ENV, SERVER_SCRIPT
 
 DRIVER = HERE / "ts_v1_client.mjs"
 FORM_AND_URL = {"elicitation": {"form": {}, "url": {}}}
@@ -47,42 +45,7 @@ def run(
     plan = {"server": server, "capabilities": capabilities, "answers": answers or {}, "calls": list(calls)}
     if log_level is not None:
         plan["logLevel"] = log_level
-    done = subprocess.run(
-        [str(node24()), str(DRIVER), json.dumps(plan)],
-        cwd=REPO_ROOT,
-        env={**os.environ, **ts_env()},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr  # the stdio server's stderr is inherited
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
-
-
-def sent(report: dict[str, Any], method: str | None = None) -> list[dict[str, Any]]:
-    return [
-        m["sent"]
-        for m in report["wire"]
-        if "sent" in m and (method is None or m["sent"].get("method") == method)
-    ]
-
-
-def received(report: dict[str, Any], method: str) -> list[dict[str, Any]]:
-    return [
-        m["received"] for m in report["wire"] if "received" in m and m["received"].get("method") == method
-    ]
-
-
-def text(outcome: dict[str, Any]) -> str:
-    assert "result" in outcome, outcome
-    (content,) = outcome["result"]["content"]
-    return str(content["text"])
-
-
-def accept(**content: Any) -> dict[str, Any]:
-    return {"action": "accept", "content": content}
+    return run_driver(DRIVER, plan, ts_env())
 
 
 def test_the_handshake_is_2025_11_25_and_nothing_of_2026(server: dict[str, Any]) -> None:

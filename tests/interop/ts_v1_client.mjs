@@ -14,6 +14,7 @@
 // TS_SDK_V1_MODULES names the node_modules folder that holds the SDK (scripts/node.sh exports it).
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { scriptedAnswer, tapped } from "./driver_support.mjs";
 
 const modules = process.env.TS_SDK_V1_MODULES;
 if (!modules) {
@@ -35,35 +36,10 @@ function transportFor(server) {
   return new StdioClientTransport({ command, args, env: { ...process.env, ...(server.env ?? {}) }, stderr: "inherit" });
 }
 
-// Record every message each way: wrap send, and whatever handler the SDK installs to receive.
-function tapped(transport) {
-  const send = transport.send.bind(transport);
-  transport.send = async (message, options) => {
-    report.wire.push({ sent: message });
-    return send(message, options);
-  };
-  let receive;
-  Object.defineProperty(transport, "onmessage", {
-    configurable: true,
-    get: () => receive,
-    set: (handler) => {
-      receive = (message, extra) => {
-        report.wire.push({ received: message });
-        handler(message, extra);
-      };
-    },
-  });
-  return transport;
-}
-
 const client = new Client({ name: "ts-v1-interop", version: "1.32.2" }, { capabilities: plan.capabilities });
 client.setRequestHandler(types.ElicitRequestSchema, async (request) => {
   report.asked.push(request.params);
-  const message = request.params.message.split("\n\n")[0]; // a question asked again adds the reason
-  const scripted = plan.answers[message];
-  const answer = Array.isArray(scripted) ? scripted.shift() : scripted;
-  if (answer === undefined) throw new Error(`no scripted answer for ${JSON.stringify(request.params)}`);
-  return answer;
+  return scriptedAnswer(plan.answers, request.params);
 });
 client.setNotificationHandler(types.LoggingMessageNotificationSchema, (notification) => {
   report.logs.push(notification.params);
@@ -72,7 +48,7 @@ client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, (noti
   report.completed.push(notification.params.elicitationId);
 });
 
-const transport = tapped(transportFor(plan.server));
+const transport = tapped(transportFor(plan.server), report.wire);
 try {
   await client.connect(transport);
   report.serverInfo = client.getServerVersion();
