@@ -105,6 +105,26 @@ def ci_provider() -> Iterator[tuple[DemoCIProvider, socket.socket, str]]:
         yield provider, sock, base
 
 
+async def test_the_guides_disconnect_says_so_when_the_provider_cannot_revoke(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CI service down (nothing listens at its address): disconnect_ci failed with "an
+    unexpected error" (RevocationFailed uncaught); the guide's tool now says what happened, and
+    the grant is kept for a later try."""
+    sock, base = _socket()
+    dead = f"http://127.0.0.1:{free_port()}"
+    guide = load("connect-account.md", monkeypatch, EXAMPLE_BASE_URL=base, EXAMPLE_CI_URL=dead)
+    owner = "urn:mcp-elicit:development|demo-user"
+    await guide.kit.vault.put_connection(owner, "ci", access_token="ci-token-0123456789")
+    with InProcessServer(guide.app.asgi(), sock=sock):
+        async with Client.connect(f"{base}/mcp", headers=BEARER) as client:
+            result = await client.call_tool("disconnect_ci")
+    assert result.is_error
+    assert result.text == "The CI service could not revoke the access now; try again later."
+    assert await guide.kit.vault.get_connection(owner, "ci") is not None
+    await guide.kit.aclose()
+
+
 async def test_connect_account_guide_runs_in_a_real_browser(
     monkeypatch: pytest.MonkeyPatch, browser: Any, ci_provider: tuple[DemoCIProvider, socket.socket, str]
 ) -> None:

@@ -85,6 +85,7 @@ from mcp_elicit.connect.flows import (
 )
 from mcp_elicit.connect.flows.model import (
     MAX_DESCRIPTION_LENGTH,
+    NAME_RULE,
     checked_provider,
     checked_scopes,
     clean_label,
@@ -276,9 +277,7 @@ async def obtain_secret(
         checked_provider(name)
     except ValueError:
         _log.error("ctx.secret: %r is not a valid secret name", name)
-        raise ToolError(
-            f"ctx.secret: {name!r} is not a valid secret name (1-64 letters, digits, '.', '_', '-')"
-        ) from None
+        raise ToolError(f"ctx.secret: {name!r} is not a valid secret name ({NAME_RULE})") from None
     text = clean_label(description, MAX_DESCRIPTION_LENGTH) if isinstance(description, str) else None
     if text is None:  # nothing printable: the page and the client would show no description
         raise ToolError("ctx.secret needs a description of the secret (shown to the user)")

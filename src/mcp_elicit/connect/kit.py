@@ -105,8 +105,9 @@ _PAGES_MISSING: Final = (
 class ConnectKit:
     """The URL-mode kit of one MCP server (see the module docstring).
 
-    ``base_url``: the public origin (and optional path) of the server; pages live under it and
-    flow URLs are ``<base_url>/connect/<id>``. ``identity``: verifies the MCP access tokens (a
+    ``base_url``: the public origin (and optional path) of the server: its root, not its MCP
+    endpoint (one ending with ``mcp_path`` is refused); pages live under it and flow URLs are
+    ``<base_url>/connect/<id>``. ``identity``: verifies the MCP access tokens (a
     :class:`~mcp_elicit.connect.identity.JWTIdentity`, or any
     :class:`~mcp_elicit.connect.identity.Verifier`). ``login``: the pages' sign-in
     (:class:`~mcp_elicit.connect.pages.OidcLogin` at the same issuer; in a local demo, the
@@ -120,7 +121,9 @@ class ConnectKit:
     its key file when it has one; the pages derive a subkey, which follows a key file).
     ``page_rate_limit``: requests and failed (4xx) requests the pages allow per client address
     (:class:`~mcp_elicit.connect.rate_limit.PageRateLimit`), ``None`` for none.
-    ``clock``: wall-clock seconds (the flow store's clock).
+    ``clock``: wall-clock seconds, for everything the kit dates: its checks of a flow's expiry, the
+    default flow store, the pages (cookies, transactions, rate limits). A store given with
+    ``flows=`` keeps its own.
     """
 
     def __init__(
@@ -166,6 +169,7 @@ class ConnectKit:
             raise ValueError(f"hold must be between 0 and {MAX_HOLD:g} seconds")
         if not isinstance(mcp_path, str) or not mcp_path.startswith("/") or mcp_path.rstrip("/") == "":
             raise ValueError("mcp_path must be a path such as '/mcp'")
+        _check_root(self.base_url, mcp_path.rstrip("/"))
         if keys is not None and not isinstance(keys, KeyRing | KeyFile):
             raise TypeError("keys must be a KeyRing or a KeyFile")
         if page_rate_limit is not None and not isinstance(page_rate_limit, PageRateLimit):
@@ -173,7 +177,7 @@ class ConnectKit:
         self.identity = identity
         self.vault = vault
         self.login = login
-        self.flows: FlowStore = flows if flows is not None else _default_flows(vault)
+        self.flows: FlowStore = flows if flows is not None else _default_flows(vault, clock)
         self.hold = float(hold)
         self.mcp_path = mcp_path.rstrip("/")
         self.resource = self.base_url + self.mcp_path
@@ -182,6 +186,8 @@ class ConnectKit:
         self.clock = clock
         # How many retries of each principal are being held waiting for the browser step.
         self.held_retries: dict[str, int] = {}
+        # Set by Server.run_stdio(): no request will carry an identity (see serving_over_stdio).
+        self._over_stdio = False
         self._providers: dict[str, OAuthProvider] = {}
         self._refreshers: dict[str, Refresher] = {}
         self._revokers: dict[str, Revoker] = {}
@@ -195,14 +201,63 @@ class ConnectKit:
     async def connection(
         self, ctx: Context, provider: str, scopes: Iterable[str] | None, reason: str | None
     ) -> Connection:
+        self._refuse_over_stdio(ctx, "Connecting an account")
         from mcp_elicit.connect.engine import obtain_connection
 
         return await obtain_connection(ctx, self, provider, scopes, reason)
 
     async def secret(self, ctx: Context, name: str, description: str, message: str | None) -> str:
+        self._refuse_over_stdio(ctx, "Entering a secret")
         from mcp_elicit.connect.engine import obtain_secret
 
         return await obtain_secret(ctx, self, name, description, message)
+
+    def serving_over_stdio(self) -> None:
+        """Called by :meth:`Server.run_stdio() <mcp_elicit.server.Server.run_stdio>`: this kit's
+        server answers over stdio, where no request carries an access token (and no page is
+        served), so ``ctx.connection`` / ``ctx.secret`` refuse, naming the transport."""
+        self._over_stdio = True
+
+    def serving_over_http(self, host: str, port: int, *, tls: bool) -> None:
+        """Called by :meth:`Server.run_http() <mcp_elicit.server.Server.run_http>` before it
+        listens. In development mode the kit trusts a demo identity and sign-in, so it may listen
+        on this machine only (``ValueError`` otherwise; a check of ``base_url`` alone let
+        ``host="0.0.0.0"`` through). And there, where no proxy stands between, a ``base_url``
+        whose scheme or port is not what is served gets a warning: every link sent would fail."""
+        if not self.development:
+            return  # behind a proxy the public base_url rightly differs from the listening address
+        if not (isinstance(host, str) and is_loopback_host(host.strip("[]"))):
+            raise ValueError(
+                f"ConnectKit(development=True) serves this machine only: run_http(host={host!r}) "
+                "would let anyone who reaches it sign in as anyone; listen on 127.0.0.1, localhost "
+                "or ::1"
+            )
+        base = urlsplit(self.base_url)
+        served = f"{'https' if tls else 'http'}://{host}:{port}"
+        if base.scheme == "https" and not tls:
+            _log.warning(
+                "base_url %s is https, but run_http serves plain http at %s: the links the kit "
+                "sends will not load (use http:// in development)",
+                self.base_url,
+                served,
+            )
+        elif port != 0 and (base.port or (443 if base.scheme == "https" else 80)) != port:
+            _log.warning(
+                "base_url %s names another port than run_http listens on (%s): the links the kit "
+                "sends go where nothing answers (give both the same port)",
+                self.base_url,
+                served,
+            )
+
+    def _refuse_over_stdio(self, ctx: Context, what: str) -> None:
+        # Over stdio the missing identity is the transport's doing, not a missing identity=
+        # (which the engine's own refusal would suggest configuring).
+        if self._over_stdio and ctx.principal is None:
+            raise ToolError(
+                f"{what} needs a signed-in user, and this server runs over stdio, where requests "
+                "carry no identity: the URL-mode kit (ConnectKit) works over HTTP only; serve it "
+                "with app.run_http() or app.asgi()."
+            )
 
     async def url_step_completed(self, url: str, principal: str | None) -> bool | None:
         """Whether the flow behind ``url`` completed for ``principal`` (its owner); ``None`` for
@@ -263,7 +318,9 @@ class ConnectKit:
             configured = provider
         else:
             if authorize_url is None or token_url is None or client_id is None:
-                raise TypeError("oauth_provider needs authorize_url, token_url and client_id")
+                raise _missing_settings(
+                    provider, authorize_url=authorize_url, token_url=token_url, client_id=client_id
+                )
             if isinstance(scopes, str):
                 raise TypeError("scopes must be a list of scope tokens, not a str")
             configured = OAuthProvider(
@@ -411,6 +468,7 @@ class ConnectKit:
             rate_limit=self.page_rate_limit,
             # The kit's revokers (custom ones included) also revoke a grant a reconnect replaces.
             revokers={provider_id: self.revoker(provider_id) for provider_id in self._providers},
+            clock=self.clock,
         )
 
     def _build_metadata(
@@ -459,6 +517,12 @@ class ConnectApp:
         self.pages = pages
         self._page_prefixes = tuple(base_path + route for route in PAGE_ROUTES)
 
+    @property
+    def path(self) -> str:
+        """The path the MCP endpoint is served at (``base_url``'s path + ``mcp_path``), as
+        :class:`HttpApp`'s ``path``: what ``run_http()`` prints."""
+        return self.mcp.path
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
@@ -480,12 +544,36 @@ class ConnectApp:
 
 
 def _base_path(base_url: str) -> str:
-    from urllib.parse import urlsplit
-
     return urlsplit(base_url).path.rstrip("/")
 
 
-def _default_flows(vault: Vault) -> FlowStore:
+def _check_root(base_url: str, mcp_path: str) -> None:
+    """Refuse a ``base_url`` that already ends with the MCP endpoint's path: the endpoint is
+    ``base_url + mcp_path``, so ``.../mcp`` would serve MCP at ``.../mcp/mcp`` and the URL the
+    user meant would answer 404. ``base_url`` is the server's root, under which the endpoint
+    and the pages live."""
+    parts = urlsplit(base_url)
+    if not _base_path(base_url).endswith(mcp_path):
+        return
+    root = parts._replace(path=parts.path.rstrip("/")[: -len(mcp_path)]).geturl()
+    raise ValueError(
+        f"base_url is the server's root, not its MCP endpoint: give base_url={root!r} (MCP is then "
+        f"served at {root + mcp_path!r}), not {base_url!r}, which would serve it at "
+        f"{base_url + mcp_path!r}"
+    )
+
+
+def _missing_settings(provider: str, **settings: str | None) -> TypeError:
+    """The error for ``oauth_provider(id, ...)`` without some of these settings: it names the
+    ones missing (listing all three would leave the reader to find which)."""
+    missing = [name for name, value in settings.items() if value is None]
+    return TypeError(
+        f"oauth_provider({provider!r}): {' and '.join(missing)} missing (the settings are "
+        "authorize_url, token_url, client_id and, for a confidential client, client_secret)"
+    )
+
+
+def _default_flows(vault: Vault, clock: Callable[[], float]) -> FlowStore:
     """The flow store for ``flows=None``: SQLite next to an SQLite vault's file (``vault.db`` →
     ``vault-flows.db``), in memory for an in-memory vault. A PostgreSQL vault means several
     instances, which must share their flows: then the store must be given."""
@@ -498,8 +586,8 @@ def _default_flows(vault: Vault) -> FlowStore:
             "server must see the same pending flows"
         )
     if path == ":memory:" or path.startswith("file::memory:"):
-        return SQLiteFlowStore(":memory:")
+        return SQLiteFlowStore(":memory:", clock=clock)
     vault_file = Path(path)
     return SQLiteFlowStore(
-        os.fspath(vault_file.with_name(f"{vault_file.stem}-flows{vault_file.suffix or '.db'}"))
+        os.fspath(vault_file.with_name(f"{vault_file.stem}-flows{vault_file.suffix or '.db'}")), clock=clock
     )

@@ -314,13 +314,13 @@ async def test_claim_takes_an_in_progress_flow_once(stores: StoreSpec, clock: Fa
     store = stores.make(clock=clock, ttl=300, max_pending_per_user=2)
     flow = await store.create(ALICE, "connect", "github")
     with pytest.raises(FlowStateConflict) as conflict:
-        await store.claim(flow.id, ALICE)  # not begun yet
+        await store.claim(flow.id, ALICE, 0)  # not begun yet
     assert conflict.value.status == "pending"
-    await store.begin(flow.id, ALICE)
-    assert await not_found(store.claim(flow.id, BOB)) == "other-owner"
-    assert (await store.claim(flow.id, ALICE)).status == "redeeming"
+    assert (await store.begin(flow.id, ALICE)).attempt == 1
+    assert await not_found(store.claim(flow.id, BOB, 1)) == "other-owner"
+    assert (await store.claim(flow.id, ALICE, 1)).status == "redeeming"
     with pytest.raises(FlowStateConflict) as conflict:
-        await store.claim(flow.id, ALICE)
+        await store.claim(flow.id, ALICE, 1)
     assert conflict.value.status == "redeeming"
     await store.create(ALICE, "connect", "gitlab")
     with pytest.raises(TooManyPendingFlows):  # the redeeming flow is one of the two open ones
@@ -329,12 +329,12 @@ async def test_claim_takes_an_in_progress_flow_once(stores: StoreSpec, clock: Fa
 
     failing = await store.create(BOB, "connect", "github")
     await store.begin(failing.id, BOB)
-    await store.claim(failing.id, BOB)
+    await store.claim(failing.id, BOB, 1)
     assert (await store.fail(failing.id, "the code was refused", owner=BOB)).status == "failed"
 
     stuck = await store.create(BOB, "connect", "gitlab")
     await store.begin(stuck.id, BOB)
-    await store.claim(stuck.id, BOB)
+    await store.claim(stuck.id, BOB, 1)
     clock.advance(300)
     assert (await store.get(stuck.id)).status == "expired"
     assert await not_found(store.complete(stuck.id)) == "expired"
@@ -345,9 +345,82 @@ async def test_concurrent_claims_have_one_winner(stores: StoreSpec, clock: FakeC
     racers = [stores.make(clock=clock) for _ in range(4)]
     flow = await creator.create(ALICE, "connect", "github")
     await creator.begin(flow.id, ALICE)
-    results = await asyncio.gather(*(r.claim(flow.id, ALICE) for r in racers), return_exceptions=True)
+    results = await asyncio.gather(*(r.claim(flow.id, ALICE, 1) for r in racers), return_exceptions=True)
     assert [type(r) for r in results].count(PendingFlow) == 1, results
     assert [type(r) for r in results].count(FlowStateConflict) == 3, results
+
+
+# ------------------------------------------------------------------------------ attempts (restart)
+
+
+async def test_restart_makes_a_new_attempt_and_only_the_latest_can_be_claimed(
+    stores: StoreSpec, clock: FakeClock
+) -> None:
+    """Continue pressed again on a connection left at the provider: a new attempt; the callback
+    of the earlier one (a late tab) is refused and leaves the flow as it is, for the newer one."""
+    store = stores.make(clock=clock)
+    flow = await store.create(ALICE, "connect", "github")
+    assert flow.attempt == 0
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.restart(flow.id, ALICE)  # never begun: Continue begins it, restart is not for it
+    assert conflict.value.status == "pending"
+    assert (await store.begin(flow.id, ALICE)).attempt == 1
+    restarted = await store.restart(flow.id, ALICE)
+    assert (restarted.status, restarted.attempt) == ("in_progress", 2)
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.claim(flow.id, ALICE, 1)  # the abandoned attempt's late callback
+    assert conflict.value.status == "in_progress"
+    assert (await store.get(flow.id)).attempt == 2  # nothing changed
+    assert (await store.claim(flow.id, ALICE, 2)).status == "redeeming"
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.restart(flow.id, ALICE)  # a callback is running: never a second attempt now
+    assert conflict.value.status == "redeeming"
+    await store.complete(flow.id, owner=ALICE)
+    with pytest.raises(FlowStateConflict):
+        await store.restart(flow.id, ALICE)
+    with pytest.raises(TypeError):
+        await store.claim(flow.id, ALICE, True)  # type: ignore[arg-type]
+
+
+async def test_restart_is_for_the_owner_of_an_unexpired_connection_only(
+    stores: StoreSpec, clock: FakeClock
+) -> None:
+    store = stores.make(clock=clock, ttl=300)
+    flow = await store.create(ALICE, "connect", "github")
+    await store.begin(flow.id, ALICE)
+    assert await not_found(store.restart(flow.id, BOB)) == "other-owner"
+    # A secret is in progress only while it is being saved: a second attempt would save it twice.
+    secret = await store.create(ALICE, "secret", "openai_api_key")
+    await store.begin(secret.id, ALICE)
+    with pytest.raises(FlowStateConflict) as conflict:
+        await store.restart(secret.id, ALICE)
+    assert conflict.value.status == "in_progress"
+    clock.advance(300)
+    assert await not_found(store.restart(flow.id, ALICE)) == "expired"
+    for f in (flow, secret):
+        assert (await store.get(f.id)).attempt == 1
+
+
+async def test_a_restart_racing_the_callback_lets_exactly_one_attempt_through(
+    stores: StoreSpec, clock: FakeClock
+) -> None:
+    """Continue again in one tab while the first attempt's callback arrives in another: either the
+    callback claims attempt 1 and the restart is refused, or the restart wins and the callback is
+    refused; never both, so the flow is never completed twice."""
+    creator = stores.make(clock=clock)
+    tab, callback = stores.make(clock=clock), stores.make(clock=clock)
+    for _ in range(5):
+        flow = await creator.create(ALICE, "connect", "github")
+        await creator.begin(flow.id, ALICE)
+        restarted, claimed = await asyncio.gather(
+            tab.restart(flow.id, ALICE), callback.claim(flow.id, ALICE, 1), return_exceptions=True
+        )
+        outcomes = (type(restarted), type(claimed))
+        assert outcomes in ((PendingFlow, FlowStateConflict), (FlowStateConflict, PendingFlow)), outcomes
+        final = await creator.get(flow.id)
+        expected = ("in_progress", 2) if isinstance(restarted, PendingFlow) else ("redeeming", 1)
+        assert (final.status, final.attempt) == expected
+        await creator.fail(flow.id)  # keeps the owner under the cap of open flows
 
 
 # ------------------------------------------------------------------------------ races

@@ -33,6 +33,7 @@ import asyncio
 import gzip
 import hashlib
 import hmac
+import itertools
 import json
 import math
 import string
@@ -795,21 +796,39 @@ class Answer:
         return gzip.decompress(self.body) if encoded else self.body
 
 
+JWKS_PATH = "/jwks.json"  # what a deployment is given
+
+
 @dataclass
 class Provider:
-    """A JWKS endpoint on 127.0.0.1 that answers whatever ``answer`` says, and what it was sent."""
+    """A JWKS endpoint on 127.0.0.1 that answers whatever ``answer`` says, and what it was sent
+    at ``path`` (the JWKS URL in use: ``url``)."""
 
     answer: Answer = field(default_factory=Answer)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    url: str = ""
+    base: str = ""
+    path: str = JWKS_PATH
+
+    @property
+    def url(self) -> str:
+        return self.base + self.path
+
+    def expect(self, answer: Answer, path: str = JWKS_PATH) -> None:
+        """Answer ``answer`` from now on, counting only the requests for ``path``: an example
+        with a path of its own does not count a request an earlier example gave up on that
+        arrives late (the server runs in another thread, slow on a busy machine)."""
+        self.answer = answer
+        self.path = path
+        self.requests.clear()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         answer = self.answer  # this request's, even when a slow answer outlives its example
-        self.requests.append(
-            (scope["method"], {k.decode(): v.decode("latin-1") for k, v in scope["headers"]})
-        )
+        if scope["path"] == self.path:
+            self.requests.append(
+                (scope["method"], {k.decode(): v.decode("latin-1") for k, v in scope["headers"]})
+            )
         try:
             await asyncio.sleep(answer.delay)
             start = {"type": "http.response.start", "status": answer.status, "headers": list(answer.headers)}
@@ -824,11 +843,14 @@ class Provider:
             pass
 
 
+EXAMPLES = itertools.count()  # a JWKS path of its own for each example
+
+
 @pytest.fixture(scope="module")
 def provider() -> Iterator[Provider]:
     found = Provider()
     with InProcessServer(found) as server:
-        found.url = f"{server.base}/jwks.json"
+        found.base = server.base
         yield found
 
 
@@ -1060,8 +1082,7 @@ async def test_any_jwks_answer_fails_closed(
 ) -> None:
     keys = {"rsa": rsa, "ec": ec, "ed": ed, "forger": rsa_other}
     scenario = data.draw(scenarios(keys, extra_keys, slow=True), label="scenario")
-    provider.answer = scenario.answer
-    provider.requests.clear()
+    provider.expect(scenario.answer, path=f"/jwks-{next(EXAMPLES)}.json")
     # A short deadline where the provider is slow, else a generous one (a busy CI machine).
     timeout = SLOW / 3 if scenario.answer.delay or scenario.answer.stall else 2.0
     http_client = data.draw(st.sampled_from([None, *application_clients]), label="http_client")
@@ -1111,7 +1132,11 @@ async def test_any_jwks_answer_fails_closed(
 def strict_deployment(provider: Provider) -> Iterator[Deployment]:
     """Every request fetches the JWKS anew (no cache, no stale copy, no back-off)."""
     yield from deploy(
-        provider.url, jwks_timeout=1.0, jwks_cache_seconds=0, jwks_max_stale=0, jwks_failure_backoff=0
+        provider.base + JWKS_PATH,
+        jwks_timeout=1.0,
+        jwks_cache_seconds=0,
+        jwks_max_stale=0,
+        jwks_failure_backoff=0,
     )
 
 
@@ -1130,8 +1155,7 @@ async def test_any_jwks_answer_through_the_mcp_endpoint_is_200_401_or_503(
 ) -> None:
     keys = {"rsa": rsa, "ec": ec, "ed": ed, "forger": rsa_other}
     scenario = data.draw(scenarios(keys, extra_keys, slow=False), label="scenario")
-    provider.answer = scenario.answer
-    provider.requests.clear()
+    provider.expect(scenario.answer)  # the path strict_deployment was given
     token = rsa.mint(live_claims(strict_deployment.resource))
     available = usable(scenario, 1.0)
     response = await whoami(client, strict_deployment, [f"Bearer {token}".encode()])

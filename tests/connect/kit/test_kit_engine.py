@@ -110,9 +110,16 @@ async def test_an_invalid_secret_name_is_a_clear_error(kit: ConnectKit) -> None:
     async def bad(ctx: Context) -> str:
         return await ctx.secret("no spaces allowed", "A key")
 
+    @app.tool()
+    async def underscored(ctx: Context) -> str:
+        return await ctx.secret("_key", "A key")  # only allowed characters, but not first
+
     result = await call(app, "bad")
     assert result.is_error is True
     assert "not a valid secret name" in result.text
+    result = await call(app, "underscored")
+    assert result.is_error is True
+    assert result.text.endswith("'-', starting with a letter or digit)")
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,44 @@ async def test_alices_link_in_bobs_browser_is_refused(
     assert await page.get_by_role("link", name="Sign in").count() == 1
 
 
+async def test_back_from_the_provider_then_continue_again_connects_and_the_abandoned_tab_is_refused(
+    pages: Harness, browser: Browser
+) -> None:
+    """The reported dead end, in Chromium: Continue, then Back from the provider's sign-in
+    without an answer. The link's page offers Continue again (it used to be a 409 until the flow
+    expired); meanwhile a second tab still shows the first attempt's provider page: once the new
+    attempt has started, finishing there is refused and changes nothing, and the new one
+    connects."""
+    flow = await pages.connect_flow("alice")
+    page, problems = await open_page(browser)
+    link = f"{pages.base}/connect/{flow.id}"
+    await signed_in_at(page, pages, f"/connect/{flow.id}", "alice")
+    await page.get_by_role("button", name="Continue").click()
+    await page.locator("form#login-form").wait_for()  # at the third party
+    abandoned = await page.context.new_page()  # the first attempt, still open in another tab
+    abandoned.set_default_timeout(TIMEOUT)
+    await abandoned.goto(page.url)
+
+    await page.go_back()
+    await page.wait_for_url(link)
+    text = await page.locator("main").inner_text()
+    assert "You already pressed Continue on this link" in text
+    await page.get_by_role("button", name="Continue").click()
+    await page.locator("form#login-form").wait_for()
+    assert (await pages.flows.get(flow.id)).attempt == 2
+
+    await sign_in(abandoned, "alice")
+    await abandoned.get_by_text("this attempt no longer counts").wait_for()
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None
+    assert (await pages.flows.get(flow.id)).status == "in_progress"
+
+    await sign_in(page, "alice")
+    await page.wait_for_url(f"{pages.base}/done")
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is not None
+    assert (await pages.flows.get(flow.id)).status == "completed"
+    assert not [p for p in problems if "Content Security Policy" in p], problems
+
+
 async def test_alice_enters_a_secret(pages: Harness, browser: Browser) -> None:
     flow = await pages.secret_flow("alice")
     page, problems = await open_page(browser)
@@ -98,6 +136,19 @@ async def test_alice_enters_a_secret(pages: Harness, browser: Browser) -> None:
     assert stored.value == "sk-live-abcdef0123456789"
     assert (await pages.flows.get(flow.id)).status == "completed"
     assert not [p for p in problems if "Content Security Policy" in p], problems
+
+
+async def test_a_pasted_key_too_long_is_refused_not_cut_short(pages: Harness, browser: Browser) -> None:
+    """The field had maxlength=4096: Chromium cut a longer paste to it without a word, and the
+    key was stored cut short, as if whole. The server's refusal now reaches the person."""
+    flow = await pages.secret_flow("alice")
+    page, _ = await open_page(browser)
+    await signed_in_at(page, pages, f"/secret/{flow.id}", "alice")
+    await page.locator('input[type="password"]').fill("k" * 5000)
+    await page.get_by_role("button", name="Save").click()
+    await page.get_by_text("That is too long (at most 4096 characters).").wait_for()
+    assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None
+    assert (await pages.flows.get(flow.id)).status == "pending"
 
 
 # ------------------------------------------------------------------ the confirmation, and Decline

@@ -118,8 +118,15 @@ def test_session_ttl_is_bounded_by_the_longest_session_a_sign_out_covers(tmp_pat
 
 def test_oidc_login_needs_an_openid_provider() -> None:
     plain = OAuthProvider(id="gh", authorize_url=f"{IDP}/a", token_url=f"{IDP}/t", client_id="c")
-    with pytest.raises(ValueError, match="OpenID Connect"):
+    with pytest.raises(ValueError, match="ask for the 'openid' scope") as refused:
         OidcLogin(plain)
+    assert "OpenID Connect provider" in str(refused.value)
+    # The scope was asked for, but the server speaks no OpenID Connect (discover() found plain
+    # OAuth metadata): the scopes are not to blame.
+    scoped = dataclasses.replace(plain, scopes=("openid", "profile"))
+    with pytest.raises(ValueError, match="found no OpenID configuration at its issuer") as refused:
+        OidcLogin(scoped)
+    assert "ask for the 'openid' scope (scopes=" not in str(refused.value)
 
 
 @pytest.mark.parametrize("mode", ["form_post", "fragment", "query.jwt"])

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from pages_support import Harness, set_cookies
 
-from mcp_elicit.connect.flows import Failed, check_for_retry
+from mcp_elicit.connect.flows import Failed, FlowStateConflict, check_for_retry
 
 SECRET = "sk-test-NEVER-SHOWN-0123456789"
 
@@ -115,13 +115,24 @@ async def test_a_replayed_decline_and_a_later_continue_change_nothing(
     assert (await pages.flows.get(flow.id)).status == "declined"
 
 
-async def test_a_decline_after_continue_changes_nothing(pages: Harness, http: httpx.AsyncClient) -> None:
+async def test_a_decline_after_continue_ends_it_unless_a_callback_runs(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    """Back from the provider without an answer, the page offers Decline again, and it ends the
+    flow; once the callback has claimed the flow (it is redeeming a code) Decline changes
+    nothing, and neither does it after completion."""
+    left = await pages.connect_flow()
+    assert (await post(pages, http, "connect", left.id, "continue")).status_code == 303
+    assert (await post(pages, http, "connect", left.id, "decline")).status_code == 200
+    assert (await pages.flows.get(left.id)).status == "declined"
+
     flow = await pages.connect_flow()
     assert (await post(pages, http, "connect", flow.id, "continue")).status_code == 303
+    await pages.flows.claim(flow.id, pages.principal("alice"), 1)
     late = await post(pages, http, "connect", flow.id, "decline")
     assert late.status_code == 409
-    assert "another tab" in late.text
-    assert (await pages.flows.get(flow.id)).status == "in_progress"
+    assert "being finished right now" in late.text
+    assert (await pages.flows.get(flow.id)).status == "redeeming"
     await pages.flows.complete(flow.id)
     after = await post(pages, http, "connect", flow.id, "decline")
     assert after.status_code == 409
@@ -129,18 +140,21 @@ async def test_a_decline_after_continue_changes_nothing(pages: Harness, http: ht
     assert (await pages.flows.get(flow.id)).status == "completed"
 
 
-async def test_continue_and_decline_racing_exactly_one_wins(pages: Harness, http: httpx.AsyncClient) -> None:
+async def test_continue_and_decline_racing_end_in_one_state(pages: Harness, http: httpx.AsyncClient) -> None:
+    """Decline always ends it: after Continue, the Continue's attempt can no longer be claimed
+    (its callback is refused); before Continue, Continue is refused (declined is final)."""
     for _ in range(5):
         flow = await pages.connect_flow()
-        responses = await asyncio.gather(
+        continued, declined = await asyncio.gather(
             post(pages, http, "connect", flow.id, "continue"),
             post(pages, http, "connect", flow.id, "decline"),
         )
-        statuses = sorted(r.status_code for r in responses)
-        status = (await pages.flows.get(flow.id)).status
-        assert (statuses, status) in (([303, 409], "in_progress"), ([200, 409], "declined")), statuses
-        if status == "in_progress":
-            await pages.flows.fail(flow.id)  # keeps the owner under the cap of open flows
+        assert declined.status_code == 200
+        assert continued.status_code in (303, 409), continued.text
+        after = await pages.flows.get(flow.id)
+        assert after.status == "declined"
+        with pytest.raises(FlowStateConflict):  # the callback of the Continue's attempt, if any
+            await pages.flows.claim(flow.id, pages.principal("alice"), 1)
 
 
 async def test_bob_declining_alices_flow_is_refused_and_logged(

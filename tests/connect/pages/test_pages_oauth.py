@@ -283,3 +283,106 @@ async def test_a_decline_from_another_issuer_is_not_believed(
     assert "Max-Age=0" in next(v for n, v in set_cookies(response).items() if n.startswith("mcp-elicit-tx-"))
     assert (await pages.flows.get(flow.id)).status == "failed"
     assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None
+
+
+async def test_a_connection_left_at_the_provider_can_be_continued_again_and_the_old_state_is_refused(
+    pages: Harness, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reported dead end: Continue, then the provider's page left without Allow or Deny (a
+    closed tab, Back). Reopening the link shows the form again; Continue makes a new attempt (new
+    state, new PKCE verifier); the abandoned attempt's late callback is refused before its code is
+    redeemed, and leaves the new attempt to finish."""
+    flow = await pages.connect_flow()
+    session = await sign_in(pages, http, "alice", f"/connect/{flow.id}")
+    first, first_tx = await start_connect(pages, http, session, flow.id)
+
+    reopened = await http.get(f"/connect/{flow.id}", headers={"cookie": session})
+    assert reopened.status_code == 200, reopened.text
+    assert "You already pressed Continue on this link" in reopened.text
+    second, second_tx = await start_connect(pages, http, session, flow.id)
+    assert query_of(second)["state"] != query_of(first)["state"]
+    assert query_of(second)["code_challenge"] != query_of(first)["code_challenge"]
+    assert second_tx != first_tx
+
+    # The abandoned tab's provider page answered after all: its callback arrives late, in the
+    # same browser (both transaction cookies are there).
+    late = await login_over_http(first, "alice")
+    both = f"{session}; {first_tx}; {second_tx}"
+    with caplog.at_level(logging.INFO):
+        refused = await http.get(local(late), headers={"cookie": both})
+    assert refused.status_code == 409
+    assert "this attempt no longer counts" in refused.text
+    assert "Max-Age=0" in next(v for n, v in set_cookies(refused).items() if n.startswith("mcp-elicit-tx-"))
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None
+    after = await pages.flows.get(flow.id)
+    assert (after.status, after.attempt) == ("in_progress", 2)
+
+    callback = await login_over_http(second, "alice")
+    done = await http.get(local(callback), headers={"cookie": both})
+    assert done.status_code == 303
+    assert done.headers["location"] == "/done"
+    assert (await pages.flows.get(flow.id)).status == "completed"
+    connection = await pages.vault.get_connection(pages.principal("alice").key, "github")
+    assert connection is not None
+    assert connection.access_token
+    # Nothing more to restart: the finished link is used.
+    used = await http.get(f"/connect/{flow.id}", headers={"cookie": session})
+    assert used.status_code == 409
+    assert "already been used" in used.text
+
+
+async def test_a_connection_in_progress_cannot_be_restarted_by_another_account(
+    pages: Harness, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Alice's link, left at the provider, forwarded to Bob: the same refusal as on first open,
+    and his Continue makes no attempt, so Alice's own callback still works."""
+    flow = await pages.connect_flow()
+    session = await sign_in(pages, http, "alice", f"/connect/{flow.id}")
+    authorize, tx = await start_connect(pages, http, session, flow.id)
+    bob = {"cookie": pages.cookie("bob")}
+    with caplog.at_level(logging.WARNING):
+        seen = await http.get(f"/connect/{flow.id}", headers=bob)
+        posted = await http.post(
+            f"/connect/{flow.id}",
+            data={"csrf": pages.token("bob", "connect", flow.id)},
+            headers={**bob, "origin": pages.base},
+        )
+    assert seen.status_code == posted.status_code == 403
+    assert "created for another account" in posted.text
+    assert "location" not in posted.headers
+    assert sum("SECURITY" in r.getMessage() for r in caplog.records) >= 2
+    assert (await pages.flows.get(flow.id)).attempt == 1
+    signed_out = await http.get(f"/connect/{flow.id}")
+    assert "Sign in" in signed_out.text
+    assert 'name="csrf"' not in signed_out.text
+
+    callback = await login_over_http(authorize, "alice")
+    done = await http.get(local(callback), headers={"cookie": f"{session}; {tx}"})
+    assert done.status_code == 303
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is not None
+
+
+@pytest.mark.parametrize("attempt", [None, True, "1", 1.0])
+async def test_a_transaction_cookie_without_a_usable_attempt_is_refused(
+    pages: Harness, http: httpx.AsyncClient, attempt: object
+) -> None:
+    """A connection cookie sealed before attempts existed (or naming no whole number): the
+    callback cannot tell which attempt it belongs to, so it is refused (fail closed)."""
+    flow = await pages.connect_flow()
+    session = await sign_in(pages, http, "alice", f"/connect/{flow.id}")
+    authorize, tx = await start_connect(pages, http, session, flow.id)
+    name, value = tx.split("=", 1)
+    sealer = pages.app._ctx.sealer
+    payload = sealer.open(name, value)
+    assert payload is not None
+    assert payload["attempt"] == 1
+    payload = {k: v for k, v in payload.items() if k not in ("exp", "attempt")}
+    if attempt is not None:
+        payload["attempt"] = attempt
+    forged = f"{name}={sealer.seal(name, payload, 600)}"
+    callback = await login_over_http(authorize, "alice")
+    refused = await http.get(local(callback), headers={"cookie": f"{session}; {forged}"})
+    assert refused.status_code == 400
+    assert "Nothing was changed" in refused.text
+    assert (await pages.flows.get(flow.id)).status == "in_progress"
+    assert await pages.vault.get_connection(pages.principal("alice").key, "github") is None

@@ -201,16 +201,20 @@ async def test_bob_posting_to_alices_flow_is_refused_and_logged(
     assert (await pages.flows.get(flow.id)).status == "pending"
 
 
-async def test_two_tabs_exactly_one_proceeds(pages: Harness, http: httpx.AsyncClient) -> None:
+async def test_four_tabs_pressing_continue_at_once_make_four_attempts_one_of_which_counts(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    """Each Continue is a new attempt (the one pressed last counts, see test_pages_reopen): every
+    tab goes to the provider with its own state, and the flow holds exactly one attempt number."""
     flow = await pages.connect_flow()
     data = {"csrf": pages.token("alice", "connect", flow.id)}
     responses = await asyncio.gather(
         *(http.post(f"/connect/{flow.id}", data=data, headers=post_headers(pages, "alice")) for _ in range(4))
     )
-    statuses = sorted(r.status_code for r in responses)
-    assert statuses == [303, 409, 409, 409]
-    assert all("another tab" in r.text for r in responses if r.status_code == 409)
-    assert (await pages.flows.get(flow.id)).status == "in_progress"
+    assert [r.status_code for r in responses] == [303] * 4
+    assert len({query_of(r.headers["location"])["state"] for r in responses}) == 4
+    after = await pages.flows.get(flow.id)
+    assert (after.status, after.attempt) == ("in_progress", 4)
 
 
 async def test_secret_is_stored_for_the_owner_and_never_echoed_or_logged(
@@ -242,7 +246,71 @@ async def test_secret_is_stored_for_the_owner_and_never_echoed_or_logged(
     assert stored.value == SECRET
 
 
-@pytest.mark.parametrize("value", ["", "   ", "x" * 5000, "a\x00b"])
+async def test_four_tabs_saving_a_secret_at_once_store_exactly_one_value(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    """A secret has no second attempt (nothing to restart, unlike a connection): of four Saves
+    at once exactly one stores its value; the others are told the link is in use or used."""
+    flow = await pages.secret_flow()
+    values = [f"{SECRET}-{tab}" for tab in range(4)]
+    responses = await asyncio.gather(
+        *(
+            http.post(
+                f"/secret/{flow.id}",
+                data={"csrf": pages.token("alice", "secret", flow.id), "value": value},
+                headers=post_headers(pages, "alice"),
+            )
+            for value in values
+        )
+    )
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [303, 409, 409, 409], statuses
+    (won,) = [value for value, r in zip(values, responses, strict=True) if r.status_code == 303]
+    stored = await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key")
+    assert stored is not None
+    assert stored.value == won
+    assert (await pages.flows.get(flow.id)).status == "completed"
+    assert all(SECRET not in r.text for r in responses)
+
+
+async def test_a_secret_page_left_without_save_opens_again_and_saves(
+    pages: Harness, http: httpx.AsyncClient
+) -> None:
+    """The secret page has no dead end like a connection left at its provider had: nothing
+    changes until Save, which stores and completes in one request, so a page closed (or reloaded)
+    without Save leaves the link as it was."""
+    flow = await pages.secret_flow()
+    cookie = {"cookie": pages.cookie("alice")}
+    for _ in range(2):  # opened, closed without Save, opened again
+        page = await http.get(f"/secret/{flow.id}", headers=cookie)
+        assert page.status_code == 200
+        assert 'type="password"' in page.text
+        assert (await pages.flows.get(flow.id)).status == "pending"
+    saved = await http.post(
+        f"/secret/{flow.id}",
+        data={"csrf": pages.token("alice", "secret", flow.id), "value": SECRET},
+        headers=post_headers(pages, "alice"),
+    )
+    assert saved.status_code == 303
+    assert (await pages.flows.get(flow.id)).status == "completed"
+
+
+@pytest.mark.parametrize(
+    "value",
+    # Empty, too long, and characters a key never holds: a control (C0, C1), a zero-width space,
+    # a bidi override, a BOM, a line separator (pasted along, they were stored inside the key).
+    [
+        "",
+        "   ",
+        "x" * 5000,
+        "a\x00b",
+        "sk-a\x85b",
+        "sk-\u200bhidden",
+        "sk-\u202eabc",
+        "\ufeffsk-abc",
+        "sk\u2028abc",
+    ],
+)
 async def test_bad_secret_values_keep_the_flow_pending(
     pages: Harness, http: httpx.AsyncClient, value: str
 ) -> None:
@@ -257,6 +325,30 @@ async def test_bad_secret_values_keep_the_flow_pending(
     if value.strip():
         assert value not in response.text
     assert (await pages.flows.get(flow.id)).status == "pending"
+    assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None
+
+
+@pytest.mark.parametrize("kind", ["connect", "secret"])
+async def test_a_link_whose_request_failed_says_it_was_closed_not_used(
+    pages: Harness, http: httpx.AsyncClient, kind: str
+) -> None:
+    """Dismissed in the client (or a provider error, a secret not stored): the link is not
+    "already used", since nothing was connected; the owner is sent back to the app for a new one,
+    whether the page is opened or its form posted."""
+    flow = await (pages.connect_flow() if kind == "connect" else pages.secret_flow())
+    await pages.flows.fail(flow.id, "Dismissed in the client.", owner=pages.principal("alice"))
+    opened = await http.get(f"/{kind}/{flow.id}", headers={"cookie": pages.cookie("alice")})
+    data = {"csrf": pages.token("alice", kind, flow.id)}
+    if kind == "secret":
+        data["value"] = SECRET
+    posted = await http.post(f"/{kind}/{flow.id}", data=data, headers=post_headers(pages, "alice"))
+    for page in (opened, posted):
+        assert page.status_code == 409
+        assert "closed before anything was connected or stored" in page.text
+        assert "run the tool again for a new link" in page.text
+        assert "already been used" not in page.text
+        assert 'name="csrf"' not in page.text
+    assert (await pages.flows.get(flow.id)).status == "failed"
     assert await pages.vault.get_secret(pages.principal("alice").key, "openai_api_key") is None
 
 

@@ -136,8 +136,19 @@ async def test_sqlite_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
         await vault.close()
 
 
+def _vault_whose_folder_went_away(tmp_path: Path) -> tuple[Vault, Path]:
+    """A vault made in a folder that is removed before its first use (a path that is wrong from
+    the start is refused when the vault is made: test_vault_config_mistakes.py)."""
+    folder = tmp_path / "gone-dir"
+    folder.mkdir()
+    path = folder / "vault.db"
+    vault = Vault.sqlite(path, keys=new_ring())
+    folder.rmdir()
+    return vault, path
+
+
 async def test_sqlite_in_an_unwritable_place_is_unavailable(tmp_path: Path) -> None:
-    vault = Vault.sqlite(tmp_path / "missing-dir" / "vault.db", keys=new_ring())
+    vault, _ = _vault_whose_folder_went_away(tmp_path)
     with pytest.raises(VaultUnavailable, match="SQLite vault"):
         await vault.put_secret(OWNER, "k", "v")
     await vault.close()
@@ -145,8 +156,7 @@ async def test_sqlite_in_an_unwritable_place_is_unavailable(tmp_path: Path) -> N
 
 async def test_sqlite_failure_names_the_file(tmp_path: Path) -> None:
     # An operator reading the log must know which file (as for the other SQLite stores).
-    path = tmp_path / "missing-dir" / "vault.db"
-    vault = Vault.sqlite(path, keys=new_ring())
+    vault, path = _vault_whose_folder_went_away(tmp_path)
     with pytest.raises(VaultUnavailable) as info:
         await vault.put_secret(OWNER, "k", "v")
     assert str(path) in str(info.value)

@@ -5,8 +5,9 @@
   (``pending → in_progress [→ redeeming] → completed | failed | declined``, or ``expired``), detail.
 * :class:`FlowStore` with :class:`SQLiteFlowStore` and :class:`PostgresFlowStore`: ``create``
   (capped per owner: :class:`TooManyPendingFlows`), ``get`` (server side), ``lookup`` (public
-  boundary), ``begin`` (atomic, owner only, exactly one concurrent winner), ``complete``,
-  ``fail``, ``expire_old``. Unknown, expired and other-owner ids are one :class:`FlowNotFound`.
+  boundary), ``begin`` (atomic, owner only, exactly one concurrent winner), ``restart`` (a new
+  attempt of a connection left at the provider), ``claim`` (the latest attempt's callback only),
+  ``complete``, ``fail``, ``expire_old``. Unknown, expired and other-owner ids are one :class:`FlowNotFound`.
   It also keeps the pages' sign-outs (``revoke_session``, ``revoke_sessions_of``,
   ``session_revoked``), so a signed-out session cookie is void on every instance.
 * :func:`flow_url`: the URL for a flow (https, or http on loopback in development; no personal

@@ -32,6 +32,7 @@ class Statements:
     expire_owner: str
     purge_owner: str
     begin: str
+    restart: str
     claim: str
     complete: str
     fail: str
@@ -49,6 +50,7 @@ class Statements:
 
         # A transition: one compare-and-set statement; exactly one concurrent caller matches.
         # "CAST(? AS TEXT) IS NULL OR owner = ?": the owner check is skipped when it is None.
+        # Parameters: the assignments', updated, flow_key, the condition's, expires, owner twice.
         def transition(assignments: str, condition: str) -> str:
             return (
                 f"UPDATE {name} SET {assignments}, updated = ? WHERE flow_key = ? AND {condition} "
@@ -62,7 +64,7 @@ class Statements:
                 "owner TEXT NOT NULL, kind TEXT NOT NULL, provider TEXT NOT NULL, scopes TEXT NOT NULL, "
                 "created DOUBLE PRECISION NOT NULL, expires DOUBLE PRECISION NOT NULL, "
                 "status TEXT NOT NULL, detail TEXT, updated DOUBLE PRECISION NOT NULL, client TEXT, "
-                "description TEXT)",
+                "description TEXT, attempt INTEGER NOT NULL)",
                 t.index("owner_idx", "owner, status"),
                 t.index("expires_idx", "expires"),
                 # One row per signed-out session (key "session:<SHA-256 of its id>": void whatever
@@ -77,8 +79,8 @@ class Statements:
             # parameter): in create's transaction, which one owner's creates take one at a time.
             insert=(
                 f"INSERT INTO {name} (flow_key, owner, kind, provider, scopes, created, expires, "
-                "status, detail, updated, client, description) "
-                "SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ? "
+                "status, detail, updated, client, description, attempt) "
+                "SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ?, 0 "
                 f"WHERE (SELECT COUNT(*) FROM {name} WHERE owner = ? AND status IN {_OPEN} "
                 "AND expires > ?) < ?"
             ),
@@ -88,10 +90,15 @@ class Statements:
                 f"WHERE owner = ? AND status IN {_OPEN} AND expires <= ?"
             ),
             purge_owner=f"DELETE FROM {name} WHERE owner = ? AND expires < ?",
-            begin=transition("status = 'in_progress'", "status = 'pending'"),
-            # The OAuth callback's claim: one load of it redeems the code, a concurrent one
+            # Each begin and restart is a new attempt; only the latest one can be claimed.
+            begin=transition("status = 'in_progress', attempt = attempt + 1", "status = 'pending'"),
+            # Continue pressed again on a connection left at the provider. Never a secret (in
+            # progress only while it is being saved) nor a claimed flow (a callback is running).
+            restart=transition("attempt = attempt + 1", "status = 'in_progress' AND kind = 'connect'"),
+            # The OAuth callback's claim, for the attempt its browser started (the parameter):
+            # one load of it redeems the code; a concurrent one, or an earlier attempt's callback,
             # matches nothing.
-            claim=transition("status = 'redeeming'", "status = 'in_progress'"),
+            claim=transition("status = 'redeeming'", "status = 'in_progress' AND attempt = ?"),
             complete=transition("status = 'completed'", "status IN ('in_progress', 'redeeming')"),
             fail=transition("status = ?, detail = ?", f"status IN {_OPEN}"),
             expire_all=(

@@ -3,12 +3,18 @@
 Life of a record::
 
     pending ──begin──▶ in_progress ──claim──▶ redeeming ──complete──▶ completed
-       │                    │    └───────complete───────────────▲
-       └──────fail──────────┴──────────────┴──fail──▶ failed | declined
+       │                 │ ↺ restart (connect)    │                       ▲
+       │                 ├──complete──────────────┼───────────────────────┘
+       └─────fail────────┴────────────────────────┴──fail──▶ failed | declined
     (pending, in_progress or redeeming past ``expires``) ─▶ expired
 
-``claim`` is the OAuth callback taking the flow for itself before it redeems the code, so that a
-second load of the same callback (a reload, a double navigation) changes nothing. A record is
+``begin`` and ``restart`` each start a new *attempt* (its number, :attr:`PendingFlow.attempt`,
+goes up by one). ``restart`` is a connection whose owner pressed Continue again after leaving the
+provider's page without an answer (a closed tab, Back, an error page at the provider): the
+connection would otherwise stay in progress, unusable, until it expires. ``claim`` is the OAuth
+callback taking the flow for itself before it redeems the code, and only for the attempt its
+browser started: a callback of an earlier attempt, and a second load of the same callback (a
+reload, a double navigation), change nothing. A record is
 *open* while pending, in progress or redeeming and unexpired. Reads report an open record whose
 expiry has passed as ``expired`` even before :meth:`FlowStore.expire_old` writes that down, so an
 expired flow can never be begun or completed, whatever the purge schedule.
@@ -61,6 +67,8 @@ OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "redeeming"})
 
 _ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 _PROVIDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+NAME_RULE: Final = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+""":data:`_PROVIDER_RE` in words, for the messages that refuse a provider or secret name."""
 _SCOPE_RE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,256}")
 MAX_SCOPES: Final = 64
 MAX_OWNER_LENGTH: Final = 4096
@@ -125,8 +133,8 @@ def checked_kind(kind: str) -> FlowKind:
 def checked_provider(provider: str) -> str:
     if not isinstance(provider, str) or not _PROVIDER_RE.fullmatch(provider):
         raise ValueError(
-            "provider must be an identifier of 1-64 letters, digits, '.', '_' or '-' "
-            f"(it names configuration, it is never taken from a request): {provider!r}"
+            f"provider must be an identifier of {NAME_RULE} (it names configuration, it is never "
+            f"taken from a request): {provider!r}"
         )
     return provider
 
@@ -201,6 +209,8 @@ class PendingFlow:
     ``client`` is the MCP client's display name as it reported it (self-asserted: show it as
     such, never decide on it) and ``description`` what the server said the flow is for (a
     connection's reason, a secret's description); both cleaned to one short printable line.
+    ``attempt`` counts the times the flow was begun or restarted (0 while pending): the OAuth
+    callback may claim only the latest attempt (see the module docstring).
     """
 
     id: str = field(repr=False)
@@ -214,11 +224,19 @@ class PendingFlow:
     detail: str | None = None
     client: str | None = None
     description: str | None = None
+    attempt: int = 0
 
     @property
     def fingerprint(self) -> str:
         """A short, non-reversible name for the flow in logs (the id itself is never logged)."""
         return flow_fingerprint(self.id)
+
+    @property
+    def can_start(self) -> bool:
+        """Whether the owner's page still offers its form: a pending flow, or a connection in
+        progress (Continue was pressed, the provider's page left without an answer: Continue
+        again restarts it). A secret in progress is being saved right now: never twice."""
+        return self.status == "pending" or (self.kind == "connect" and self.status == "in_progress")
 
     @property
     def is_open(self) -> bool:
@@ -234,18 +252,20 @@ class PendingFlow:
             f"PendingFlow(fingerprint={self.fingerprint!r}, owner={self.owner!r}, kind={self.kind!r}, "
             f"provider={self.provider!r}, scopes={self.scopes!r}, created={self.created!r}, "
             f"expires={self.expires!r}, status={self.status!r}, detail={self.detail!r}, "
-            f"client={self.client!r}, description={self.description!r})"
+            f"client={self.client!r}, description={self.description!r}, attempt={self.attempt!r})"
         )
 
 
 # Column order of every SELECT / RETURNING in the stores.
-COLUMNS: Final = "owner, kind, provider, scopes, created, expires, status, detail, client, description"
+COLUMNS: Final = (
+    "owner, kind, provider, scopes, created, expires, status, detail, client, description, attempt"
+)
 Row = Sequence[object]
 
 
 def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
     """The record as read at ``now`` (an open record past its expiry reads as ``expired``)."""
-    owner, kind, provider, scopes, created, expires, status, detail, client, description = row
+    owner, kind, provider, scopes, created, expires, status, detail, client, description, attempt = row
     if not (
         isinstance(owner, str)
         and isinstance(provider, str)
@@ -258,6 +278,8 @@ def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
         and (detail is None or isinstance(detail, str))
         and (client is None or isinstance(client, str))
         and (description is None or isinstance(description, str))
+        and isinstance(attempt, int)
+        and not isinstance(attempt, bool)
     ):
         raise FlowStoreUnavailable("flow store: a record does not have the expected shape")
     flow = PendingFlow(
@@ -272,6 +294,7 @@ def flow_from_row(flow_id: str, row: Row, now: float) -> PendingFlow:
         detail=detail,
         client=client,
         description=description,
+        attempt=attempt,
     )
     if flow.is_open and now >= flow.expires:
         flow = replace(flow, status="expired")

@@ -187,13 +187,27 @@ class FlowStore(ClosesOnExit):
         return flow
 
     async def begin(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        """Atomically ``pending → in_progress``, for the owner, while unexpired."""
+        """Atomically ``pending → in_progress``, for the owner, while unexpired: attempt 1."""
         return await self._transition("begin", flow_id, owner_key(owner), self._sql.begin)
 
-    async def claim(self, flow_id: str, owner: str | Principal) -> PendingFlow:
-        """Atomically ``in_progress → redeeming``, for the owner, while unexpired: the OAuth
-        callback takes the flow before it redeems the code, so exactly one load of it does."""
-        return await self._transition("claim", flow_id, owner_key(owner), self._sql.claim)
+    async def restart(self, flow_id: str, owner: str | Principal) -> PendingFlow:
+        """Atomically a new attempt of a connection ``in_progress``, for the owner, while
+        unexpired: its :attr:`~PendingFlow.attempt` goes up by one, so the callback of every
+        earlier attempt is refused (:meth:`claim`). For Continue pressed again after the provider's
+        page was left without an answer. A secret flow, or a flow a callback has claimed, is a
+        :class:`FlowStateConflict`."""
+        return await self._transition("restart", flow_id, owner_key(owner), self._sql.restart)
+
+    async def claim(self, flow_id: str, owner: str | Principal, attempt: int) -> PendingFlow:
+        """Atomically ``in_progress → redeeming``, for the owner, while unexpired, if ``attempt``
+        is still the flow's latest: the OAuth callback takes the flow before it redeems the code,
+        so exactly one load of it does, and never one of an attempt restarted since
+        (:class:`FlowStateConflict` with status ``in_progress``)."""
+        if isinstance(attempt, bool) or not isinstance(attempt, int):
+            raise TypeError("attempt must be an int")
+        return await self._transition(
+            "claim", flow_id, owner_key(owner), self._sql.claim, conditions=(attempt,)
+        )
 
     async def complete(self, flow_id: str, *, owner: str | Principal | None = None) -> PendingFlow:
         """Atomically ``in_progress | redeeming → completed`` while unexpired (and owned by
@@ -283,14 +297,22 @@ class FlowStore(ClosesOnExit):
         await self._db.close()
 
     async def _transition(
-        self, action: str, flow_id: str, owner: str | None, statement: str, *assignments: object
+        self,
+        action: str,
+        flow_id: str,
+        owner: str | None,
+        statement: str,
+        *assignments: object,
+        conditions: tuple[object, ...] = (),
     ) -> PendingFlow:
-        """One compare-and-set (``statement``: see ``_sql.Statements``); if it matched nothing,
-        the record read again says why."""
+        """One compare-and-set (``statement``: see ``_sql.Statements``, whose ``assignments`` and
+        ``conditions`` take these parameters); if it matched nothing, the record read again says
+        why."""
         valid = checked_id(flow_id)
         key = flow_key(valid)
         now = self._clock()
-        row = await self._db.fetchone(statement, (*assignments, now, key, now, owner, owner), what=action)
+        params = (*assignments, now, key, *conditions, now, owner, owner)
+        row = await self._db.fetchone(statement, params, what=action)
         if row is not None:
             flow = flow_from_row(valid, row, now)
             _log.info("flow %s: %s -> %s", flow.fingerprint, action, flow.status)

@@ -23,9 +23,7 @@ def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> Spli
     parts = parse_configured_url(url, what)
     if parts.scheme == "http":
         if not (allow_loopback_http and is_loopback_host(parts.hostname)):
-            raise ValueError(
-                f"{what} must use https (http is allowed only on a loopback host, for development): {url!r}"
-            )
+            raise ValueError(_http_refused(url, what, loopback=is_loopback_host(parts.hostname)))
     elif parts.scheme != "https":
         raise ValueError(f"{what} must be an https URL: {url!r}")
     if not parts.hostname:
@@ -35,6 +33,18 @@ def check_service_url(url: str, what: str, *, allow_loopback_http: bool) -> Spli
     if parts.fragment or url.endswith("#"):
         raise ValueError(f"{what} must not contain a fragment: {url!r}")
     return parts
+
+
+def _http_refused(url: str, what: str, *, loopback: bool) -> str:
+    """Why an ``http`` URL is refused. On a loopback host the only thing missing is development
+    mode (every caller that refuses loopback http has a ``development=`` setting): say that,
+    rather than "use https", which a local demo cannot."""
+    if loopback:
+        return (
+            f"{what} must use https, or pass development=True to allow http on this loopback "
+            f"host (for local development only): {url!r}"
+        )
+    return f"{what} must use https (http is allowed only on a loopback host, for development): {url!r}"
 
 
 def parse_configured_url(url: str, what: str) -> SplitResult:

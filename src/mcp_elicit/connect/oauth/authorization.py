@@ -243,16 +243,30 @@ class AuthorizationCodeGrant:
         try:
             return await self._finish(pending, params, provider_in_path, requested, before_redeem)
         except AuthorizationFailed as exc:
-            level = logging.WARNING if exc.reason in _SECURITY_EVENTS else logging.INFO
-            _log.log(
-                level,
-                "authorization with provider %r failed: %s%s%s",
-                self.provider.id,
-                exc.reason,
-                f" ({exc.detail})" if exc.detail else "",
-                f" error={exc.error}" if exc.error else "",
-            )
+            self._log_failure(exc)
             raise
+
+    def _log_failure(self, exc: AuthorizationFailed) -> None:
+        """One line per failed authorization: WARNING for what the operator must look at (a
+        possible attack, or a token endpoint refusing our own configuration, with what to
+        check), INFO for the rest (a person's denial, an expired sign-in, a code used twice)."""
+        hint = ""
+        if exc.reason in _SECURITY_EVENTS:
+            level = logging.WARNING
+        elif _points_at_configuration(exc):
+            level = logging.WARNING
+            hint = f"; check client_id/client_secret/token_url for provider {self.provider.id!r}"
+        else:
+            level = logging.INFO
+        _log.log(
+            level,
+            "authorization with provider %r failed: %s%s%s%s",
+            self.provider.id,
+            exc.reason,
+            f" ({exc.detail})" if exc.detail else "",
+            f" error={exc.error}" if exc.error else "",
+            hint,
+        )
 
     async def _finish(
         self,
@@ -346,3 +360,20 @@ class AuthorizationCodeGrant:
 _SECURITY_EVENTS: Final = frozenset(
     {"bad-pending", "wrong-provider", "state-mismatch", "iss-mismatch", "iss-missing", "id-token"}
 )
+# OAuth errors of a token endpoint that mean the request it was sent is wrong for it: the
+# client's id or secret, its authentication method, the token URL (RFC 6749 §5.2).
+_CONFIGURATION_ERRORS: Final = frozenset(
+    {"invalid_client", "unauthorized_client", "invalid_request", "unsupported_grant_type"}
+)
+# Statuses of a token endpoint that refuses the request itself: 400/401 (RFC 6749 §5.2), or a
+# URL that is not its token endpoint at all (404, 405).
+_CONFIGURATION_STATUSES: Final = frozenset({"http-400", "http-401", "http-403", "http-404", "http-405"})
+
+
+def _points_at_configuration(exc: AuthorizationFailed) -> bool:
+    """Whether the token endpoint's refusal points at this server's settings for the provider.
+    Not ``invalid_grant`` (a 400 too): that is the code, expired or already used, which a new
+    attempt fixes."""
+    if exc.reason != "token-endpoint" or exc.error == "invalid_grant":
+        return False
+    return exc.error in _CONFIGURATION_ERRORS or exc.detail in _CONFIGURATION_STATUSES

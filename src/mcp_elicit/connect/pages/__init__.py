@@ -17,8 +17,9 @@ What the pages guarantee (the spec's phishing section and ``docs/security.md`` Â
   :class:`DevelopmentLogin`) and be the flow's owner, checked on the page, on the POST and again
   at the OAuth callback; anyone else gets a refusal page and a WARNING log;
 * GET never changes a flow; proceeding (Continue, Save) or declining is a POST with a
-  per-session, per-flow CSRF token and a same-origin check; two tabs cannot both proceed, and a
-  declined flow cannot be continued;
+  per-session, per-flow CSRF token and a same-origin check; each Continue on a connection is a
+  new attempt and only the latest one's callback is accepted (so two tabs cannot both finish, and
+  a tab left at the provider is no dead end), and a declined flow cannot be continued;
 * the owner's page says who asks: the app by the name it gives itself (marked self-reported),
   the server, the provider, and the host Continue goes to; with ``development=True`` every page
   says DEMO ONLY first;

@@ -4,23 +4,29 @@
   "Sign in" page. Signed in as the owner: who is signed in, who asks (the app as it calls
   itself, marked self-reported; the server), the provider and scopes, the host "Continue" goes
   to (the provider's authorize URL's), and a CSRF-protected POST form with "Continue" and
-  "Decline". Anyone else: the refusal page.
+  "Decline". Anyone else: the refusal page. The owner sees the same page for a connection already
+  in progress (Continue was pressed, then the provider's page left without an answer: a closed
+  tab, Back, an error at the provider), saying so: else the link would stay unusable until it
+  expires, and the app can only hand out the same link again.
 * ``POST /connect/<id>``: the checks of :mod:`.guards`, the owner check, then for Continue
-  (``choice=continue``, or no ``choice``) ``flows.begin`` (pending → in progress, atomically: of
-  two tabs exactly one proceeds) and a 303 to the provider's pinned authorize URL. The pending
-  authorization, flow id and owner go into a sealed cookie named after the ``state``. Decline
+  (``choice=continue``, or no ``choice``) a new attempt (``flows.begin`` for a pending flow,
+  ``flows.restart`` for one in progress: atomically, and each time with a new ``state`` and PKCE
+  verifier) and a 303 to the provider's pinned authorize URL. The pending authorization, flow id,
+  owner and attempt number go into a sealed cookie named after the ``state``. Decline
   (``choice=decline``): :mod:`.decline`.
 * ``GET /oauth/<provider>/callback``: the transaction cookie for the returned ``state`` (absent:
   replayed, expired or another browser → refused, nothing changes); the signed-in user must still
-  be the flow's owner; a flow no longer in progress is answered before the code is redeemed (a
-  spent code presented again gets the grant revoked); :meth:`AuthorizationCodeGrant.finish` checks
-  the rest (provider in the path, state, ``iss``, PKCE, tokens). Just before the code is redeemed,
-  the owner's existing connection to the provider, if any, is revoked upstream and deleted (a
-  reconnect must not leave the old grant live); if that fails the code is not redeemed, the old
-  connection stays ``revocation_failed`` and the page says so (502). Success: the vault stores
-  the connection for the owner, the flow completes, and a 303 to ``/done`` takes the code out of
-  the address bar. A redeemed grant that cannot be stored (the flow ended meanwhile, the vault
-  refused or is down) is revoked at once, and the page says the connection was not made.
+  be the flow's owner; the callback claims the flow for its attempt, so a flow no longer in
+  progress, or one whose Continue was pressed again since (an earlier attempt's late callback), is
+  answered before the code is redeemed (a spent code presented again gets the grant revoked);
+  :meth:`AuthorizationCodeGrant.finish` checks the rest (provider in the path, state, ``iss``,
+  PKCE, tokens). Just before the code is redeemed, the owner's existing connection to the
+  provider, if any, is revoked upstream and deleted (a reconnect must not leave the old grant
+  live); if that fails the code is not redeemed, the old connection stays ``revocation_failed``
+  and the page says so (502). Success: the vault stores the connection for the owner, the flow
+  completes, and a 303 to ``/done`` takes the code out of the address bar. A redeemed grant that
+  cannot be stored (the flow ended meanwhile, the vault refused or is down) is revoked at once,
+  and the page says the connection was not made.
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ async def connect_page(ctx: PagesContext, request: Request, flow_id: str) -> Res
             destination=_host(provider.authorize_url),
             scopes=owned.scopes,
             description=owned.description,
+            again=owned.status == "in_progress",
         )
     )
     response.to_provider = True  # "Continue" ends at the provider, after its own redirects
@@ -94,12 +101,22 @@ async def connect_post(ctx: PagesContext, request: Request, receive: Receive, fl
     oauth = ctx.oauth.get(owned.provider)
     if oauth is None:
         return _unconfigured(ctx, owned)
-    flow = await ctx.begin_flow(session, flow_id)
+    # A new attempt, also when Continue was pressed before (the provider's page was left): the
+    # earlier attempt's callback is refused from now on (its cookie names an older attempt).
+    flow = await ctx.start_attempt(session, flow_id)
     if isinstance(flow, Response):
         return flow
     url, pending = oauth.begin(flow.scopes)  # the flow's scopes, as the confirmation page listed
-    cookies = ctx.seal_transaction(request, "tx", pending, flow=flow_id, owner=flow.owner)
-    log.info("flow %s: %r sent to provider %r", flow.fingerprint, flow.owner, flow.provider)
+    cookies = ctx.seal_transaction(
+        request, "tx", pending, flow=flow_id, owner=flow.owner, attempt=flow.attempt
+    )
+    log.info(
+        "flow %s: %r sent to provider %r (attempt %d)",
+        flow.fingerprint,
+        flow.owner,
+        flow.provider,
+        flow.attempt,
+    )
     return redirect(url, *cookies)
 
 
@@ -114,7 +131,8 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
         return ctx.page(views.stale_callback(ctx.chrome))
     clear = ctx.cookies.clear(transaction.cookie)  # used once, whatever happens next
     flow_id, owner = transaction.data.get("flow"), transaction.data.get("owner")
-    if not isinstance(flow_id, str) or not isinstance(owner, str):
+    attempt = transaction.data.get("attempt")
+    if not isinstance(flow_id, str) or not isinstance(owner, str) or type(attempt) is not int:
         return ctx.page(views.stale_callback(ctx.chrome), clear)
 
     # The identity is checked again here, at the end of the flow (SEP-1036): the browser may have
@@ -138,17 +156,22 @@ async def connect_callback(ctx: PagesContext, request: Request, provider_id: str
         return ctx.page(page, clear)
 
     # The callback claims the flow before anything else happens (in_progress -> redeeming, one
-    # compare-and-set): a second load of it running at the same time (a reload, a double
-    # navigation), or any later one, finds the flow taken and changes nothing. Without the claim it
-    # would revoke the connection the first load just stored as an "earlier" one, and present the
-    # spent code again, which makes the provider revoke the tokens it issued for it (RFC 6749
-    # §4.1.2).
+    # compare-and-set, for the attempt this browser started): a second load of it running at the
+    # same time (a reload, a double navigation), or any later one, finds the flow taken and changes
+    # nothing. Without the claim it would revoke the connection the first load just stored as an
+    # "earlier" one, and present the spent code again, which makes the provider revoke the tokens
+    # it issued for it (RFC 6749 §4.1.2). The callback of an attempt a later Continue replaced
+    # finds the flow still in progress under another attempt: refused, the later one untouched.
     try:
-        before = await ctx.flows.claim(flow_id, owner)
+        before = await ctx.flows.claim(flow_id, owner, attempt)
     except FlowNotFound:
         return ctx.page(views.not_found(ctx.chrome), clear)
-    except FlowStateConflict:
-        return ctx.page(views.already_used(ctx.chrome), clear)
+    except FlowStateConflict as exc:
+        log.info(
+            "callback of provider %r refused: attempt %d, the flow is %s", provider_id, attempt, exc.status
+        )
+        replaced = exc.status == "in_progress"
+        return ctx.page(views.superseded(ctx.chrome) if replaced else views.already_used(ctx.chrome), clear)
 
     provider_name = ctx.providers[provider_id].display_name if provider_id in ctx.providers else provider_id
 

@@ -168,35 +168,48 @@ class PagesContext:
             )
         return flow
 
-    async def pending_flow(
+    async def startable_flow(
         self, session: Session, flow_id: str, kind: str, action: str
     ) -> PendingFlow | Response:
-        """:meth:`owned_flow`, and still ``pending``: else the page for its state."""
+        """:meth:`owned_flow`, and its form still usable (:attr:`PendingFlow.can_start`: pending,
+        or a connection left at the provider; a secret only while pending): else the page for
+        its state."""
         owned = await self.owned_flow(session, flow_id, kind, action)
-        if isinstance(owned, Response) or owned.status == "pending":
+        if isinstance(owned, Response) or owned.can_start:
             return owned
         return self.state_page(owned.status)
 
     async def owner_view(
         self, request: Request, kind: str, flow_id: str, purpose: str
     ) -> tuple[Session, PendingFlow] | Response:
-        """What a flow's GET page shows: the owner's session and the flow, still pending; else the
+        """What a flow's GET page shows: the owner's session and the flow, still usable
+        (:meth:`startable_flow`); else the
         response to send instead ("Sign in" to ``purpose``, the 404, the refusal page, the page
         for the flow's state). Changes nothing."""
         session = await self.session(request)
         if session is None:
             return await self.signed_out_page(kind, flow_id, purpose)
-        owned = await self.pending_flow(session, flow_id, kind, "view")
+        owned = await self.startable_flow(session, flow_id, kind, "view")
         if isinstance(owned, Response):
             return owned
         return session, owned
 
-    async def begin_flow(self, session: Session, flow_id: str) -> PendingFlow | Response:
-        """``flows.begin`` for the owner signed in as ``session`` (pending → in progress, of two
-        tabs exactly one wins): the flow, or the response to send instead (the 404, or the page
-        for the state the other tab left it in)."""
+    async def start_attempt(self, session: Session, flow_id: str) -> PendingFlow | Response:
+        """A new attempt of the owner's flow: ``flows.begin`` if it is pending (pending → in
+        progress: of two tabs exactly one wins), else ``flows.restart`` if it is a connection in
+        progress (Continue pressed again after the provider's page was left without an answer;
+        the store refuses to restart a secret, which is in progress only while it is being saved,
+        so the other tab gets the page for a flow in use). Every earlier attempt's callback is
+        refused from then on, so of two tabs only the one that pressed Continue last can finish.
+        The flow, or the response to send instead (the 404, or the page for its state: a callback
+        running, a flow ended)."""
         try:
-            return await self.flows.begin(flow_id, session.principal)
+            try:
+                return await self.flows.begin(flow_id, session.principal)
+            except FlowStateConflict as exc:
+                if exc.status != "in_progress":
+                    raise
+            return await self.flows.restart(flow_id, session.principal)
         except FlowNotFound:
             return self.not_found()
         except FlowStateConflict as exc:
@@ -220,6 +233,8 @@ class PagesContext:
             return self.not_found()
         if status == "declined":
             return self.page(views.was_declined(self.chrome))
+        if status == "failed":
+            return self.page(views.ended_unfinished(self.chrome))
         return self.page(views.already_used(self.chrome))
 
     # -------------------------------------------------------------------- transaction cookies

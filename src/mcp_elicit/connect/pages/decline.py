@@ -2,13 +2,15 @@
 
 The POST has passed the same checks as Continue or Save (:mod:`.guards`: same origin, a signed-in
 session, this session's CSRF token for this action on this flow) and the owner check. Then the
-flow goes ``pending → in_progress`` (``begin``, the compare-and-set Continue uses: of a Decline
-and a Continue racing in two tabs exactly one wins) and at once ``in_progress → declined``
-(``fail(declined=True)``). The client's next retry reads ``declined`` and the tool's
-``ctx.connection`` / ``ctx.secret`` ends with "You declined …" (see
-:func:`~mcp_elicit.connect.flows.check_for_retry`). A flow that is no longer pending (declined
-already, continued, completed) is answered with the page for its state and left as it is, so a
-replayed Decline changes nothing and a declined flow cannot be continued.
+flow starts a new attempt as Continue does (``begin`` from pending; ``restart`` for a connection
+in progress, whose page offers Decline again after the provider's page was left), which refuses
+every earlier attempt's callback, and at once goes ``in_progress → declined``
+(``fail(declined=True)``). A connection whose callback is running (claimed) is not declined. The
+client's next retry reads ``declined`` and the tool's ``ctx.connection`` / ``ctx.secret`` ends
+with "You declined …" (see :func:`~mcp_elicit.connect.flows.check_for_retry`). A flow that can no
+longer start (declined already, completed, a secret being saved) is answered with the page for its
+state and left as it is, so a replayed Decline changes nothing and a declined flow cannot be
+continued.
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ async def decline(ctx: PagesContext, session: Session, kind: FlowKind, flow_id: 
     owned = await ctx.owned_flow(session, flow_id, kind, "decline")
     if isinstance(owned, Response):
         return owned
+    started = await ctx.start_attempt(session, flow_id)
+    if isinstance(started, Response):
+        return started
     try:
-        flow = await ctx.flows.begin(flow_id, session.principal)
-        flow = await ctx.flows.fail(flow_id, None, owner=flow.owner, declined=True)
+        flow = await ctx.flows.fail(flow_id, None, owner=started.owner, declined=True)
     except FlowNotFound:
         return ctx.not_found()
     except FlowStateConflict as exc:

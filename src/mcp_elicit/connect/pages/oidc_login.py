@@ -38,10 +38,20 @@ class OidcLogin:
         if not isinstance(provider, OAuthProvider):
             raise TypeError("OidcLogin needs an OAuthProvider")
         if not provider.openid or not provider.issuer:
-            raise ValueError(
+            needs = (
                 "OidcLogin needs an OpenID Connect provider (openid=True, with its issuer): the "
-                "signed-in user is the (iss, sub) of its ID token; with discover(), ask for the "
-                "'openid' scope (scopes=['openid', 'profile', 'email'])"
+                "signed-in user is the (iss, sub) of its ID token; "
+            )
+            if "openid" in provider.scopes:
+                # The scope was asked for: what is missing is OpenID Connect at the server.
+                raise ValueError(
+                    needs + f"{provider.id!r} asks for the 'openid' scope, but discover() found no "
+                    "OpenID configuration at its issuer (/.well-known/openid-configuration), or "
+                    "openid=False was passed; sign users in with the MCP authorization server's "
+                    "OpenID Connect"
+                )
+            raise ValueError(
+                needs + "with discover(), ask for the 'openid' scope (scopes=['openid', 'profile', 'email'])"
             )
         self.provider = provider
 

@@ -5,10 +5,11 @@
   anyone else → the refusal page.
 * ``POST``: the checks of :mod:`.guards`; Decline (``choice=decline``) goes to :mod:`.decline`,
   whatever the value field holds (it is not read). Save: the owner check, the value (stripped
-  of surrounding whitespace, non-empty, at most :data:`MAX_SECRET_CHARS`; checked *before* the
-  flow is begun, so a typo costs nothing), then ``begin`` (atomic), ``vault.put_secret(owner,
-  <secret name>, value)``, ``complete`` and a 303 to ``/done``. The value is never logged, echoed
-  or put in a page, not even when it is refused.
+  of surrounding whitespace, non-empty, at most :data:`MAX_SECRET_CHARS`, with no control or
+  invisible character; checked *before* the flow is begun, so a typo costs nothing), then
+  ``begin`` (atomic), ``vault.put_secret(owner, <secret name>, value)``, ``complete`` and a 303
+  to ``/done``. The value is never logged, echoed or put in a page, not even when it is
+  refused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from mcp_elicit.connect.flows import FlowNotFound, FlowStateConflict, PendingFlow
+from mcp_elicit.schema.text import bad_name_char
 from mcp_elicit.transport.asgi import Receive
 
 from . import views
@@ -52,7 +54,7 @@ async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flo
     session, form = await checked_post(ctx, request, receive, "secret", flow_id)
     if declines(form):
         return await decline(ctx, session, "secret", flow_id)
-    owned = await ctx.pending_flow(session, flow_id, "secret", "save")
+    owned = await ctx.startable_flow(session, flow_id, "secret", "save")  # pending, for a secret
     if isinstance(owned, Response):
         return owned
     value = form.get("value", "").strip()
@@ -60,9 +62,17 @@ async def secret_post(ctx: PagesContext, request: Request, receive: Receive, flo
         return _form(ctx, session, owned, "Enter a value.")
     if len(value) > MAX_SECRET_CHARS:
         return _form(ctx, session, owned, f"That is too long (at most {MAX_SECRET_CHARS} characters).")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
-        return _form(ctx, session, owned, "That contains characters that cannot be part of a key.")
-    flow = await ctx.begin_flow(session, flow_id)
+    # Controls (C0, DEL, C1), invisible format characters (zero-width, bidi, BOM), surrogates,
+    # line separators: none is part of a key, and pasted along with one it would be stored inside
+    # it, unseen. The rule that keeps such characters out of form keys.
+    if bad_name_char(value) is not None:
+        return _form(
+            ctx,
+            session,
+            owned,
+            "That contains invisible or control characters, which cannot be part of a key.",
+        )
+    flow = await ctx.start_attempt(session, flow_id)
     if isinstance(flow, Response):
         return flow
     try:

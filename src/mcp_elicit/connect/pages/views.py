@@ -161,12 +161,15 @@ def connect_confirm(
     destination: str,
     scopes: Sequence[str],
     description: str | None,
+    again: bool = False,
 ) -> Page:
     """Who is signed in, who asks (the app as it calls itself, the server), for which provider,
     where Continue goes (``destination``: the host of the provider's authorize URL), and the
-    two answers, Continue and Decline."""
+    two answers, Continue and Decline. ``again``: Continue was pressed before on this link and
+    the connection is not finished (the provider's page was left, or is open in another tab)."""
     body = (
         frame.intro(chrome, f"connect your <strong>{esc(provider_name)}</strong> account")
+        + (_started_before(provider_name) if again else "")
         + (paragraphs(description) if description else "")
         + scope_list(scopes)
         + f'<p>Continue takes you to <strong class="host">{esc(destination)}</strong>, where '
@@ -178,6 +181,18 @@ def connect_confirm(
     return _page(chrome, 200, f"Connect {provider_name}", body)
 
 
+def _started_before(provider_name: str) -> str:
+    return (
+        '<div class="warn">'
+        + paragraphs(
+            f"You already pressed Continue on this link, and the connection is not finished. If "
+            f"the {provider_name} page is still open in another tab or window, you can finish "
+            "there. Continue here starts again: the earlier page will then no longer work.",
+        )
+        + "</div>"
+    )
+
+
 def secret_form(
     chrome: Chrome,
     frame: OwnerFrame,
@@ -187,10 +202,12 @@ def secret_form(
     problem: str | None = None,
 ) -> Page:
     what = description or name
+    # No maxlength: a browser cuts a longer paste to it without a word, and a key cut short is
+    # stored as if whole. The server refuses one too long, saying so.
     inner = (
         f'<p><label for="value">{esc(what)}</label></p>'
         '<p><input type="password" id="value" name="value" autocomplete="off" spellcheck="false" '
-        'autocapitalize="off" required maxlength="4096" autofocus></p>'
+        'autocapitalize="off" required autofocus></p>'
     )
     body = (
         frame.intro(chrome, f"enter <strong>{esc(what)}</strong>")
@@ -229,12 +246,38 @@ def was_declined(chrome: Chrome) -> Page:
 
 
 def in_use(chrome: Chrome) -> Page:
+    """A flow being finished right now: a secret being saved, a connection's callback running."""
     return message(
         chrome,
         409,
         "Already in progress",
-        "This link is already being used in another tab or window.",
-        "Finish there, or go back to your app for a new link.",
+        "This link is being finished right now in another tab or window.",
+        "Wait a few seconds, then reload this page to see how it ended.",
+    )
+
+
+def superseded(chrome: Chrome) -> Page:
+    """The callback of a connection attempt that Continue, pressed again, replaced."""
+    return message(
+        chrome,
+        409,
+        "This page has expired",
+        "Continue was pressed again on this link since this attempt began, so this attempt no "
+        "longer counts. Nothing was connected from this page.",
+        "Finish in the tab where you pressed Continue last, or open the link from your app again "
+        "and press Continue.",
+    )
+
+
+def ended_unfinished(chrome: Chrome) -> Page:
+    """A flow that failed (dismissed in the client, a provider error, a secret not stored) opened
+    or posted to again: nothing was connected, and "already used" would say it was."""
+    return message(
+        chrome,
+        409,
+        "Request closed",
+        "This request was closed before anything was connected or stored.",
+        "Go back to your app and run the tool again for a new link.",
     )
 
 

@@ -217,4 +217,25 @@ def ring_from(keys: KeyRing | Sequence[str | bytes]) -> KeyRing:
         return keys
     if isinstance(keys, str | bytes):
         raise TypeError("keys must be a KeyRing or a sequence of secrets, not a single str or bytes")
-    return KeyRing.from_secrets(list(keys))
+    try:
+        return KeyRing.from_secrets(list(keys))
+    except TypeError as exc:
+        raise TypeError(vault_key_wording(str(exc))) from None
+    except ValueError as exc:
+        raise ValueError(vault_key_wording(str(exc))) from None
+
+
+def ring_from_env(var: str) -> KeyRing | None:
+    """The ring in the environment variable ``var`` of vault keys (``KeyRing.from_env`` rules),
+    ``None`` when it is unset or blank."""
+    try:
+        return KeyRing.from_env(var)
+    except ValueError as exc:
+        raise ValueError(vault_key_wording(str(exc))) from None
+
+
+def vault_key_wording(message: str) -> str:
+    """A :class:`KeyRing` error about the vault's keys, worded for them: KeyRing calls each secret
+    a "state key" (its first use is ``requestState``), and an operator who set
+    ``MCP_ELICIT_VAULT_KEYS`` would look for a state key that is not the culprit."""
+    return message.replace("state key #", "vault key #").replace("no state keys given", "no vault keys given")

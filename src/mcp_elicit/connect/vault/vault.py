@@ -46,7 +46,7 @@ from mcp_elicit.state.keys import ENV_VAR as STATE_KEYS_ENV
 from mcp_elicit.storage.database import Database, Executor, Row
 
 from ._sql import Statements, check_prefix, lease_table
-from .crypto import RecordContext, RecordKind, VaultKeys, ring_from
+from .crypto import RecordContext, RecordKind, VaultKeys, ring_from, ring_from_env
 from .errors import (
     NeedsReauthorization,
     NotConnected,
@@ -89,7 +89,7 @@ KeysArg = KeyRing | Sequence[str | bytes] | None
 def _resolve_ring(keys: KeysArg) -> KeyRing:
     if keys is not None:
         return ring_from(keys)
-    ring = KeyRing.from_env(VAULT_KEYS_ENV)
+    ring = ring_from_env(VAULT_KEYS_ENV)
     if ring is not None:
         return ring
     # The state keys, in the server's order: the key file first, then the variable.
@@ -112,6 +112,32 @@ def _resolve_ring(keys: KeysArg) -> KeyRing:
         material = os.urandom(32)
         if len(set(material)) >= 8:  # KeyRing's sanity rule; always true in practice
             return KeyRing([material])
+
+
+def _check_sqlite_file(path: str) -> None:
+    """Refuse, when the vault is made, a path SQLite cannot open: otherwise the first tool call
+    fails with "the connection store is unavailable; retry", and no retry ever helps. The folder
+    must be writable too: SQLite keeps its -wal and -shm files (and the kit its flow store)
+    next to the file. ``:memory:`` and ``file:`` URIs are SQLite's to judge."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    if os.path.isdir(path):
+        raise ValueError(
+            f"Vault.sqlite: {path!r} is a directory: give the path of a file in it, such as "
+            f"{os.path.join(path, 'vault.db')!r}"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "not a directory" if os.path.exists(folder) else "no such directory"
+        raise ValueError(f"Vault.sqlite: cannot create {path!r}: {what} {folder!r}")
+    cannot = f"Vault.sqlite: cannot {'open' if os.path.exists(path) else 'create'} {path!r}"
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        raise ValueError(f"{cannot}: this process may not read and write it")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"{cannot}: the directory {folder!r} is not writable by this process (SQLite keeps "
+            "-wal and -shm files next to the database)"
+        )
 
 
 def _check_text(what: str, value: object) -> str:
@@ -228,10 +254,12 @@ class Vault(ClosesOnExit):
     ) -> Vault:
         """A vault in an SQLite file (WAL, ``synchronous=FULL``: a refresh that rotated the refresh
         token must survive a power cut; created with mode 0600 if missing). Single-flight across
-        processes sharing the file: a lease row per connection."""
+        processes sharing the file: a lease row per connection. A path that can never be opened
+        (a directory, a missing or unwritable folder) is a ``ValueError`` here, at start-up."""
         from mcp_elicit.storage.sqlite import SQLiteDatabase
 
         timeout, refresh_timeout = cls._check_timeouts(timeout, refresh_timeout)
+        _check_sqlite_file(os.fspath(path))
         prefix = check_prefix(table_prefix)
         statements = Statements.build("sqlite", prefix)
         database = SQLiteDatabase(
