@@ -18,12 +18,18 @@ STDIO_TARGET = f"{sys.executable} {SERVER} --stdio"
 
 
 def cli(
-    *args: str, timeout: float = 60, close: int | None = None, env: dict[str, str] | None = None
+    *args: str,
+    timeout: float = 60,
+    close: int | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``mcp-elicit ARGS`` with no input; ``close``: a standard descriptor the child closes
-    before it starts (its output is then not captured); ``env``: variables over this one's."""
+    before it starts (its output is then not captured); ``env``: variables over this one's;
+    ``cwd``: the folder it runs in."""
     return subprocess.run(
         [sys.executable, "-m", "mcp_elicit.cli", *args],
+        cwd=cwd,
         env=None if env is None else {**os.environ, **env},
         capture_output=close not in (1, 2),
         stdout=subprocess.PIPE if close == 2 else None,

@@ -106,7 +106,7 @@ def test_an_invalid_scripted_answer_is_refused_before_it_is_sent(tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["call", STDIO_TARGET, "nope", "--args", "{}"], "Unknown tool: 'nope'"),
+        (["call", STDIO_TARGET, "nope", "--args", "{}"], "the server has no tool 'nope'; its tools: greet, "),
         (["call", STDIO_TARGET, "greet", "--args", "[1]"], "--args must be a JSON object"),
         (["call", STDIO_TARGET, "greet", "--args", "{oops"], "--args is not JSON"),
         # not numbers: json.loads takes these, and they went out as null
@@ -167,7 +167,7 @@ def test_a_refused_token_says_so_and_how_to_send_one(guarded_target: str) -> Non
     for extra in ([], ["--header", "Authorization: Bearer wrong"]):
         done = cli("tools", guarded_target, *extra)
         assert done.returncode == 2
-        assert "AuthorizationRequiredError: HTTP 401" in done.stderr
+        assert "mcp-elicit: HTTP 401: " in done.stderr
         assert 'Bearer error="invalid_token"' in done.stderr
         assert "does not speak MCP" not in done.stderr
         assert "(pass --header 'Authorization: Bearer ...')" in done.stderr  # the CLI's way, not Python's

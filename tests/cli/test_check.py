@@ -252,6 +252,23 @@ def test_a_file_that_does_not_import_is_one_clear_line(tmp_path: Path) -> None:
     )
 
 
+def test_a_file_that_serves_when_imported_is_refused_not_served(tmp_path: Path) -> None:
+    """``app.run()`` with no ``__main__`` guard: imported, it would serve (on stdio, wait on the
+    terminal for a client) instead of being checked."""
+    for call in ("run()", "run_stdio()", "run_http(port=0)"):
+        method = call.partition("(")[0]
+        write(tmp_path, "serves.py", f"{CLEAN}\napp.{call}\n")
+        line = len((tmp_path / "serves.py").read_text().splitlines())
+        done = check("serves.py", cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert one_clear_line(done) == (
+            f"mcp-elicit: cannot check serves.py (serves.py:{line}): it starts its server when imported "
+            f'(.{method}() at module level); put that call under `if __name__ == "__main__":` '
+            "(running the file then still serves)"
+        )
+
+
 def test_a_registration_refusal_names_the_line(tmp_path: Path) -> None:
     server = write(
         tmp_path,

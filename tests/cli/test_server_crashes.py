@@ -129,9 +129,7 @@ def test_a_protocol_error_from_a_stdio_server_shows_its_stderr_too(tmp_path: Pat
     done = cli("call", target, "book_trip", "--answers", str(answers))
     assert done.returncode == 2
     lines = err_lines(done)
-    assert lines[0].startswith(
-        "mcp-elicit: McpClientError: server error -32603 to tools/call: Internal error: "
-    )
+    assert lines[0].startswith("mcp-elicit: server error -32603 to tools/call: Internal error: ")
     assert lines[1] == "the server's stderr (all of it):"
     assert lines[2].startswith("  ERROR mcp_elicit.server: SchemaBuildError in tools/call 'book_trip': ")
 
@@ -348,5 +346,5 @@ def test_a_server_that_exits_for_another_reason_shows_its_last_words(tmp_path: P
     done = cli("call", target, "book_trip")
     assert done.returncode == 2
     lines = err_lines(done)
-    assert lines[0] == f"mcp-elicit: ServerExitedError: the server process exited ({target}) (exit code 1)"
+    assert lines[0] == f"mcp-elicit: the server process exited ({target}) (exit code 1)"
     assert lines[1:] == ["the server's stderr (all of it):", "  config file trips.toml not found"]

@@ -101,6 +101,17 @@ def test_each_tool_name_starts_a_line_for_scripts(trips: str) -> None:
     assert [line for line in cut.splitlines() if not line.startswith((" ", "#"))] == ["book_trip", "ping"]
 
 
+def test_tools_takes_the_loopback_flag_of_call(http_target: str) -> None:
+    # A `call URL ... --allow-loopback-http` line turned into `tools URL ...` was refused
+    # ("unrecognized arguments"). Listing opens no link: the flag is taken, changes nothing,
+    # and --help says so.
+    plain = cli("tools", http_target)
+    flagged = cli("tools", http_target, "--allow-loopback-http")
+    assert (flagged.returncode, flagged.stderr) == (0, "")
+    assert flagged.stdout == plain.stdout
+    assert "changes nothing here" in " ".join(cli("tools", "--help").stdout.split())
+
+
 def test_json_gives_the_server_and_its_tools_as_sent(trips: str) -> None:
     done = cli("tools", trips, "--json")
     assert done.returncode == 0

@@ -3,7 +3,10 @@
     mcp-elicit demo [--script]                      the whole thing end to end, on this machine
     mcp-elicit call TARGET TOOL [--args JSON] [--answers FILE] [--header "NAME: VALUE"]
                     [--allow-loopback-http] [--legacy | --modern] [--verbose]
+                    [--timeout SECONDS] [--connect-timeout SECONDS]
     mcp-elicit tools TARGET [--header "NAME: VALUE"] [--legacy | --modern] [--verbose] [--json]
+                    [--connect-timeout SECONDS] [--allow-loopback-http (changes nothing)]
+    mcp-elicit --version
     mcp-elicit schema lint FILE
     mcp-elicit check module:app | path/to/server.py   build every form the handlers name
     mcp-elicit keygen                               a new requestState key for MCP_ELICIT_STATE_KEYS
@@ -19,8 +22,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from mcp_elicit._extras import MissingExtra, require
 
@@ -33,6 +38,8 @@ EXIT_FAILURE = 2
 EXIT_DECLINED = 3
 EXIT_OUTPUT = 4
 EXIT_BROKEN_PIPE = 141
+
+CONNECT_TIMEOUT = 10.0  # seconds: --connect-timeout's default (a tool call is not bounded by it)
 
 # The extras a subcommand needs beyond the core (docs/install.md); the others need none.
 COMMAND_EXTRAS: dict[str, tuple[str, ...]] = {"call": ("cli",), "tools": ("cli",), "demo": ("cli", "connect")}
@@ -90,6 +97,24 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for (the
+    lookup reads the installed metadata: start-up stays fast)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version of mcp-elicit and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("mcp-elicit")
+        except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+            from mcp_elicit import __version__ as version
+        print(f"mcp-elicit {version}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-elicit",
@@ -97,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser(
@@ -127,13 +153,28 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument(
         "--json", action="store_true", help="print the server and its tools as JSON, as the server sent them"
     )
+    # Accepted so that a `call` command line can become a `tools` one by changing the word:
+    # listing asks no question, so there is no link to open and the flag changes nothing.
+    tools.add_argument(
+        "--allow-loopback-http",
+        action="store_true",
+        help="accepted as for call, and changes nothing here: tools asks no question, so opens no link",
+    )
     for command in (call, tools):
         command.add_argument(
             "-v",
             "--verbose",
             action="store_true",
             help="show a stdio server's stderr as it is written, each line prefixed with [server] "
-            "(without it, the end of it is shown under an error)",
+            "(without it, the end of it is shown under an error), and the class of an error",
+        )
+        command.add_argument(
+            "--connect-timeout",
+            type=_positive_seconds,
+            default=CONNECT_TIMEOUT,
+            metavar="SECONDS",
+            help="give up if the server has not answered the opening exchange (server/discover or "
+            "initialize) by then (default: 10); the tool call itself is not bounded by it",
         )
         command.add_argument(
             "--header",
@@ -193,9 +234,31 @@ def _fill_closed_streams() -> bool:
     return stdout_closed
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; words left over are an error, with a hint when they look like the rest
+    of a server's command line that was not quoted (``call python server.py book_trip``)."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{_unquoted_hint(args, extra)}")
+    return args
+
+
+def _unquoted_hint(args: argparse.Namespace, extra: list[str]) -> str:
+    """For ``call``/``tools``, words after TARGET that are no options: the command line of the
+    server, unquoted. The hint gives it quoted (the last word is then the tool, for ``call``)."""
+    if args.command not in ("call", "tools") or any(word.startswith("-") for word in extra):
+        return ""
+    said = "; quote the server's command line: mcp-elicit"
+    if args.command == "tools":
+        return f"{said} tools {shlex.quote(' '.join([args.target, *extra]))}"
+    words: list[str] = [args.target, args.tool, *extra]
+    return f"{said} call {shlex.quote(' '.join(words[:-1]))} {shlex.quote(words[-1])}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     stdout_closed = _fill_closed_streams()
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if stdout_closed:
         # Every command's result goes to stdout: running one (a tool call has effects) whose
         # result nobody can see would end "successfully" with nothing shown.
@@ -226,25 +289,26 @@ def _run_command(args: argparse.Namespace) -> int:
 
         write_output(KeyRing.generate_secret())
         return EXIT_OK
-    if args.command == "call":
-        from mcp_elicit.cli.call import run_call
+    if args.command in ("call", "tools"):
+        from mcp_elicit.cli.call import run_call, run_tools
 
+        # What both take: how to reach the server, and how to report.
+        reach = {
+            "headers": args.header,
+            "protocol": args.protocol,
+            "verbose": args.verbose,
+            "connect_timeout": args.connect_timeout,
+        }
+        if args.command == "tools":
+            return run_tools(args.target, as_json=args.json, **reach)
         return run_call(
             args.target,
             args.tool,
             args.args,
             args.answers,
             args.timeout,
-            headers=args.header,
             allow_loopback_http=args.allow_loopback_http,
-            protocol=args.protocol,
-            verbose=args.verbose,
-        )
-    if args.command == "tools":
-        from mcp_elicit.cli.call import run_tools
-
-        return run_tools(
-            args.target, headers=args.header, protocol=args.protocol, verbose=args.verbose, as_json=args.json
+            **reach,
         )
     from mcp_elicit.cli.demo import run_demo
 

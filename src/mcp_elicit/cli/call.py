@@ -12,6 +12,14 @@ shown (:mod:`mcp_elicit.cli.server_stderr`), all of it as it comes with ``--verb
 server whose Python cannot import its modules is said to be so in one sentence
 (:mod:`mcp_elicit.cli.import_failure`). A URL that answers 404 is said to be wrong, with the
 usual path to try.
+
+Connecting has its own bound (``--connect-timeout``, :data:`CONNECT_TIMEOUT` seconds): a target
+that is no MCP server (an HTTP server started as a stdio one, ``python`` waiting for a script, a
+socket that never answers) fails with what it is likely to be, not after the call's ``--timeout``.
+The call itself is bounded by ``--timeout`` only: it may wait on a person. Errors are one line,
+``mcp-elicit: <what happened>``, with a hint where a common mistake explains them (a ``.py`` file
+given as a command, a URL without ``http://``, a tool the server does not have); ``--verbose``
+adds the client's error class.
 """
 
 from __future__ import annotations
@@ -19,20 +27,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import os
 import re
 import shlex
+import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_elicit.cli import EXIT_DECLINED, EXIT_FAILURE, EXIT_OK, EXIT_TOOL_ERROR, write_output
+from mcp_elicit.cli import (
+    CONNECT_TIMEOUT,
+    EXIT_DECLINED,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    write_output,
+)
 from mcp_elicit.cli.recording import Recording
 from mcp_elicit.cli.server_stderr import ServerStderr
 from mcp_elicit.client.text import clean
+from mcp_elicit.wire.errors import INVALID_PARAMS
 
 if TYPE_CHECKING:
-    from mcp_elicit.client import MissingCapabilityError, ServerExitedError
+    from mcp_elicit.client import (
+        Client,
+        ClientError,
+        McpClientError,
+        MissingCapabilityError,
+        ServerExitedError,
+    )
     from mcp_elicit.client.era import ProtocolChoice
+    from mcp_elicit.client.errors import HttpStatusError, RequestTimeoutError, TransportError
+
+_LISTING_SECONDS = 5.0  # to list the tools under an unknown tool's error; then it is left out
+_TOOLS_SHOWN = 20
 
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> int:
@@ -51,13 +81,14 @@ async def _connect(
     headers: dict[str, str],
     protocol: ProtocolChoice = "auto",
     server: ServerStderr | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> AsyncIterator[Any]:
     """A connected ``Client`` for TARGET (a command line through ``server``, which captures its
     stderr); a URL or command line it cannot use is a :class:`_BadTarget` with the reason, not
-    a ValueError traceback, and a URL where nothing answers is an
-    :class:`~mcp_elicit.client.errors.EndpointNotFoundError`."""
+    a ValueError traceback, a URL where nothing answers is an
+    :class:`~mcp_elicit.client.errors.EndpointNotFoundError`, and one that answers HTTP but not
+    MCP a :class:`_BadTarget` saying so."""
     from mcp_elicit.client import Client
-    from mcp_elicit.client.era import not_found
     from mcp_elicit.client.errors import HttpStatusError
 
     options: dict[str, Any] = {"headers": headers} if headers else {}
@@ -70,6 +101,7 @@ async def _connect(
             answerer=answerer,
             protocol=protocol,
             on_url_complete=_say_url_complete,
+            connect_timeout=connect_timeout,
             **options,
         )
     except ValueError as exc:  # the URL's parts, shell quoting, or an empty command line
@@ -77,13 +109,27 @@ async def _connect(
     try:
         client = await connecting
     except HttpStatusError as exc:
-        # The client has found no era at this URL: a 404 is then the URL's fault.
-        missing = not_found(exc, target)
-        if missing is None:
-            raise
-        raise missing from None
+        raise _no_era(exc, target) from None
     async with client:
         yield client
+
+
+def _no_era(exc: HttpStatusError, target: str) -> Exception:
+    """The error to report for an HTTP status that ended connecting to ``target``: the client
+    has found no era there. A 404 is then the URL's fault; a status no MCP server answers its
+    requests with (405, 501, ...) says that it is no MCP server. Credentials refused, and a
+    server (or a proxy before it) that failed, are reported as they are."""
+    from mcp_elicit.client.era import not_found
+    from mcp_elicit.client.errors import AuthorizationRequiredError, EndpointNotFoundError
+
+    missing = not_found(exc, target)
+    if missing is not None:
+        return missing
+    if isinstance(exc, AuthorizationRequiredError | EndpointNotFoundError):
+        return exc
+    if exc.status >= 500 and exc.status != 501:  # it may be an MCP server that failed
+        return exc
+    return _BadTarget(f"{target} is not an MCP server: it answered {exc}")
 
 
 def _say_url_complete(done: Any) -> None:
@@ -180,6 +226,7 @@ def run_call(
     allow_loopback_http: bool = False,
     protocol: ProtocolChoice = "auto",
     verbose: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> int:
     try:
         # NaN, Infinity and 1e400 are refused: they would go out as null, not what was typed.
@@ -194,6 +241,7 @@ def run_call(
     try:
         extra = parse_headers(headers or [])
         target = check_target(target, extra)
+        check_not_cut(target, tool)
     except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
     from mcp_elicit.client.answerers import AnswererError
@@ -205,8 +253,10 @@ def run_call(
     recording = Recording(answerer) if answerer is not None else None
     modes = recording.modes if recording is not None else frozenset()
     server = _server_stderr(target, verbose)
-    work = _call(target, tool, arguments, recording, timeout, extra, protocol, server)
-    return _run(work, modes, answers is not None, server=server, target=target, protocol=protocol)
+    work = _call(target, tool, arguments, recording, (timeout, connect_timeout), extra, protocol, server)
+    return _run(
+        work, modes, answers is not None, server=server, target=target, protocol=protocol, verbose=verbose
+    )
 
 
 def _server_stderr(target: str, verbose: bool) -> ServerStderr | None:
@@ -219,14 +269,32 @@ async def _call(
     tool: str,
     arguments: dict[str, Any],
     recording: Recording | None,
-    limit: float,
+    limits: tuple[float, float],
     headers: dict[str, str],
     protocol: ProtocolChoice = "auto",
     server: ServerStderr | None = None,
 ) -> int:
+    """``limits``: the whole run's (``--timeout``), and connecting's (``--connect-timeout``)."""
+    from mcp_elicit.client import McpClientError
+
+    limit, connect_timeout = limits
     async with asyncio.timeout(limit):
-        async with _connect(target, recording, headers, protocol, server) as client:
-            result = await client.call_tool(tool, arguments)
+        async with _connect(target, recording, headers, protocol, server, connect_timeout) as client:
+            try:
+                result = await client.call_tool(tool, arguments)
+            except McpClientError as exc:
+                modes = recording.modes if recording is not None else frozenset()
+                known = _what_to_do(exc, modes, protocol, client.protocol_version)
+                if known is not None:
+                    return _fail(f"{exc}; {known}")
+                if exc.code != INVALID_PARAMS:  # the spec's code for an unknown tool, or bad arguments
+                    raise
+                missing = await _missing_tool(client, tool, target)
+                return _fail(missing or f"{exc} (the tool and its arguments: {_tools_command(target)})")
+            if result.is_error and "unknown tool" in result.text.lower():  # the Python SDK's way
+                missing = await _missing_tool(client, tool, target)
+                if missing is not None:
+                    return _fail(missing)
     text = result.text
     if result.is_error:
         code = _fail(f"the tool reported an error: {text or '(no text)'}", EXIT_TOOL_ERROR)
@@ -244,6 +312,51 @@ async def _call(
     return EXIT_OK
 
 
+def _what_to_do(
+    exc: McpClientError, modes: frozenset[str], protocol: ProtocolChoice, spoken: str
+) -> str | None:
+    """What a server error means for this run, when it is not about the tool or its arguments
+    (the usual -32602): None for the others."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    said = exc.message.lower()
+    if exc.code == INVALID_PARAMS and data.get("reason") == "invalid_request_state":
+        return (
+            "the server no longer accepts this call's state: the question waited longer than it "
+            "keeps a call open (or the server restarted); call the tool again"
+        )
+    if not modes and "elicit" in said and "not declared" in said:
+        return NO_ELICITATION  # a 2025-11-25 server's refusal, worded its own way
+    if protocol == "auto" and spoken != "2025-11-25" and "elicitation/create" in said:
+        # The official SDK's own ctx.elicit(), reached over 2026-07-28: it can only send the
+        # question as a request, which 2025-11-25 has.
+        return "the server asks its questions the 2025-11-25 way: try again with --legacy"
+    return None
+
+
+async def _missing_tool(client: Client, tool: str, target: str) -> str | None:
+    """If the server does not list ``tool``: that, with the tools it has. None when it lists
+    it, or does not answer ``tools/list`` quickly (then nothing is known)."""
+    from mcp_elicit.client import ClientError
+
+    try:
+        async with asyncio.timeout(_LISTING_SECONDS):
+            tools = await client.list_tools()
+    except (ClientError, TimeoutError):
+        return None
+    names = [name for t in tools if isinstance(name := t.get("name"), str)]
+    if tool in names:
+        return None
+    shown = ", ".join(clean(name, single_line=True, max_length=80) for name in names[:_TOOLS_SHOWN])
+    more = f" and {len(names) - _TOOLS_SHOWN} more" if len(names) > _TOOLS_SHOWN else ""
+    has = f"its tools: {shown}{more}" if names else "it lists no tools"
+    asked = clean(tool, single_line=True, max_length=200)
+    return f"the server has no tool {asked!r}; {has} (see {_tools_command(target)})"
+
+
+def _tools_command(target: str) -> str:
+    return f"mcp-elicit tools {shlex.quote(target)}"
+
+
 def run_tools(
     target: str,
     *,
@@ -251,6 +364,7 @@ def run_tools(
     protocol: ProtocolChoice = "auto",
     verbose: bool = False,
     as_json: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> int:
     try:
         extra = parse_headers(headers or [])
@@ -258,8 +372,8 @@ def run_tools(
     except (ValueError, _BadTarget) as exc:
         return _fail(str(exc))
     server = _server_stderr(target, verbose)
-    work = _tools(target, extra, protocol, server, as_json)
-    return _run(work, server=server, target=target, protocol=protocol)
+    work = _tools(target, extra, protocol, server, as_json, connect_timeout)
+    return _run(work, server=server, target=target, protocol=protocol, verbose=verbose)
 
 
 async def _tools(
@@ -268,10 +382,12 @@ async def _tools(
     protocol: ProtocolChoice = "auto",
     server: ServerStderr | None = None,
     as_json: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> int:
     from mcp_elicit.cli.tool_listing import listing_json, tool_lines
 
-    async with asyncio.timeout(60), _connect(target, None, headers, protocol, server) as client:
+    connecting = _connect(target, None, headers, protocol, server, connect_timeout)
+    async with asyncio.timeout(60), connecting as client:
         tools = await client.list_tools()
         identity = client.server_identity
     if as_json:
@@ -285,6 +401,12 @@ async def _tools(
         lines.extend(tool_lines(tool))
     write_output("\n".join(lines))
     return EXIT_OK
+
+
+NO_ELICITATION = (
+    "this client declared no elicitation, as it has no terminal and no --answers: run in a "
+    "terminal to answer, or pass --answers FILE"
+)
 
 
 def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool) -> str:
@@ -304,10 +426,7 @@ def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool
         )
     hints: list[str] = []
     if not modes and (undeclared or not wanted):
-        hints.append(
-            "this client declared no elicitation, as it has no terminal and no --answers: run in a "
-            "terminal to answer, or pass --answers FILE"
-        )
+        hints.append(NO_ELICITATION)
     elif undeclared:
         how = "an --answers file" if from_file else "this terminal"
         hints.append(f"this client did not declare {', '.join(undeclared)}: {how} cannot answer it")
@@ -333,7 +452,10 @@ def _run(
     server: ServerStderr | None = None,
     target: str = "",
     protocol: ProtocolChoice = "auto",
+    verbose: bool = False,
 ) -> int:
+    """Run ``work``, and turn what it raised into one line on stderr (the error's class at its
+    end with ``verbose``) and the exit code."""
     from mcp_elicit.client import ClientError, MissingCapabilityError, ServerExitedError
     from mcp_elicit.client.answerers import AnswererError
     from mcp_elicit.client.errors import AuthorizationRequiredError, EndpointNotFoundError
@@ -341,7 +463,8 @@ def _run(
     show_tail = True  # under the error line, when a stdio server's stderr may explain it
     try:
         try:
-            code: int = asyncio.run(work)
+            with _client_warnings_as_lines():
+                code: int = asyncio.run(work)
         finally:
             if server is not None:
                 server.finish()
@@ -354,18 +477,18 @@ def _run(
     except TimeoutError:
         code = _fail("gave up: the call took longer than --timeout")
     except AuthorizationRequiredError as exc:
-        name = type(exc).__name__
-        return _fail(f"{name}: HTTP {exc.status}: {exc.reason} (pass --header 'Authorization: Bearer ...')")
+        advice = "(pass --header 'Authorization: Bearer ...')"
+        return _fail(f"HTTP {exc.status}: {exc.reason} {advice}{_named(exc, verbose)}")
     except EndpointNotFoundError as exc:
         modern = " (or a 2025-11-25 server that answers 404 before initialize: try without --modern)"
-        return _fail(f"{exc}{modern if protocol == '2026-07-28' else ''}")
+        return _fail(f"{exc}{modern if protocol == '2026-07-28' else ''}{_named(exc, verbose)}")
     except ServerExitedError as exc:
-        code = _fail(_exited(exc, target, server))
+        code = _fail(_exited(exc, target, server) + _named(exc, verbose))
     except AnswererError as exc:
-        return _fail(f"{type(exc).__name__}: {exc}")
+        return _fail(f"{exc}{_named(exc, verbose)}")
     except ClientError as exc:
         show_tail = _server_may_explain(exc)
-        code = _fail(f"{type(exc).__name__}: {exc}")
+        code = _fail(_client_error(exc, target, server) + _named(exc, verbose))
     except OSError as exc:
         return _fail(f"cannot reach the server: {exc}")
     else:
@@ -373,6 +496,104 @@ def _run(
     if show_tail and server is not None:
         server.show_tail()
     return code
+
+
+@contextlib.contextmanager
+def _client_warnings_as_lines() -> Iterator[None]:
+    """The client library's warnings (a server's question this client refused, say) as lines of
+    the CLI's own, ``mcp-elicit: ...``: with no handler configured, Python printed them bare."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("mcp-elicit: %(message)s"))
+    log = logging.getLogger("mcp_elicit.client")
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+
+
+def _named(exc: Exception, verbose: bool) -> str:
+    """With ``--verbose``, the client's error class, after the message (for a bug report)."""
+    return f" ({type(exc).__name__})" if verbose else ""
+
+
+def _client_error(exc: ClientError, target: str, server: ServerStderr | None) -> str:
+    """A client error in the words of the command line: what it likely means for this TARGET."""
+    from mcp_elicit.client.errors import RequestTimeoutError, TransportError
+
+    if isinstance(exc, RequestTimeoutError) and exc.setting == "connect_timeout":
+        return _no_answer(exc, target, server)
+    if isinstance(exc, TransportError) and isinstance(exc.__cause__, OSError) and server is not None:
+        return _not_started(exc, target)
+    if target.startswith("https://") and "WRONG_VERSION_NUMBER" in str(exc):
+        # The TLS handshake got plain HTTP back: a server without a certificate (run_http's).
+        return f"{exc} (the server answers plain http, not https: try http://{target[len('https://') :]})"
+    return str(exc)
+
+
+# Where a server says it serves MCP over HTTP (run_http's banner: "... at http://127.0.0.1:8000/mcp").
+_SERVES_AT = re.compile(r"https?://[^\s'\"<>]+/mcp\b/?")
+
+
+def _no_answer(exc: RequestTimeoutError, target: str, server: ServerStderr | None) -> str:
+    """Connecting got no answer within ``--connect-timeout``: what TARGET likely is instead."""
+    waited = f"{exc.seconds:g} s"
+    if server is None:
+        return (
+            f"{target} did not answer within {waited}: is an MCP server listening there? "
+            "(--connect-timeout SECONDS waits longer)"
+        )
+    longer = "if it is slow to start, give it longer with --connect-timeout SECONDS"
+    said = clean(server.captured, single_line=True)
+    serves = _SERVES_AT.search(said)
+    if serves is not None:
+        clue = f"It says it serves {serves.group(0)}: give that URL as TARGET instead."
+    elif said.strip():
+        clue = f"({longer})"
+    else:
+        clue = f"It printed nothing ({longer})."
+    return f"the server did not answer within {waited}: is {target!r} an MCP server on stdio? {clue}"
+
+
+# TARGET written as a URL without its scheme: host:port, then a path or nothing.
+_HOST_PORT = re.compile(r"(localhost|[\w.-]+\.[\w.-]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}(/\S*)?")
+
+
+def _not_started(exc: TransportError, target: str) -> str:
+    """The server's command could not be started: what was probably meant, when it shows."""
+    first = shlex.split(target)[0]  # it was split to be started, so this works
+    if _HOST_PORT.fullmatch(target):
+        return f"cannot start the server {target!r}: there is no such command; did you mean http://{target}?"
+    if not Path(first).is_file():
+        return str(exc)
+    if first.endswith(".py"):
+        python = "python" if shutil.which("python") else "python3"
+        meant = shlex.quote(f"{python} {target}")
+        said = f"{first} is a Python file, not a command"
+        return f"cannot start the server {target!r}: {said}; did you mean {meant}?"
+    if not os.access(first, os.X_OK):
+        return (
+            f"cannot start the server {target!r}: {first} is not executable; run it with its "
+            "interpreter, or make it executable (chmod +x)"
+        )
+    return str(exc)
+
+
+def check_not_cut(target: str, tool: str) -> None:
+    """:class:`_BadTarget` for ``call python server.py``: the server's command line, unquoted,
+    taken for TARGET and TOOL (``python`` would then wait for a script on its stdin)."""
+    try:
+        words = shlex.split(target)
+    except ValueError:  # unclosed quotes: said when connecting
+        return
+    if _SCHEME.match(target) or len(words) != 1 or not Path(tool).is_file():
+        return
+    whole = shlex.quote(f"{target} {tool}")
+    raise _BadTarget(
+        f"TARGET {target!r} and TOOL {tool!r} look like one command line cut in two: quote the "
+        f"server's command line, then name the tool: mcp-elicit call {whole} TOOL"
+    )
 
 
 def _server_may_explain(exc: Exception) -> bool:
@@ -391,7 +612,7 @@ def _exited(exc: ServerExitedError, target: str, server: ServerStderr | None) ->
     module = missing_module(server.captured) if server is not None else None
     if module is not None:
         return explain(shlex.split(target), module)
-    return f"{type(exc).__name__}: {exc.summary}"
+    return exc.summary
 
 
 def _not_a_number(name: str) -> float:

@@ -175,13 +175,47 @@ def _quiet_state_keys() -> Iterator[None]:
         state_log.setLevel(level)
 
 
+class _ServesWhenImported(Exception):
+    """The module called ``Server.run()`` (or ``run_stdio``, ``run_http``) while being imported."""
+
+
+@contextmanager
+def _not_serving() -> Iterator[None]:
+    """A module that starts its server at import (``app.run()`` with no ``__main__`` guard) would
+    serve instead of being checked: on stdio, wait silently on this terminal for a client. Its
+    call raises instead, for the check to say so."""
+    from mcp_elicit.server.app import Server
+
+    def refuse(method: str) -> Callable[..., None]:
+        def refused(*_args: object, **_kwargs: object) -> None:
+            raise _ServesWhenImported(method)
+
+        return refused
+
+    methods = ("run", "run_stdio", "run_http")
+    saved = {name: vars(Server)[name] for name in methods}
+    for name in methods:
+        setattr(Server, name, refuse(name))
+    try:
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(Server, name, method)
+
+
 def _run_import(where: str, path: Path | None, load: Callable[[], ModuleType]) -> ModuleType:
     """``load()``, its failure (whatever the server's code raised, SystemExit too) as one line."""
     try:
-        with _quiet_state_keys():
+        with _quiet_state_keys(), _not_serving():
             module = load()
     except TargetError:
         raise
+    except _ServesWhenImported as exc:
+        raise TargetError(
+            f"cannot check {where}{_location(exc, path)}: it starts its server when imported "
+            f"(.{exc.args[0]}() at module level); put that call under "
+            '`if __name__ == "__main__":` (running the file then still serves)'
+        ) from None
     except (Exception, SystemExit) as exc:
         if isinstance(exc, ModuleNotFoundError) and path is None and exc.name == where.split(".")[0]:
             raise TargetError(

@@ -48,6 +48,7 @@ from mcp_elicit.client.errors import (
     LocalError,
     MalformedMessageError,
     McpClientError,
+    NotMcpServerError,
     RequestTimeoutError,
     ServerExitedError,
     SessionExpiredError,
@@ -204,10 +205,14 @@ class Client:
         or ``"2025-11-25"`` (speak that era without asking: a server that speaks both, such as
         the official Python SDK's, otherwise picks 2026-07-28). ``probe_timeout``: how long a
         stdio server may take to answer ``server/discover`` before it is taken for a 2025-11-25
-        one. ``on_url_complete`` is called when a 2025-11-25 server reports that the browser
-        step of a URL the person accepted is done. ``ping_interval``: on a 2025-11-25 session,
-        ``ping`` the server this often (seconds); one not answered within as long closes the
-        connection, and the calls still waiting fail with :class:`TransportError` saying so
+        one. ``connect_timeout`` (30 s): how long connecting may take in all (the probe, the
+        handshake), after which it fails with :class:`RequestTimeoutError`; a command whose stdout
+        held only lines that are not JSON-RPC fails with :class:`NotMcpServerError` instead, as it
+        does at once when such a program exits or writes many of them. ``on_url_complete`` is
+        called when a 2025-11-25 server reports that the browser step of a URL the person
+        accepted is done. ``ping_interval``: on a 2025-11-25 session, ``ping`` the server this
+        often (seconds); one not answered within as long closes the connection, and the calls
+        still waiting fail with :class:`TransportError` saying so
         (:mod:`~mcp_elicit.client.keepalive`). Default None: no pings.
         """
         transport = _transport_for(
@@ -228,12 +233,21 @@ class Client:
                     await self._open()
             except TimeoutError:
                 if deadline.expired():
-                    limit = self.connect_timeout
-                    raise RequestTimeoutError(self._opening, limit, "connect_timeout") from None
+                    raise self._no_opening() from None
                 raise
         except BaseException:
             await self.aclose()
             raise
+
+    def _no_opening(self) -> NotMcpServerError | RequestTimeoutError:
+        """``connect_timeout`` passed: a program that wrote only text on stdout is said to be no
+        MCP server (stdio); otherwise the request that got no answer is named."""
+        limit = self.connect_timeout
+        not_json_rpc = getattr(self._transport, "not_json_rpc", None)
+        found: NotMcpServerError | None = None
+        if not_json_rpc is not None:
+            found = not_json_rpc(f"no answer within {limit:g} s (connect_timeout)")
+        return found or RequestTimeoutError(self._opening, limit, "connect_timeout")
 
     async def _open(self) -> None:
         if self._protocol == "2026-07-28":

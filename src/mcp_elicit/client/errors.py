@@ -248,17 +248,40 @@ class ServerExitedError(TransportError):
     def __init__(self, detail: str, returncode: int | None = None, stderr_tail: str = "") -> None:
         self.returncode = returncode
         self.stderr_tail = stderr_tail
-        message = detail
-        if returncode is not None and returncode < 0:
-            message += f" (killed by signal {_signal_name(-returncode)})"  # asyncio's negative code
-        elif returncode is not None:
-            message += f" (exit code {returncode})"
+        message = detail + exit_status(returncode)
         self.summary = message  # without the stderr lines, for a display that shows them itself
         if stderr_tail:
             # The server wrote these: nothing in them may reach a terminal as a control (a program
             # printing the exception shows them as they are; ``stderr_tail`` keeps the raw text).
             message += f"; last stderr lines:\n{clean(stderr_tail)}"
         super().__init__(message)
+
+
+class NotMcpServerError(TransportError):
+    """What a stdio server wrote on its stdout before it ended, or went quiet, was not JSON-RPC:
+    a program that is no MCP server (``python`` waiting for a script, a web server, ``yes``), or
+    one that logs to stdout. ``first_line`` is its first line, as received; ``ended`` says how
+    the attempt ended (the process exited, a deadline passed, too many such lines)."""
+
+    def __init__(self, display: str, first_line: bytes, ended: str) -> None:
+        self.first_line = first_line
+        self.ended = ended
+        text = first_line.decode("utf-8", "replace").rstrip("\r\n")
+        # The program wrote it: nothing in it may reach a terminal as a control.
+        shown = clean(text, single_line=True, max_length=200)
+        super().__init__(
+            f"{display!r} is not an MCP server: its output is not JSON-RPC (first line: {shown!r}); {ended}"
+        )
+
+
+def exit_status(returncode: int | None) -> str:
+    """How a process ended, as said after "exited": `` (exit code 1)``, `` (killed by signal
+    SIGKILL)`` (asyncio's negative code), or nothing when it is not known."""
+    if returncode is None:
+        return ""
+    if returncode < 0:
+        return f" (killed by signal {_signal_name(-returncode)})"
+    return f" (exit code {returncode})"
 
 
 def _signal_name(number: int) -> str:

@@ -39,6 +39,7 @@ from mcp_elicit.client.errors import (
 )
 from mcp_elicit.client.http11 import Connection, Origin, Pool, Reply
 from mcp_elicit.client.messages import cancelled, decode
+from mcp_elicit.client.reply_text import body_excerpt
 from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.sse import SseDecoder
 from mcp_elicit.client.text import clean
@@ -176,8 +177,8 @@ def json_reply(
         message = None
     if status in (401, 403):  # whatever the body says: credentials are missing or refused
         said = message.message if isinstance(message, ErrorResponse) else None
-        snippet = (said if isinstance(said, str) else "") or body[:200].decode("utf-8", "replace")
-        snippet = clean(snippet, single_line=True, max_length=200) or "(empty body)"
+        snippet = clean(said, single_line=True, max_length=200) if isinstance(said, str) else ""
+        snippet = snippet or body_excerpt(body)
         raise AuthorizationRequiredError(status, f"{request.method} to {url}: {snippet}", www_authenticate)
     if (isinstance(message, ErrorResponse) and message.id in (request.id, None)) or (  # only an error
         isinstance(message, Result) and message.id == request.id and 200 <= status < 300  # may have a null id
@@ -187,8 +188,7 @@ def json_reply(
         raise MalformedMessageError(
             f"the reply to {request.method} (HTTP {status}) is not the JSON-RPC response to id {request.id!r}"
         )
-    snippet = body[:200].decode("utf-8", "replace")
-    raise HttpStatusError(status, f"{request.method} to {url}: {snippet or '(empty body)'}")
+    raise HttpStatusError(status, f"{request.method} to {url}: {body_excerpt(body)}")
 
 
 async def sse_reply(
@@ -348,8 +348,15 @@ class HttpTransport:
         # requests that follow can miss it (it may put a response there when it replays).
         opened = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(opened))
-        with contextlib.suppress(TimeoutError):
+        try:
             await asyncio.wait_for(opened.wait(), STREAM_OPEN_TIMEOUT)
+        except TimeoutError:
+            # The stream may still open; until it does, what the server sends there is lost.
+            logger.info(
+                "the server's GET stream (its messages about no request of ours) did not open "
+                "within %g s; going on without waiting for it",
+                STREAM_OPEN_TIMEOUT,
+            )
 
     def _head(self, method: str, headers: Mapping[str, str], body_length: int | None) -> bytes:
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -489,7 +496,7 @@ class HttpTransport:
                     raise HttpStatusError(
                         reply.status,
                         f"resuming the reply to {request.method} (Last-Event-ID {last!r}): "
-                        f"{body[:200].decode('utf-8', 'replace') or '(empty body)'}",
+                        f"{body_excerpt(body)}",
                     )
                 chunks = reply.chunks()
                 try:
@@ -588,7 +595,7 @@ class HttpTransport:
             logger.warning(
                 "the server refused a message of this client's (HTTP %d): %s",
                 reply.status,
-                clean(reply_body[:200].decode("utf-8", "replace"), single_line=True),
+                body_excerpt(reply_body),
             )
 
     async def _listen(self, opened: asyncio.Event) -> None:

@@ -33,7 +33,6 @@ from mcp_elicit.client.answering import Answering
 from mcp_elicit.client.capabilities import Declared
 from mcp_elicit.client.errors import (
     InvalidSchemaError,
-    LocalError,
     MalformedMessageError,
     UndeclaredRequestError,
 )
@@ -145,15 +144,17 @@ class ServerRequestHandler:
         self._timers.pause()
         try:
             answers = await self._answering.round([question], self._identity())
-        except (LocalError, TypeError, ValueError, OSError) as exc:
-            # An AnswererError (a LocalError: the person could not be asked), a sampler or an
-            # answerer returning the wrong thing, a failed browser launch.
-            if self._failure is None:
-                self._failure = exc
-            logger.warning("could not answer the server's %s: %s", request.method, exc)
-            return ErrorResponse(request.id, INTERNAL_ERROR, "Internal error: the client could not answer")
         except UndeclaredRequestError as exc:  # no answerer for a mode that was declared: impossible
             return ErrorResponse(request.id, INVALID_PARAMS, f"Invalid params: {exc}")
+        except Exception as exc:
+            # An AnswererError (a LocalError: the person could not be asked), a sampler or an
+            # answerer returning the wrong thing or failing (a bug of the caller's), a failed
+            # browser launch: the call raises it (take_failure), as a 2026-07-28 call does, not
+            # the server's error that follows. Said once, there, not also in a log line.
+            if self._failure is None:
+                self._failure = exc
+            logger.debug("could not answer the server's %s: %r", request.method, exc)
+            return ErrorResponse(request.id, INTERNAL_ERROR, "Internal error: the client could not answer")
         finally:
             self._timers.resume()
         return Result(request.id, answers[question.key])

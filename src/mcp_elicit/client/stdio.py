@@ -4,7 +4,10 @@ One task reads the server's stdout and routes each response to the request with 
 each progress notification to the request that owns its token. If the server dies, every
 request in flight fails at once with :class:`ServerExitedError` (with the exit code and, when
 captured, the end of its stderr) instead of hanging, even when a child process it started keeps
-its stdout open. Cancelling a request writes
+its stdout open. A program whose stdout holds only lines that are not JSON-RPC (``yes``, a web
+server, a script that prints text) is no MCP server: after :data:`NOT_JSON_RPC_LINES` of them, or
+when it exits, requests fail with :class:`NotMcpServerError` naming its first line, instead of a
+warning for every line for ever. Cancelling a request writes
 ``notifications/cancelled`` for its id. Closing closes stdin, waits, then escalates to SIGTERM
 and SIGKILL, each wait bounded.
 
@@ -30,7 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from mcp_elicit.client.answered_id import answered_id
-from mcp_elicit.client.errors import MalformedMessageError, ServerExitedError, TransportError
+from mcp_elicit.client.errors import (
+    MalformedMessageError,
+    NotMcpServerError,
+    ServerExitedError,
+    TransportError,
+    exit_status,
+)
 from mcp_elicit.client.messages import cancelled, decode
 from mcp_elicit.client.serving import Serving
 from mcp_elicit.client.text import clean
@@ -53,6 +62,9 @@ STDERR_KEEP_BYTES = 64 * 1024  # captured stderr is a ring buffer: a chatty serv
 STDERR_READ_BYTES = 64 * 1024  # one read of it (a server writing megabytes costs few wake-ups)
 STDERR_DRAIN_SECONDS = 0.2  # once the process has exited, how long its stderr may take to end
 EXIT_WAIT_SECONDS = 1.0  # after stdout closes, how long to wait for the exit code
+# Lines that are not JSON-RPC before the first one that is, after which the program is taken for
+# no MCP server (a server may print a banner first, against the spec, but not this many).
+NOT_JSON_RPC_LINES = 20
 
 OnStderr = Callable[[bytes], None]
 """``on_stderr(chunk)``: bytes the server wrote to its stderr, as read (not split into lines)."""
@@ -98,6 +110,12 @@ class StdioTransport:
         self._on_stderr = on_stderr
         self._serving: Serving | None = None
         self._write_lock = asyncio.Lock()
+        self._reset_strays()
+
+    def _reset_strays(self) -> None:
+        self._spoken = False  # a JSON-RPC message has come: lines that are not are then only noise
+        self._first_stray: bytes | None = None  # until then, the first line that was not one
+        self._strays = 0
 
     @property
     def reached_via(self) -> str:
@@ -129,6 +147,7 @@ class StdioTransport:
         self._reader = self._exit_watcher = self._stderr_reader = None
         self._stderr.clear()
         self._stderr_size = 0
+        self._reset_strays()
         await self.start()
 
     async def _write_line(self, line: bytes) -> None:
@@ -143,6 +162,13 @@ class StdioTransport:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    def not_json_rpc(self, ended: str) -> NotMcpServerError | None:
+        """The error to report when only lines that are not JSON-RPC have come so far (``ended``:
+        how the wait for an answer ended), or None: nothing came, or a message did."""
+        if self._spoken or self._first_stray is None:
+            return None
+        return NotMcpServerError(self._display, self._first_stray, ended)
 
     @property
     def stderr_text(self) -> str:
@@ -244,6 +270,8 @@ class StdioTransport:
                         continue
                     break
                 self._route(line)
+                if isinstance(self._dead, NotMcpServerError):
+                    break  # the program is no MCP server: what else it writes is not read
         except Exception:  # a reader that dies must still fail the requests waiting on it
             logger.exception("reading the server's stdout failed")
         finally:
@@ -274,23 +302,9 @@ class StdioTransport:
         try:
             message = decode(line)
         except MalformedMessageError as exc:
-            if cut_off:
-                # The server stopped in the middle of writing: its exit, not its message, is what
-                # the requests waiting fail with.
-                logger.warning("the server's output ended inside a message: %r", line[:200])
-                return
-            # The answer to a request in flight that cannot be read fails that request (waiting
-            # would last until the call's timeout); any other line (a banner a server prints on
-            # stdout, say) is skipped.
-            answered = answered_id(line)
-            future = None if answered is None else self._pending.get(answered)
-            if future is not None and not future.done():
-                future.set_exception(MalformedMessageError(f"the server's answer cannot be read: {exc}"))
-                return
-            if self._serving is not None and self._serving.invalid_request(exc):
-                return  # a request of the server's: answered -32600, so it does not wait for ever
-            logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
+            self._unreadable(line, exc, cut_off=cut_off)
             return
+        self._heard()
         if isinstance(message, Result | ErrorResponse):
             if message.id is None:
                 self._route_unattributed(message)
@@ -318,6 +332,59 @@ class StdioTransport:
             logger.warning(
                 "the server sent a %s request; servers send no requests in MCP 2026-07-28, ignored",
                 clean(message.method, single_line=True, max_length=200),  # the server's text, in a log
+            )
+
+    def _unreadable(self, line: bytes, exc: MalformedMessageError, *, cut_off: bool) -> None:
+        """A line that is no JSON-RPC message. ``cut_off``: the output ended inside it."""
+        if cut_off and (self._spoken or line.lstrip().startswith(b"{")):
+            # The server stopped in the middle of writing: its exit, not its message, is what
+            # the requests waiting fail with.
+            logger.warning("the server's output ended inside a message: %r", line[:200])
+            return
+        if not cut_off:
+            # The answer to a request in flight that cannot be read fails that request (waiting
+            # would last until the call's timeout).
+            answered = answered_id(line)
+            future = None if answered is None else self._pending.get(answered)
+            if future is not None and not future.done():
+                self._heard()
+                future.set_exception(MalformedMessageError(f"the server's answer cannot be read: {exc}"))
+                return
+            if self._serving is not None and self._serving.invalid_request(exc):
+                self._heard()
+                return  # a request of the server's: answered -32600, so it does not wait for ever
+        if self._spoken:  # any other line (a banner a server prints on stdout, say) is skipped
+            logger.warning("ignoring a line on the server's stdout (%s): %r", exc, line[:200])
+            return
+        self._stray(line)
+
+    def _stray(self, line: bytes) -> None:
+        """A line that is not JSON-RPC before any that is: counted, and after
+        :data:`NOT_JSON_RPC_LINES` of them the program is taken for no MCP server."""
+        self._strays += 1
+        if self._first_stray is None:
+            self._first_stray = line
+        logger.debug("a line on the server's stdout that is not JSON-RPC: %r", line[:200])
+        if self._strays < NOT_JSON_RPC_LINES or self._dead is not None:
+            return
+        self._dead = NotMcpServerError(
+            self._display, self._first_stray, f"it wrote {self._strays} such lines and no message"
+        )
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(self._dead)
+
+    def _heard(self) -> None:
+        """A JSON-RPC message has come: the lines before it that were not are noise, said once."""
+        if self._spoken:
+            return
+        self._spoken = True
+        if self._first_stray is not None:
+            logger.warning(
+                "ignoring %d line(s) on the server's stdout before its first message, which are not "
+                "JSON-RPC (the first: %r)",
+                self._strays,
+                self._first_stray[:200],
             )
 
     def _route_unattributed(self, message: Response) -> None:
@@ -382,7 +449,11 @@ class StdioTransport:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(self._stderr_reader), 0.2)
             detail = "the server process exited" if returncode is not None else "the server closed its stdout"
-            self._dead = ServerExitedError(f"{detail} ({self._display})", returncode, self._stderr_tail())
+            ended = "then it exited" if returncode is not None else "then it closed its stdout"
+            # A program that printed only text and ended is no MCP server: not one to start again.
+            self._dead = self.not_json_rpc(ended + exit_status(returncode)) or ServerExitedError(
+                f"{detail} ({self._display})", returncode, self._stderr_tail()
+            )
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(self._dead)

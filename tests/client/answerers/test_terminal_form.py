@@ -21,7 +21,6 @@ from ._harness import (
     ENTER,
     ESC,
     FORBIDDEN,
-    PAUSE,
     SPACE,
     UP,
     Harness,
@@ -177,24 +176,24 @@ async def test_invalid_entries_are_refused_while_typing_then_corrected(term: Har
         ENTER,
         "not-an-email",
         ENTER,  # refused: the prompt stays
-        PAUSE,
+        Until("must be an email address such as name@example.com"),
         CTRL_U,
         "ada@example.com",
         ENTER,
         "12",
         ENTER,  # below the minimum: refused
-        PAUSE,
+        Until("at least 18 (got 12)"),
         BACKSPACE,
         BACKSPACE,
         "forty",
         ENTER,  # not a number: refused
-        PAUSE,
+        Until("such as 42"),
         CTRL_U,
         "40",
         ENTER,
         "abcd",
         ENTER,  # too long: refused
-        PAUSE,
+        Until("characters long (got 4)"),
         BACKSPACE,
         ENTER,
         "s",
@@ -364,14 +363,14 @@ async def test_multi_select_limits_are_enforced(term: Harness) -> None:
         form(schema),
         ENTER,
         ENTER,  # nothing ticked: refused
-        PAUSE,
+        Until("select at least 1 choice (got 0)"),
         SPACE,
         DOWN,
         SPACE,
         DOWN,
         SPACE,
         ENTER,  # three ticked: refused
-        PAUSE,
+        Until("most 2 choices"),
         SPACE,
         ENTER,  # a, b
         "s",
@@ -530,8 +529,21 @@ async def test_long_lists_scroll(term: Harness) -> None:
     options = [f"option-{i:02}" for i in range(50)]
     schema = {"type": "object", "properties": {"o": {"type": "string", "enum": options}}, "required": ["o"]}
     end, page_up = "\x1b[F", "\x1b[5~"
-    # End, Enter: the last one; then change it: the list opens on it, PageUp goes 10 up.
-    answer = await term.form(form(schema), ENTER, PAUSE, end, PAUSE, ENTER, "e", ENTER, page_up, ENTER, "s")
+    # End, Enter: the last one; then change it: the list opens on it, PageUp goes 10 up. Each
+    # view is awaited before the next key (keys that arrive together are drawn once).
+    answer = await term.form(
+        form(schema),
+        ENTER,
+        Until("↓ 40 more"),
+        end,
+        Until("↑ 40 more"),
+        ENTER,
+        "e",
+        ENTER,
+        page_up,
+        ENTER,
+        "s",
+    )
     assert answer == Answer("accept", {"o": "option-39"})
     assert "↓ 40 more" in term.screen
     assert "↑ 40 more" in term.screen

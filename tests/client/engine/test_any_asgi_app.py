@@ -71,6 +71,7 @@ from mcp_elicit.client import (
 from mcp_elicit.client.asgi_transport import AsgiTransport
 from mcp_elicit.client.era import ProtocolChoice
 from mcp_elicit.client.http import DEFAULT_MAX_MESSAGE_BYTES
+from tests.strategies import hunt_phases
 
 from .asgi_app_support import (
     CONTENT_TYPES,
@@ -351,6 +352,7 @@ async def tasks_left(before: set[asyncio.Task[Any]]) -> set[asyncio.Task[Any]]:
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    phases=hunt_phases(),
 )
 @given(scenario=scenarios())
 async def test_any_asgi_app_ends_the_call_in_time_with_a_result_or_a_typed_error(scenario: Scenario) -> None:

@@ -70,7 +70,7 @@ from mcp_elicit.schema import check_schema
 from mcp_elicit.wire import errors as codes
 from mcp_elicit.wire.legacy import LEGACY_VERSIONS
 from tests.helpers import no_errors_logged
-from tests.strategies import json_values
+from tests.strategies import hunt_phases, json_values
 
 from .legacy_hostile_server import (
     CALL_ID,
@@ -778,6 +778,7 @@ def call_succeeds(plan: Plan) -> bool:
     max_examples=CI_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    phases=hunt_phases(),
 )
 @given(
     plan=plans,

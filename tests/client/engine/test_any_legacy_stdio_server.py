@@ -66,7 +66,7 @@ from mcp_elicit.client import (
 )
 from mcp_elicit.client.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from mcp_elicit.wire import errors as codes
-from tests.strategies import json_values
+from tests.strategies import hunt_phases, json_values
 
 from .legacy_hostile_server import CALL_ID, CALL_ID_TEXT, GOOD_INIT, MISSING, Ask, Raw, key_of, result_of
 from .test_any_legacy_http_server import (
@@ -616,6 +616,7 @@ def check_answers(found: Model, messages: list[Any], noted: list[dict[str, Any]]
     max_examples=CI_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    phases=hunt_phases(),
 )
 @given(
     plan=plans,

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.client import (
@@ -83,7 +83,8 @@ from mcp_elicit.schema import check_schema
 from mcp_elicit.schema.check import compile_schema
 from mcp_elicit.schema.errors import AnswerInvalid
 from mcp_elicit.schema.validate import validate_compiled
-from tests.strategies import json_values
+from mcp_elicit.wire.codec import MAX_INTEGER, MIN_INTEGER
+from tests.strategies import hunt_phases, json_values
 
 from .legacy_hostile_server import CALL_ID, CALL_ID_TEXT, Raw, result_of
 from .support import processes_left
@@ -1050,6 +1051,8 @@ def deliverable(plan: Plan, ids: list[Any]) -> tuple[list[tuple[Any, ...]], set[
         for position, item in enumerate(lines):
             if not (isinstance(item, dict) and item.get("method") == "notifications/progress"):
                 continue
+            if _holds_integer_past_64_bits(item):
+                continue  # the client cannot read the line (orjson would round it): it is dropped
             params = resolved(item, sid)["params"]
             token = params["progressToken"]
             if token is not CALL_ID and not (type(token) is int and token == sid):
@@ -1068,6 +1071,16 @@ def deliverable(plan: Plan, ids: list[Any]) -> tuple[list[tuple[Any, ...]], set[
             else:
                 may.add(shown)
     return must, may
+
+
+def _holds_integer_past_64_bits(value: Any) -> bool:
+    if type(value) is int:
+        return not MIN_INTEGER <= value <= MAX_INTEGER
+    if isinstance(value, dict):
+        return any(_holds_integer_past_64_bits(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_integer_past_64_bits(item) for item in value)
+    return False
 
 
 def check_progress(done: ModernRun, plan: Plan, ids: list[Any]) -> None:
@@ -1102,7 +1115,7 @@ def check_cancellations(messages: list[Any], plan: Plan, ids: list[Any]) -> None
     max_examples=CI_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],  # (explain: minutes)
+    phases=hunt_phases(),
 )
 @given(
     plan=plans,

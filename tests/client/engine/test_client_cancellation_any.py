@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.client import (
@@ -80,6 +80,7 @@ from mcp_elicit.client import (
 from mcp_elicit.client.era import ProtocolChoice
 from tests.helpers import no_errors_logged
 from tests.server_process import PY, ServerProcess
+from tests.strategies import hunt_phases
 
 from . import cancel_server
 from .support import marker_server, processes_left
@@ -601,7 +602,7 @@ HUNT = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    phases=hunt_phases(),
 )
 
 

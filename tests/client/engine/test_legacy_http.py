@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit.client import Client, HttpStatusError, SessionExpiredError
+from mcp_elicit.client import http as client_http
 
 from .support import Script, accept
 
@@ -39,6 +42,7 @@ class LegacyServer:
     expire_after: int | None = None  # 404 every request of a session past this many tools/calls
     answers: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     discover: bytes | None = None  # the reply to server/discover (default: 400 with -32000)
+    silent_get: bool = False  # the GET stream's reply head never comes (else 405 at once)
 
     def posts(self) -> list[Seen]:
         return [s for s in self.seen if s.method == "POST"]
@@ -95,6 +99,8 @@ async def legacy_server() -> AsyncIterator[Callable[..., Any]]:
 
 async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) -> None:
     if seen.method == "GET":
+        if state.silent_get:
+            await asyncio.Event().wait()  # until the client hangs up (the test ends)
         writer.write(reply("405 Method Not Allowed"))
         return
     if seen.method == "DELETE":
@@ -184,6 +190,33 @@ async def test_the_session_headers_on_every_request_and_delete_at_close(legacy_s
         assert "mcp-method" not in seen.headers
     assert "_meta" not in server.seen[4].body["params"]
     assert server.seen[3].headers["accept"] == "text/event-stream"
+
+
+@pytest.mark.parametrize("silent_get", [False, True])
+async def test_a_get_stream_that_never_opens_holds_up_connecting_for_a_bounded_time_and_says_so(
+    legacy_server: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, silent_get: bool
+) -> None:
+    """Connecting waits for the GET stream's head (a server's message there must not be missed),
+    but not past ``STREAM_OPEN_TIMEOUT``, and the wait is logged: a server that sends no head
+    until its first event would otherwise make every connect slow without a word. The control:
+    a server that answers the GET at once costs no wait and no log line."""
+    monkeypatch.setattr(client_http, "STREAM_OPEN_TIMEOUT", 0.3)
+    server = await legacy_server(silent_get=silent_get)
+    caplog.set_level(logging.INFO, logger="mcp_elicit.client.http")
+    started = time.monotonic()
+    async with Client.connect(server.url) as client:
+        connecting = time.monotonic() - started
+        assert (await client.call_tool("plain")).text == "plain"
+    said = [r.getMessage() for r in caplog.records if "did not open within" in r.getMessage()]
+    if silent_get:
+        assert 0.3 <= connecting < 3.0, connecting
+        assert said == [
+            "the server's GET stream (its messages about no request of ours) did not open "
+            "within 0.3 s; going on without waiting for it"
+        ]
+    else:
+        assert connecting < 0.3, connecting
+        assert said == []
 
 
 async def test_a_server_request_on_the_reply_stream_is_answered_by_a_post(legacy_server: Any) -> None:

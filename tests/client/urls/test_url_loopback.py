@@ -24,13 +24,19 @@ def test_http_in_development_only_for_loopback(host: str) -> None:
     if assessment.verdict != "refuse":
         assert is_loopback_host(assessment.host)
         assert is_loopback_host(host)
-        assert "development mode is on" in " ".join(assessment.reasons)
+        assert "loopback links are allowed" in " ".join(assessment.reasons)
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.0.0.2", "[::1]"])
 def test_loopback_still_warns_in_development_and_is_refused_outside_it(host: str) -> None:
     assert assess_url(f"http://{host}:8000/cb", allow_loopback_http=True).verdict == "warn"
-    assert assess_url(f"http://{host}:8000/cb").verdict == "refuse"
+    refused = assess_url(f"http://{host}:8000/cb")
+    assert refused.verdict == "refuse"
+    # The refusal names the switch both ways: the option of the library, the flag of the CLI
+    # (a CLI user was told of allow_loopback_http, a name the command line does not take).
+    said = " ".join(refused.reasons)
+    assert "allow_loopback_http=True" in said
+    assert "mcp-elicit call --allow-loopback-http" in said
 
 
 @given(st.text(alphabet="0123456789abcdefx.:[]lochstLOCAHST", min_size=1, max_size=20))

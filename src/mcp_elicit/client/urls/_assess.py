@@ -46,6 +46,10 @@ _MAX_HOST = 253
 _MAX_LABEL = 63
 _MAX_SUBDOMAIN_LABELS = 3
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+# What lets a loopback URL through: the client option (the CLI's --allow-loopback-http).
+_LOOPBACK_ALLOWED = (
+    "loopback links are allowed (allow_loopback_http=True; mcp-elicit call --allow-loopback-http)"
+)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SCHEME_HINTS = {
     "javascript": "it would run code instead of opening a page",
@@ -244,22 +248,24 @@ def _assess_web(url: str, parsed: URL, found: _Findings, *, allow_loopback_http:
 
     if host_type in (HostType.IPV4, HostType.IPV6):
         if development:
-            found.warn(f"the host is this computer ({host}); allowed because development mode is on")
+            found.warn(f"the host is this computer ({host}); allowed because {_LOOPBACK_ALLOWED}")
         else:
             found.refuse(
                 f"the host is an IP address ({host}), not a domain name: there is no site name to check"
             )
     elif host == "localhost":
         if development:
-            found.warn("the host is this computer (localhost); allowed because development mode is on")
+            found.warn(f"the host is this computer (localhost); allowed because {_LOOPBACK_ALLOWED}")
         else:
-            found.refuse("the host is this computer (localhost), which is allowed only in development mode")
+            found.refuse(
+                f"the host is this computer (localhost), which is allowed only when {_LOOPBACK_ALLOWED}"
+            )
     else:
         unicode_host, registrable = _check_domain(host, found)
 
     if scheme == "http" and not development:
         if loopback:
-            found.refuse("plain http is allowed only for this computer and only in development mode")
+            found.refuse(f"plain http is allowed only for this computer, and only when {_LOOPBACK_ALLOWED}")
         else:
             found.refuse(f"only https links can be opened, not 'http:' links ({_SCHEME_HINTS['http']})")
     if port and not development:

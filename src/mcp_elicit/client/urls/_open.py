@@ -118,7 +118,7 @@ def _unopenable(assessment: UrlAssessment) -> str | None:
         return None
     if href.startswith("http://") and assessment.scheme == "http" and again.scheme == "http":
         return None  # assess_url allows http only for loopback hosts in development mode
-    return "only https links (or loopback http in development mode) can be opened"
+    return "only https links (or loopback http, when loopback links are allowed) can be opened"
 
 
 def desktop_problem(environ: Mapping[str, str], platform: str) -> str | None:
