@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
+import os
+
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 
@@ -19,6 +21,16 @@ def fuzz_settings(examples: int) -> settings:
             HealthCheck.data_too_large,
         ],
     )
+
+
+def hunt_phases() -> tuple[Phase, ...]:
+    """The phases of a hunt whose every example is a real exchange (a process, a server, a
+    connection): never ``explain``, which reruns a failing example hundreds of times; and in CI
+    (``CI`` set) no ``shrink`` either. Shrinking such a hunt can outlast its watchdog, which then
+    ends the whole run with no test summary; in CI the failing example is printed as found instead
+    (the same test run locally shrinks what it finds)."""
+    phases = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+    return phases[:-1] if os.environ.get("CI") else phases
 
 
 # Any JSON value, a few levels deep (no NaN or infinity: JSON has neither).

@@ -36,11 +36,14 @@ def test_every_test_named_exists() -> None:
 
 def test_the_versions_named_are_the_pinned_ones() -> None:
     sdk = f"@modelcontextprotocol/sdk@{pinned('TS_SDK_V1_VERSION')}"
+    v2 = pinned("TS_SDK_V2_VERSION")
+    sdk_v2 = (f"@modelcontextprotocol/client@{v2}", f"@modelcontextprotocol/server@{v2}")
     suite = f"@modelcontextprotocol/conformance@{pinned('CONFORMANCE_VERSION')}"
     assert '"mcp==2.3.0"' in (REPO / "pyproject.toml").read_text()
     for text in (README, PROTOCOL):
         assert "mcp==2.3.0" in text
         assert sdk in text
+        assert all(package in text for package in sdk_v2)
     assert suite in README
     assert pinned("CONFORMANCE_VERSION") in PROTOCOL
     assert suite in doc("CONTRIBUTING.md").read_text()

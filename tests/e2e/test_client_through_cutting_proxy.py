@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from hypothesis import Phase, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.client import (
@@ -73,7 +73,7 @@ from mcp_elicit.client.http import MAX_IDLE_RESUMES, POST_RETRY_DELAYS
 from tests.e2e.cutting_proxy_support import Cut, CuttingProxy, Fault, Interrupted, Slow, Stall
 from tests.helpers import free_port
 from tests.server_process import PY, ServerProcess, running_server
-from tests.strategies import fuzz_settings
+from tests.strategies import fuzz_settings, hunt_phases
 
 EXAMPLES = int(os.environ.get("CUT_PROXY_EXAMPLES", "30"))
 SERVER = Path(__file__).with_name("cut_server.py")
@@ -81,8 +81,7 @@ WITHIN = 30.0  # seconds an example's calls may take, all told (a hang otherwise
 LEG_TIMEOUT = 2.0  # the server's wait for a 2025-11-25 answer (600 s in production)
 RETRY_MS = 100  # the retry of a 2025-11-25 stream (1000 ms in production)
 ERAS: tuple[ProtocolChoice, ...] = ("2026-07-28", "2025-11-25")
-# No explain phase: it reruns a failing example hundreds of times, each a real exchange.
-PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+PHASES = hunt_phases()
 
 
 @dataclass

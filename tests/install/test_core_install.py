@@ -217,10 +217,7 @@ WHAT = {
     "cli": "the MCP client (mcp_elicit.client) needs the [cli] extra (httpx is not installed)",
     "connect": "the URL-mode kit (mcp_elicit.connect) needs the [connect] extra (authlib is not installed)",
     "postgres": "the PostgreSQL single-use store needs the [postgres] extra (psycopg is not installed)",
-    "pydantic": (
-        "move: an argument type other than str, int, float, bool, Literal, Enum, list or dict needs the "
-        "[pydantic] extra (pydantic is not installed)"
-    ),
+    "pydantic": "move: the argument 'to' (Point) needs the [pydantic] extra (pydantic is not installed)",
 }
 
 

@@ -103,6 +103,8 @@ def category_of_title(title: str) -> str | None:
         ("idtoken", "access token"),
         ("authcode", "one-time code"),
         ("onetimecode", "one-time code"),
+        ("code_verifier", "secret"),  # PKCE: with it a stolen authorization code is redeemed
+        ("oauth_verifier", "secret"),
         ("verifycode", "one-time code"),
         ("verify_code", "one-time code"),
         ("openai_key", "API key"),

@@ -154,7 +154,7 @@ class Kind:
     src: str  # the annotation, as source text evaluated in this module
     pairs: st.SearchStrategy[Pair]  # (what the handler must receive, what the client sends)
     plain: bool  # read without pydantic (server/signature.py's plain path)
-    nullable: bool = False  # None is one of its values (X | None, Any)
+    omittable: bool = False  # left out without a default, it is None (X | None; not Any)
     label: str = ""
 
 
@@ -242,7 +242,7 @@ STR = Kind("str", same_pair(text), True, label="str")
 INT = Kind("int", int_pairs, True, label="int")
 FLOAT = Kind("float", float_pairs, True, label="float")
 BOOL = Kind("bool", same_pair(st.booleans()), True, label="bool")
-ANY = Kind("Any", loose_pairs(st.sampled_from(ANY_VALUES)), True, nullable=True, label="Any")
+ANY = Kind("Any", loose_pairs(st.sampled_from(ANY_VALUES)), True, label="Any")
 LIT_STR = Kind(
     'Literal["a", "b", "c"]', same_pair(st.sampled_from(["a", "b", "c"])), True, label="Literal[str]"
 )
@@ -269,7 +269,7 @@ BAG = Kind("Bag", bag_pairs(), False, label="dataclass with mutable defaults")
 MOVIE = Kind("Movie", movie_pairs(), False, label="TypedDict")
 ITEM = Kind("Item", item_pairs(), False, label="BaseModel")
 
-UNANNOTATED = Kind("", loose_pairs(st.sampled_from(ANY_VALUES)), True, nullable=True, label="no annotation")
+UNANNOTATED = Kind("", loose_pairs(st.sampled_from(ANY_VALUES)), True, label="no annotation")
 SET = Kind("set[str]", st.sets(text, max_size=3).map(lambda v: (v, sorted(v))), False, label="set[str]")
 TUPLE = Kind(
     "tuple[int, str]",
@@ -299,7 +299,7 @@ OPTIONAL_STYLES = ["{} | None", "Optional[{}]", "Union[{}, None]"]
 
 
 def optional(k: Kind, style: str) -> Kind:
-    if k.nullable:
+    if k.omittable:
         return k
     return Kind(style.format(k.src), k.pairs | st.just((None, None)), k.plain, True, f"{k.label}|None")
 
@@ -313,7 +313,7 @@ DESCRIBED_STYLES = [
 
 def described(k: Kind, style: str) -> Kind:
     plain = k.plain and "Field(" not in style  # pydantic's Field takes the signature to pydantic
-    return Kind(style.format(k.src), k.pairs, plain, k.nullable, f"Annotated[{k.label}]")
+    return Kind(style.format(k.src), k.pairs, plain, k.omittable, f"Annotated[{k.label}]")
 
 
 @st.composite
@@ -712,9 +712,9 @@ async def test_a_generated_tool_registers_lists_and_agrees_with_its_own_schema(d
             for s in h.params:
                 if s.default is not NO:
                     assert s.name not in required, (h.source, schema)
-                elif not s.kind.nullable:
+                elif not s.kind.omittable:  # Any and no annotation too: no default, required
                     assert s.name in required, (h.source, schema)
-                else:  # nullable without a default: None when left out, on both paths
+                else:  # X | None without a default: None when left out, on both paths
                     assert s.name not in required, (h.source, schema)
             # "format" is an annotation in 2020-12 (no format-assertion vocabulary): not checked.
             validator = META_SCHEMA(schema)
@@ -776,7 +776,7 @@ class TextKind:
     pairs: st.SearchStrategy[Pair]
     read: Callable[[str], Any]
     plain: bool = True
-    nullable: bool = False
+    omittable: bool = False  # as Kind.omittable
     refused: bool = False
 
 
@@ -830,7 +830,7 @@ TEXT_KINDS = [
         lambda v: read_choice({1: 1, 2: 2})(read_int_text(v)),
         plain=False,
     ),
-    TextKind("Any", same_pair(text), lambda v: v, nullable=True),
+    TextKind("Any", same_pair(text), lambda v: v),
     TextKind(
         "datetime.date",
         st.dates().map(lambda d: (d, d.isoformat())),
@@ -856,9 +856,9 @@ JUNK_TEXT = (
 
 
 def optional_text(k: TextKind, style: str) -> TextKind:
-    if k.nullable:
+    if k.omittable:
         return k
-    return dataclasses.replace(k, src=style.format(k.src), nullable=True)
+    return dataclasses.replace(k, src=style.format(k.src), omittable=True)
 
 
 @st.composite
@@ -879,7 +879,7 @@ def prompt_handlers(draw: st.DrawFn) -> tuple[Handler, list[TextKind]]:
         kinds_.append(k)
         # A Kind for the handler's source; pairs and labels unused for prompts.
         specs.append(
-            Spec(f"p{i}", Kind(k.src, st.nothing(), k.plain, k.nullable), default, draw(st.booleans()))
+            Spec(f"p{i}", Kind(k.src, st.nothing(), k.plain, k.omittable), default, draw(st.booleans()))
         )
     ctx = None
     if draw(st.booleans()):
@@ -916,7 +916,7 @@ async def test_a_generated_prompt_lists_its_arguments_and_reads_them_from_text(d
             for s, k in zip(h.params, text_kinds, strict=True):
                 if s.default is not NO:
                     assert s.name not in required, (h.source, prompt)
-                elif not k.nullable:
+                elif not k.omittable:
                     assert s.name in required, (h.source, prompt)
                 elif h.plain:  # known bug on the pydantic path (see the tools' property)
                     assert s.name not in required, (h.source, prompt)
@@ -1240,3 +1240,37 @@ async def test_a_nullable_argument_without_a_default_is_optional_on_the_pydantic
         outcomes.append(("count" in schema.get("required", ()), result.is_error, got))
     assert outcomes[0] == (False, False, [None])  # plain
     assert outcomes[1] == outcomes[0]  # today: (True, True, []): required, "Field required"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async def f(city: Any, n: int) -> str:\n    _got_.append(city)\n    return 'ok'\n",
+        "async def f(city, n: int) -> str:\n    _got_.append(city)\n    return 'ok'\n",
+        "async def f(city: Annotated[Any, 'where'], n: int) -> str:\n"
+        "    _got_.append(city)\n    return 'ok'\n",
+        # the pydantic path, for the Point beside it
+        "async def f(city: Any, n: int, at: Point | None = None) -> str:\n"
+        "    _got_.append(city)\n    return 'ok'\n",
+    ],
+    ids=["Any", "no annotation", "Annotated[Any]", "Any, pydantic path"],
+)
+async def test_an_argument_of_any_type_without_a_default_is_required(source: str) -> None:
+    """``city: Any`` (or no annotation) without a default was optional in the schema, and a call
+    without it ran the handler with None: it is required, and a call that leaves it out is refused
+    as one leaving out ``n`` is. It still takes null, as ``Any`` does."""
+    app, got = _register(source)
+    with no_errors_logged():
+        schema, left_out = await _listed_and_called(app, {"n": 1})
+        _, without_both = await _listed_and_called(app, {})
+        _, null = await _listed_and_called(app, {"city": None, "n": 1})
+    assert schema["required"] == ["city", "n"]
+    assert left_out.is_error
+    assert "city" in left_out.text, left_out.text
+    assert "'n'" not in left_out.text, left_out.text
+    # Refused in the same words as the int beside it.
+    assert without_both.is_error
+    city_problem, n_problem = without_both.text.split(": ", 1)[1].split("; ")
+    assert city_problem.replace("city", "n") == n_problem, without_both.text
+    assert not null.is_error, null.text
+    assert got == [None]  # only the call that sent null ran the handler

@@ -6,9 +6,11 @@ making that call); the lines are found by the ``# at:`` markers in this file.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import types
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypedDict, TypeVar
@@ -311,17 +313,74 @@ def test_a_local_name_that_shadows_a_module_one_is_not_taken_for_it() -> None:
     assert [u.reason for u in result.unchecked] == ["the form is 'Login', a name the handler sets itself"]
 
 
-def test_a_handler_without_source_is_reported_as_not_checked() -> None:
+def test_a_handler_without_source_is_a_problem_not_a_note() -> None:
+    """Nothing of it was read, so ``assert not app.check()`` must not pass: it used to return []
+    with a note in ``unchecked`` only. (A handler without a Context asks nothing: no problem.)"""
     app = server()
     namespace: dict[str, Any] = {"Context": Context, "Login": Login}
-    exec(  # a handler whose source no file holds
-        "async def generated(ctx: Context) -> str:\n    await ctx.elicit('x', Login)\n    return 'x'\n",
+    exec(  # handlers whose source no file holds
+        "async def generated(ctx: Context) -> str:\n    await ctx.elicit('x', Login)\n    return 'x'\n"
+        "async def plain(name: str) -> str:\n    return name\n",
         namespace,
     )
     app.tool()(namespace["generated"])
+    app.tool()(namespace["plain"])
     result = app.check()
-    assert result == []
-    assert [u.reason for u in result.unchecked] == ["the source of generated is not available"]
+    assert result
+    assert [(p.file, p.line, p.kind, p.name) for p in result] == [("<string>", 1, "tool", "generated")]
+    assert result[0].message == (
+        "not checked: the source of generated is not available (defined in a REPL or by exec?): "
+        "define it in a file to have it checked"
+    )
+    assert result.unchecked == []
+
+
+def test_a_coroutine_method_of_the_context_not_awaited_is_a_problem() -> None:
+    """``answer = ctx.elicit(...)`` without ``await`` failed at the call (the coroutine has no
+    ``accepted``), and one whose result is ignored asked nobody; the check said "no problems".
+    Named with the handler's own parameter name; a coroutine awaited later, or handed to
+    ``asyncio.gather`` or ``create_task``, is fine."""
+    app = server()
+
+    @app.tool()
+    async def book_trip(trip: Context) -> str:
+        await trip.elicit("Your name?", Fine)
+        answer = trip.elicit("Sure?", Fine)  # at: unawaited.kept
+        trip.log("info", "booking")  # type: ignore[unused-coroutine]  # at: unawaited.dropped
+        key = trip.secret("api_key", "Your key").upper()  # type: ignore[attr-defined]  # at: unawaited.used
+        await asyncio.gather(trip.elicit("a"), trip.elicit("b"))
+        task = asyncio.create_task(trip.elicit("c"))
+        later = trip.elicit("d")
+        await later
+        await asyncio.gather(*[trip.elicit(q) for q in "xy"], task)
+        ask: Callable[[], Awaitable[Any]] = lambda: trip.elicit("e")  # noqa: E731
+
+        def ask_again() -> Awaitable[Any]:
+            return trip.elicit("f")  # a helper hands it back to be awaited
+
+        await ask()
+        await ask_again()
+        return f"{answer.accepted} {key}"  # type: ignore[attr-defined]
+
+    result = app.check()
+    assert [(p.line, p.name, p.message) for p in result] == [
+        (
+            at("unawaited.kept"),
+            "book_trip",
+            "trip.elicit(...) is not awaited: write `await trip.elicit(...)`",
+        ),
+        (at("unawaited.dropped"), "book_trip", "trip.log(...) is not awaited: write `await trip.log(...)`"),
+        (
+            at("unawaited.used"),
+            "book_trip",
+            "trip.secret(...) is not awaited: write `await trip.secret(...)`",
+        ),
+    ]
+    assert str(result[0]) == (
+        f"{HERE}:{at('unawaited.kept')}: tool 'book_trip': trip.elicit(...) is not awaited: write "
+        "`await trip.elicit(...)`"
+    )
+    assert result.forms == 9  # the forms are checked all the same
 
 
 async def test_a_subscripted_form_is_built_too_and_a_list_of_forms_is_refused() -> None:

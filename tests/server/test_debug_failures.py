@@ -173,7 +173,12 @@ def test_the_ephemeral_key_warning_is_one_short_line_with_the_fix(
     monkeypatch.delenv("MCP_ELICIT_STATE_KEYS", raising=False)
     monkeypatch.delenv("MCP_ELICIT_STATE_KEYS_FILE", raising=False)
     with caplog.at_level(logging.WARNING, logger="mcp_elicit.state"):
-        Server("x")
+        server = Server("x")
+        # Over stdio and in process the process that sealed a state is the one that opens it:
+        # nothing to warn about until the server is served over HTTP (and then once).
+        assert caplog.records == []
+        server.asgi()
+        server.asgi()
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [(r.name, r.getMessage()) for r in warnings] == [("mcp_elicit.state", EPHEMERAL_KEY_WARNING)]
     assert "\n" not in EPHEMERAL_KEY_WARNING
@@ -182,11 +187,37 @@ def test_the_ephemeral_key_warning_is_one_short_line_with_the_fix(
     assert "MCP_ELICIT_STATE_KEYS" in EPHEMERAL_KEY_WARNING
 
 
+@pytest.mark.parametrize(
+    ("variable", "fix"),
+    [
+        ("MCP_ELICIT_STATE_KEYS", "run `mcp-elicit keygen` for one"),
+        ("MCP_ELICIT_STATE_KEYS_FILE", "set it to a key file's path"),
+    ],
+)
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_key_variable_set_but_empty_is_named_in_the_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, variable: str, fix: str, blank: str
+) -> None:
+    """Empty counts as unset (an ephemeral key, as for every variable of the package), but the
+    warning used to tell the operator to set a variable that is set."""
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS", raising=False)
+    monkeypatch.delenv("MCP_ELICIT_STATE_KEYS_FILE", raising=False)
+    monkeypatch.setenv(variable, blank)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.state"):
+        Server("x").asgi()
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning == (
+        f"{variable} is set but empty, so requestState uses an ephemeral key (lost on restart, "
+        f"unknown to other instances): {fix}"
+    )
+    assert len(warning) <= 160
+
+
 def test_configured_keys_give_no_warning(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("MCP_ELICIT_STATE_KEYS", KEYS[0])
     with caplog.at_level(logging.WARNING, logger="mcp_elicit.state"):
-        Server("x")
-        Server("y", state_keys=KEYS)
+        Server("x").asgi()
+        Server("y", state_keys=KEYS).asgi()
     assert caplog.records == []

@@ -94,9 +94,8 @@ def test_unsafe_urls_are_refused_with_the_reason(url: str, reason: str) -> None:
     assert reason in str(info.value)
 
 
-@given(st.text(max_size=80))
-def test_any_text_is_a_url_or_a_value_error(text: str) -> None:
-    url = "https://example.com/" + text
+def _goes_out_or_is_refused(url: str) -> None:
+    """``url`` goes out unchanged, or is refused with a ValueError of the check's own."""
     try:
         outcome = check_elicitation_url(url)
     except ValueError as exc:
@@ -104,6 +103,23 @@ def test_any_text_is_a_url_or_a_value_error(text: str) -> None:
         assert outcome.startswith("the elicitation URL")
     else:
         assert outcome == url
+
+
+@given(st.text(max_size=80))
+def test_any_text_is_a_url_or_a_value_error(text: str) -> None:
+    _goes_out_or_is_refused("https://example.com/" + text)
+
+
+_URLISH = st.text(alphabet="ab:/?#;=&%[]@.-_ ", max_size=40)
+
+
+@given(st.lists(_URLISH, min_size=1, max_size=6))
+def test_urls_nested_in_values_end_in_a_url_or_a_value_error(pieces: list[str]) -> None:
+    """Each piece carries the next as a percent-encoded value, as redirect parameters do."""
+    url = ""
+    for piece in reversed(pieces):
+        url = piece + quote(url, safe="")
+    _goes_out_or_is_refused("https://app.example.com/login?next=" + quote(url, safe=""))
 
 
 # Controls: real-looking URLs a server has every reason to send. Each must go out unchanged.
@@ -154,6 +170,13 @@ BENIGN = [
     f"https://example.com/debug?q={b64url({'a': 1})}.{b64url({'b': 2})}.x",  # JSON, but no alg: no JWT
     "https://calendly.com/acme/30min?month=2026-08&date=2026-08-03",
     "https://mcp.example.com/connect/3f9a2c7e1b?step=confirm",
+    # an Authorization scheme's name in a value is no credential without one after it
+    "https://www.google.com/search?q=bearer+bonds+1920",
+    "https://www.imdb.com/find?q=basic+instinct",
+    # URLs in values, holding nothing that lets anyone in
+    "https://app.example.com/login?next=%2Fdocs%3Fpage%3D2%26sort%3Dname",
+    "https://app.example.com/login?return=https%3A%2F%2Fapp.example.com%2Fcb%3Fstep%3D2%23top",
+    "https://idp.example.com/sso?SAMLRequest=fZJNT8MwDIbvSPyHKPe16cYQqtZOIBASF6YJbidT",
 ]
 
 
@@ -207,6 +230,30 @@ def test_benign_urls_go_out(url: str) -> None:
         ),
         (f"https://app.example.com/welcome?x={UNSIGNED_JWT}", "a JWT in its query"),
         (f"https://app.example.com/welcome?x={JWE}", "a JWT in its query"),
+        # a URL in a value (a redirect target) with a credential of its own, nested or not
+        (
+            "https://app.example.com/login?next=" + quote("https://b.example/cb?access_token=x1", safe=""),
+            "a URL in 'next' in its query, with 'access_token' in its query (it names an access token)",
+        ),
+        ("https://app.example.com/login?next=%2Fcb%23id_token%3Dabc123", "with 'id_token' in its fragment"),
+        (
+            "https://app.example.com/login?next="
+            + quote("/sso?return=" + quote("/cb?sid=0F3A9C", safe=""), safe=""),
+            "a URL in 'next' in its query, with a URL in 'return' in its query, with 'sid' in its query",
+        ),
+        # an Authorization header's value as a parameter's
+        (
+            "https://app.example.com/x?h=Bearer%20mF_9.B5f-4.1JqM2xYz",
+            "'h' in its query (its value is a bearer token)",
+        ),
+        (
+            "https://app.example.com/x?h=Basic+" + base64.b64encode(b"alice:s3cret").decode(),
+            "'h' in its query (its value is a user name and password)",
+        ),
+        # sign-in assertions and PKCE's verifier
+        ("https://sp.example.com/acs?SAMLResponse=PHNhbWxwOlJlc3BvbnNlPg%3D%3D", "(a sign-in assertion)"),
+        ("https://sp.example.com/acs?SAMLart=AAQAAMFbLinlXaCM", "(a sign-in assertion)"),
+        ("https://app.example.com/cb?code_verifier=dBjftJeZ4CVP-mB92K27uhbU", "(it names a secret)"),
         # CDN token links
         (
             f"https://media.example.com/v.mp4?__token__=exp=1767225600~acl=%2F*~hmac={HMAC}",

@@ -164,8 +164,8 @@ def test_run_with_http_options_does_not_silently_serve_stdio() -> None:
     ("options", "complaint"),
     [
         ({"host": ""}, "host must be an address"),
-        ({"port": 70000}, "port must be a whole number from 1 to 65535"),
-        ({"port": 0}, "port must be a whole number from 1 to 65535"),
+        ({"port": 70000}, r"port must be a whole number from 0 \(any free port\) to 65535"),
+        ({"port": -1}, r"port must be a whole number from 0 \(any free port\) to 65535"),
         ({"port": "8000"}, "port must be a whole number"),
         ({"port": 8123.7}, "port must be a whole number"),
         ({"head_timeout": "x"}, "head_timeout must be a number of seconds"),

@@ -1218,12 +1218,13 @@ async def test_a_broken_elicit_result_is_invalid_params(response: dict[str, Any]
 async def test_an_optional_argument_without_a_default_left_out_is_none() -> None:
     """``x: int | None`` (no default) is optional in the input schema, so a client may leave it out:
     the handler gets None. It used to be called without it and fail on its TypeError (logged
-    with a traceback, "failed with an unexpected error")."""
+    with a traceback, "failed with an unexpected error"). (``x: Any`` without a default is
+    required: test_an_argument_of_any_type_without_a_default_is_required.)"""
     app = Server("optional", version="1", state_keys=KEYS)
 
     @app.tool()
-    async def maybe(count: int | None, anything: Any, label: Annotated[str | None, Description("x")]) -> str:
-        return repr((count, anything, label))
+    async def maybe(count: int | None, label: Annotated[str | None, Description("x")]) -> str:
+        return repr((count, label))
 
     @app.prompt()
     async def maybe_prompt(count: int | None) -> str:
@@ -1235,8 +1236,8 @@ async def test_an_optional_argument_without_a_default_left_out_is_none() -> None
             assert "required" not in tool["inputSchema"]
             result = await client.call_tool("maybe", {})
             assert not result.is_error, result.text
-            assert result.text == "(None, None, None)"
-            assert (await client.call_tool("maybe", {"count": 3})).text == "(3, None, None)"
+            assert result.text == "(None, None)"
+            assert (await client.call_tool("maybe", {"count": 3})).text == "(3, None)"
             prompt = await client.get_prompt("maybe_prompt")
             assert prompt.messages[0]["content"]["text"] == "None"
 

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from mcp_elicit.state import KeyRing, RequestBinding, StateRejected, StateSealer
+from mcp_elicit.state.key_file import parse_key_file
 from mcp_elicit.state.keys import HKDF_INFO, KID_LABEL
 
 AUDIENCE = "https://mcp.example.test/mcp"
@@ -209,6 +210,32 @@ def test_from_env_invalid_names_the_variable_not_the_value(monkeypatch: pytest.M
     with pytest.raises(ValueError, match="MCP_ELICIT_STATE_KEYS") as info:
         KeyRing.from_env()
     assert "tooshort-secret-value" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("garbage", "state key #0: a passphrase must be at least 32 characters, got 7"),
+        ("x" * 40, "state key #0: the passphrase uses fewer than 8 distinct characters"),
+        ("A" * 43, "state key #0: the key uses fewer than 8 distinct byte values, which no random key does"),
+    ],
+)
+def test_a_weak_key_in_the_variable_points_to_the_keygen_command(
+    monkeypatch: pytest.MonkeyPatch, value: str, complaint: str
+) -> None:
+    """Whoever set the variable fixes it from a shell: the message names `mcp-elicit keygen`, as
+    the other key messages do, not KeyRing.generate_secret() (which code still reads)."""
+    monkeypatch.setenv("MCP_ELICIT_STATE_KEYS", value)
+    with pytest.raises(ValueError, match="keygen") as info:
+        KeyRing.from_env()
+    assert str(info.value) == f"MCP_ELICIT_STATE_KEYS: {complaint}; run `mcp-elicit keygen` for a proper key"
+    with pytest.raises(ValueError, match="generate_secret") as in_code:
+        KeyRing.from_secrets([value])
+    assert str(in_code.value) == f"{complaint}; use KeyRing.generate_secret() for a proper key"
+    # A key file is an operator's too.
+    with pytest.raises(ValueError, match="keygen") as in_file:
+        parse_key_file(value + "\n", origin="keys.txt")
+    assert str(in_file.value) == f"keys.txt: {complaint}; run `mcp-elicit keygen` for a proper key"
 
 
 def test_ephemeral_warns_and_is_process_local(caplog: pytest.LogCaptureFixture) -> None:

@@ -681,7 +681,8 @@ class FlowWorld(World):
         if op.kind == "begin":
             return ("begin", flow_id, (await store.begin(flow_id, caller)).status)
         if op.kind == "claim":
-            return ("claim", flow_id, (await store.claim(flow_id, caller)).status)
+            # Attempt 1: this machine never restarts a flow, so begin made the only attempt.
+            return ("claim", flow_id, (await store.claim(flow_id, caller, 1)).status)
         if op.kind == "complete":
             return ("complete", flow_id, (await store.complete(flow_id, owner=caller)).status)
         if op.kind == "fail":

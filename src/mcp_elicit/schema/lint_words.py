@@ -401,6 +401,9 @@ PHRASES: Final[dict[tuple[str, ...], str]] = {
     ("onetimepin",): _O,
     ("authenticator", "app"): _O,
     ("code", "verification"): _O,
+    # OAuth: PKCE's code_verifier redeems a stolen authorization code; OAuth 1's verifier too
+    ("code", "verifier"): "secret",
+    ("oauth", "verifier"): "secret",
     ("codigo", "verificacion"): _O,
     ("codigo", "verificacao"): _O,
     ("codice", "verifica"): _O,

@@ -94,12 +94,86 @@ def _hints(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
     except Exception as exc:  # NameError for a forward reference, and friends
+        advice = f" ({unresolved_advice(exc.name, cls)})" if isinstance(exc, NameError) else ""
         raise SchemaBuildError(
-            "",
-            f"cannot resolve the type annotations of {cls.__name__}: {exc} (string "
-            "annotations of a class defined inside a function cannot see its local "
-            "names; define the class at module level)",
+            "", f"cannot resolve the type annotations of {cls.__name__}: {exc}{advice}"
         ) from exc
+
+
+def unresolved_advice(name: str | None, owner: Any) -> str:
+    """What to do about ``name``, which the string annotations of ``owner`` (a class or a
+    function) name but its module does not define: the hints that apply, likeliest first.
+
+    For the error path only: it may read the module's source."""
+    module_name = getattr(owner, "__module__", None) or "its module"
+    module = sys.modules.get(module_name)
+    # A function's globals are its module's (or exec's namespace, which has no module).
+    names: dict[str, Any] = getattr(owner, "__globals__", None) or (vars(module) if module else {})
+    guarded = _type_checking_names(module)
+    if name is not None and guarded is not None and name in guarded:
+        return f"{name!r} is imported under `if TYPE_CHECKING:`, which does not run: import it at run time"
+    hints = []
+    close = _close_name(name, names) if name else None
+    if close is not None:
+        hints.append(f"a typo? did you mean {close!r}?")
+    if "<locals>" in getattr(owner, "__qualname__", ""):
+        what = "a class" if isinstance(owner, type) else "a function"
+        hints.append(
+            f"string annotations of {what} defined inside a function cannot see that function's "
+            "local names: define it at module level"
+        )
+    if hints:
+        return "; ".join(hints)
+    if guarded is None and names.get("TYPE_CHECKING") is False:  # no source to tell: ask
+        return "imported under `if TYPE_CHECKING:`? import it at run time"
+    return f"import or define it at the top level of {module_name}"
+
+
+def _close_name(name: str, module_names: dict[str, Any]) -> str | None:
+    """The known type name ``name`` most likely misspells (``itn``: ``int``), if any: builtins,
+    ``typing``'s names and the module's classes, modules and typing constructs (not its
+    functions or values, which an annotation rarely means: ``Point`` is not ``print``)."""
+    import builtins
+    import difflib
+    import types
+
+    def is_type_like(value: object) -> bool:
+        kind = type(value).__module__
+        return isinstance(value, type | types.ModuleType) or kind in ("typing", "typing_extensions", "types")
+
+    known = {n for n, v in vars(builtins).items() if isinstance(v, type) and not n.startswith("_")}
+    known.update(typing.__all__)
+    known.update(n for n, v in module_names.items() if not n.startswith("__") and is_type_like(v))
+    found = difflib.get_close_matches(name, sorted(known), n=1)
+    return found[0] if found else None
+
+
+def _type_checking_names(module: object) -> set[str] | None:
+    """The names ``module`` binds under ``if TYPE_CHECKING:`` (empty: it has no such block), or
+    None when its source cannot be read."""
+    import ast
+    import inspect
+
+    try:
+        tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    guards = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and "TYPE_CHECKING" in (getattr(node.test, "id", None), getattr(node.test, "attr", None))
+    ]
+    for guard in guards:
+        for sub in (child for statement in guard.body for child in ast.walk(statement)):
+            if isinstance(sub, ast.Import | ast.ImportFrom):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in sub.names)
+            elif isinstance(sub, ast.ClassDef):
+                names.add(sub.name)
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+    return names
 
 
 def _field_info(name: str, attr: str, annotation: Any, info: Any) -> SourceField:

@@ -8,6 +8,7 @@ handler round through the replay engine, and seals or unseals the flow state.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from mcp_elicit.state import KeyRing, SingleUseStore, StateSealer
 from mcp_elicit.state.key_file import ENV_FILE_VAR as KEY_FILE_ENV_VAR
 from mcp_elicit.state.key_file import KeyFile
 from mcp_elicit.state.keys import ENV_VAR as KEYS_ENV_VAR
+from mcp_elicit.state.keys import set_but_blank
 from mcp_elicit.state.single_use import RedeliveryStore
 from mcp_elicit.wire import mrtr
 from mcp_elicit.wire.errors import McpError, internal_error, invalid_params, method_not_found
@@ -53,6 +55,20 @@ EPHEMERAL_KEY_WARNING = (
     "requestState uses an ephemeral key (lost on restart, unknown to other instances): "
     f"run `mcp-elicit keygen` once and set {KEYS_ENV_VAR} to it"
 )
+
+
+def _ephemeral_key_warning() -> str:
+    """:data:`EPHEMERAL_KEY_WARNING`, unless a key variable is set but empty (read as unset):
+    then the warning says so, rather than telling the operator to set what is set."""
+    blank = set_but_blank(KEYS_ENV_VAR, KEY_FILE_ENV_VAR)
+    if blank is None:
+        return EPHEMERAL_KEY_WARNING
+    fix = "run `mcp-elicit keygen` for one" if blank == KEYS_ENV_VAR else "set it to a key file's path"
+    return (
+        f"{blank} is set but empty, so requestState uses an ephemeral key (lost on restart, unknown "
+        f"to other instances): {fix}"
+    )
+
 
 F = TypeVar("F", bound=Handler)
 E = TypeVar("E")
@@ -155,7 +171,9 @@ class Server:
         if session_router is not None:
             _check_router(session_router, state_keys)
         self.session_router = session_router
-        sealer = _make_sealer(state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use)
+        sealer, self._key_warning = _make_sealer(
+            state_keys, audience=self.audience, ttl=state_ttl, single_use=single_use
+        )
         if single_use_redelivery and not isinstance(single_use, RedeliveryStore):
             raise ValueError(
                 "single_use_redelivery needs a single_use store that supports it "
@@ -471,6 +489,18 @@ class Server:
         raise invalid_params(f"Resource not found: {uri!r}", {"uri": uri})  # SEP-2164: data.uri
 
     # -- running ---------------------------------------------------------------------------
+    def warn_if_key_is_ephemeral(self) -> None:
+        """Log, once, that ``requestState`` is sealed with a key that dies with the process,
+        when no key is configured. The HTTP transport calls it: served over HTTP, a state may
+        come back to another instance or after a restart. Over stdio (and in process) the one
+        process that sealed a state is the one its client sends it back to, so nothing is said
+        there."""
+        if self._key_warning is not None:
+            # On the logger KeyRing.ephemeral() warns on (filters set for it keep working), in
+            # one line: its own warning is a paragraph.
+            logging.getLogger("mcp_elicit.state").warning(self._key_warning)
+            self._key_warning = None
+
     def asgi(
         self,
         *,
@@ -505,7 +535,12 @@ class Server:
         )
 
     def run_stdio(self) -> None:
-        """Serve on stdin/stdout until stdin closes."""
+        """Serve on stdin/stdout until stdin closes.
+
+        A server with a ConnectKit is served, with one warning: the kit needs HTTP (over stdio
+        no request carries an access token, so ``ctx.connection`` and ``ctx.secret`` refuse)."""
+        if self.connect is not None:
+            _connect_over_stdio(self.connect)
         from mcp_elicit.transport.stdio_server import run_stdio
 
         run_stdio(self)
@@ -531,18 +566,25 @@ class Server:
         in flight get after SIGTERM or Ctrl-C before they are answered 503; other keyword
         arguments go to ``uvicorn.Config``.
 
-        Once listening it prints one short block on stderr: the URL it serves and the tools it
-        offers (``quiet=True``: nothing)."""
+        ``port=0`` listens on a free port the system picks. Once listening it prints one short
+        block on stderr: the URL it serves (with the port it listens on) and the tools it offers
+        (``quiet=True``: nothing). A port it cannot listen on ends the process with one line that
+        says why (``port 8000 on 127.0.0.1: address already in use: ...``), status 1."""
         from mcp_elicit.transport.uvicorn_runner import serve
 
+        if self.connect is not None and not ({"uds", "fd"} & uvicorn_options.keys()):
+            self.connect.serving_over_http(host, port, tls=bool(uvicorn_options.get("ssl_certfile")))
         app = self.asgi(
             path=path, allowed_origins=allowed_origins, authenticate=authenticate, body_timeout=body_timeout
         )
-        started = None if quiet else self._started_message(host, port, path, uvicorn_options)
+        # The path the MCP endpoint is really served at: with a ConnectKit it is under the kit's
+        # base_url path (base_url http://host/app: /app/mcp), not the `path` given here.
+        served = getattr(app, "path", path)
+        started = None if quiet else functools.partial(self._started_message, host, served, uvicorn_options)
         serve(app, host=host, port=port, started_message=started, **uvicorn_options)
 
-    def _started_message(self, host: str, port: int, path: str, uvicorn_options: Mapping[str, Any]) -> str:
-        """What :meth:`run_http` prints once listening: where, and what is served there."""
+    def _started_message(self, host: str, path: str, uvicorn_options: Mapping[str, Any], port: int) -> str:
+        """What :meth:`run_http` prints once listening on ``port``: where, and what is served there."""
         if uvicorn_options.get("uds"):
             where = f"the Unix socket {uvicorn_options['uds']}, path {path}"
         else:
@@ -595,6 +637,20 @@ def _debug_setting(debug: bool | None) -> bool:
     raise ValueError(f"{DEBUG_ENV_VAR} must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
 
 
+CONNECT_OVER_STDIO_WARNING = (
+    "this server has a ConnectKit, and the URL-mode kit needs HTTP (app.run_http() or app.asgi()): "
+    "over stdio no request has an identity (no access token, no pages), so ctx.connection and "
+    "ctx.secret refuse every call"
+)
+
+
+def _connect_over_stdio(extension: Extension) -> None:
+    """Warn, once, that the kit cannot work over stdio; and tell the kit, so that its refusals
+    name the transport as the reason (rather than a missing identity configuration)."""
+    logger.warning(CONNECT_OVER_STDIO_WARNING)
+    extension.serving_over_stdio()
+
+
 def _listed(names: Sequence[str], limit: int = 8) -> str:
     """Names for the start-up message: the first ``limit``, then how many more."""
     if not names:
@@ -633,12 +689,14 @@ def _make_sealer(
     audience: str,
     ttl: float,
     single_use: SingleUseStore | None,
-) -> StateSealer:
+) -> tuple[StateSealer, str | None]:
     """Built when the server is: a bad key configuration fails at start-up, not mid-flow.
 
     Keys: the ``state_keys`` given (a ring, a :class:`KeyFile`, or secrets), else the file named
-    by ``MCP_ELICIT_STATE_KEYS_FILE``, else ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key
-    (with one line of warning that says how to set one)."""
+    by ``MCP_ELICIT_STATE_KEYS_FILE``, else ``MCP_ELICIT_STATE_KEYS``, else an ephemeral key;
+    then also the one line of warning, saying how to set one, that serving over HTTP gives
+    (:meth:`Server.warn_if_key_is_ephemeral`)."""
+    warning = None
     source: KeyRing | KeyFile
     if isinstance(keys, KeyRing | KeyFile):
         source = keys
@@ -653,12 +711,10 @@ def _make_sealer(
     else:
         ring = KeyRing.from_env()
         if ring is None:
-            # On the logger KeyRing.ephemeral() warns on (filters set for it keep working), in
-            # one line: its own warning is a paragraph.
-            logging.getLogger("mcp_elicit.state").warning(EPHEMERAL_KEY_WARNING)
+            warning = _ephemeral_key_warning()
             ring = KeyRing.from_secrets([KeyRing.generate_secret()])
         source = ring
-    return StateSealer(source, audience=audience, ttl=ttl, single_use=single_use)
+    return StateSealer(source, audience=audience, ttl=ttl, single_use=single_use), warning
 
 
 def _arguments(request: Request) -> dict[str, Any]:

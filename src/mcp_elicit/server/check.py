@@ -15,11 +15,16 @@ Context) and builds the forms it can name without running anything:
 Each is checked as ``ctx.elicit`` would check it (:func:`~mcp_elicit.schema.form_problems`:
 every problem at once) with the ``allow_secrets`` the call gives, when that is a literal.
 
-What it cannot see, and reports as not checked: a form held in a local variable or built by a
-call (``make_form()``, ``create_model(...)``), a dict literal with names in it, arguments passed
-with ``*`` or ``**``, an ``allow_secrets`` that is not a literal, a handler whose source is not
-available. Questions asked in helper functions the handler calls
-(``await ask_dates(ctx)``) are not seen at all: only the handler's own body is read.
+It also reports a coroutine method of the Context (``elicit``, ``secret``, ``log``...) called
+without ``await``: not under ``await``, not handed to a call (``asyncio.gather``,
+``create_task``) or a collection, not kept in a name that is.
+
+What it cannot see, and reports as not checked (``unchecked``): a form held in a local variable
+or built by a call (``make_form()``, ``create_model(...)``), a dict literal with names in it,
+arguments passed with ``*`` or ``**``, an ``allow_secrets`` that is not a literal. A handler
+whose source is not available is a problem instead: nothing of it was checked. Questions asked
+in helper functions the handler calls (``await ask_dates(ctx)``) are not seen at all: only the
+handler's own body is read.
 """
 
 from __future__ import annotations
@@ -39,13 +44,14 @@ from mcp_elicit.server.registry import Entry, Prompt, Resource, Tool
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """A form that ``ctx.elicit`` would refuse, found by :meth:`Server.check`.
+    """A form that ``ctx.elicit`` would refuse, a Context call not awaited, or a handler that
+    could not be read, found by :meth:`Server.check`.
 
-    ``file`` and ``line`` are where the ``ctx.elicit`` call is; ``kind`` is ``"tool"``,
-    ``"prompt"`` or ``"resource"`` and ``name`` the handler's name (a resource's URI);
-    ``message`` is the text ``ctx.elicit`` would fail with. ``field`` names the field at fault
-    (``""``: the form as a whole) and ``field_file`` / ``field_line`` where it is declared, when
-    the check can tell.
+    ``file`` and ``line`` are where the call is (the handler's, for one not read); ``kind`` is
+    ``"tool"``, ``"prompt"`` or ``"resource"`` and ``name`` the handler's name (a resource's URI);
+    ``message`` is the text ``ctx.elicit`` would fail with, or what is wrong. ``field`` names the
+    field at fault (``""``: the form as a whole) and ``field_file`` / ``field_line`` where it is
+    declared, when the check can tell.
     """
 
     file: str
@@ -132,26 +138,37 @@ class _Checker:
             return  # no Context: it cannot ask anything
         fn = inspect.unwrap(entry.fn)
         code = getattr(fn, "__code__", None)
+        # A handler not read at all is a problem, not a note: `assert not app.check()` must not
+        # pass for a server none of whose questions were looked at.
         if code is None:
-            reason = f"the handler {fn!r} has no Python source"
-            self.unchecked.append(Unchecked("?", 0, kind, name, reason))
+            self._skipped("?", 0, kind, name, f"the handler {fn!r} has no Python source")
             return
         file, line = code.co_filename, code.co_firstlineno
         try:
             node = self._function(file, fn.__globals__, fn.__name__, line)
             scope = _Scope(fn, node) if node is not None else None
         except Exception as exc:  # a handler this check cannot read: say so, check the rest
-            self.unchecked.append(Unchecked(file, line, kind, name, _failed(exc)))
+            self._skipped(file, line, kind, name, _failed(exc))
             return
         if node is None or scope is None:
-            reason = f"the source of {fn.__qualname__} is not available"
-            self.unchecked.append(Unchecked(file, line, kind, name, reason))
+            reason = (
+                f"the source of {fn.__qualname__} is not available (defined in a REPL or by exec?): "
+                "define it in a file to have it checked"
+            )
+            self._skipped(file, line, kind, name, reason)
             return
+        for call in _unawaited_calls(node, context):
+            shown = f"{context}.{_method(call)}(...)"
+            message = f"{shown} is not awaited: write `await {shown}`"
+            self.problems.append(Problem(file, call.lineno, kind, name, message))
         for call in _elicit_calls(node, context):
             try:
                 self._call(call, scope, file, kind, name)
             except Exception as exc:  # the server's own code ran (a metaclass, a module __getattr__)
                 self.unchecked.append(Unchecked(file, call.lineno, kind, name, _failed(exc)))
+
+    def _skipped(self, file: str, line: int, kind: str, name: str, reason: str) -> None:
+        self.problems.append(Problem(file, line, kind, name, f"not checked: {reason}"))
 
     def _call(self, call: ast.Call, scope: _Scope, file: str, kind: str, name: str) -> None:
         expression = _form_argument(call)
@@ -294,6 +311,94 @@ def _elicit_calls(node: ast.AST, context: str) -> list[ast.Call]:
         and sub.func.value.id == context
     ]
     return sorted(calls, key=lambda call: (call.lineno, call.col_offset))
+
+
+def _method(call: ast.Call) -> str:
+    assert isinstance(call.func, ast.Attribute)
+    return call.func.attr
+
+
+def _coroutine_methods() -> frozenset[str]:
+    """The Context methods that return a coroutine: ``elicit``, ``secret``, ``log``..."""
+    from mcp_elicit.server.context import Context
+
+    return frozenset(
+        name
+        for name, value in vars(Context).items()
+        if not name.startswith("_") and inspect.iscoroutinefunction(value)
+    )
+
+
+# Where a coroutine is awaited: under ``await``, or handed on to what may await it: an argument
+# (``asyncio.gather(...)``, ``tg.create_task(...)``), an item of a collection, the body of a lambda
+# (a factory).
+_AWAITED_THERE: tuple[type[ast.AST], ...] = (
+    *(ast.Await, ast.Call, ast.keyword, ast.Starred, ast.Lambda),
+    *(ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp),
+)
+
+
+def _unawaited_calls(node: ast.AsyncFunctionDef | ast.FunctionDef, context: str) -> list[ast.Call]:
+    """``<context>.<coroutine method>(...)`` calls in the handler whose coroutine is never awaited:
+    not under ``await`` nor handed on (:data:`_AWAITED_THERE`), nor kept in a name that is."""
+    coroutines = _coroutine_methods()
+    parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    calls = [
+        sub
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Attribute)
+        and sub.func.attr in coroutines
+        and isinstance(sub.func.value, ast.Name)
+        and sub.func.value.id == context
+    ]
+    unawaited = [call for call in calls if not _awaited(call, parents, node, follow_names=True)]
+    return sorted(unawaited, key=lambda call: (call.lineno, call.col_offset))
+
+
+def _awaited(
+    expression: ast.expr,
+    parents: dict[ast.AST, ast.AST],
+    handler: ast.AST,
+    *,
+    follow_names: bool,
+) -> bool:
+    """Whether the coroutine ``expression`` gives is (or may be) awaited, judging by where it
+    stands; kept in a name (``task = ctx.elicit(...)``), by where that name is read."""
+    parent = parents.get(expression)
+    if isinstance(parent, _AWAITED_THERE):
+        return True
+    if isinstance(parent, ast.Return | ast.Yield | ast.YieldFrom):
+        return _enclosing_function(parent, parents) is not handler  # a helper hands it back
+    target = _assigned_name(parent)
+    if target is None or not follow_names:
+        return False
+    reads = [
+        sub
+        for sub in ast.walk(handler)
+        if isinstance(sub, ast.Name) and sub.id == target and isinstance(sub.ctx, ast.Load)
+    ]
+    return any(_awaited(read, parents, handler, follow_names=False) for read in reads)
+
+
+def _assigned_name(statement: ast.AST | None) -> str | None:
+    """The name ``statement`` (``x = ...``, ``x: T = ...``, ``(x := ...)``) binds, if that is all."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target: ast.expr | None = statement.targets[0]
+    elif isinstance(statement, ast.AnnAssign | ast.NamedExpr):
+        target = statement.target
+    else:
+        target = None
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST | None:
+    current = parents.get(node)
+    while current is not None and not isinstance(
+        current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    ):
+        current = parents.get(current)
+    return current
 
 
 def _form_argument(call: ast.Call) -> ast.expr | _NotResolved | None:

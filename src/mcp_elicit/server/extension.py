@@ -35,6 +35,17 @@ class Extension(Protocol):
         2025-11-25 bridge tells the client so (``notifications/elicitation/complete``)."""
         ...
 
+    def serving_over_stdio(self) -> None:
+        """The server is about to answer over stdio, where no request carries an access token
+        and no page is served: the extension's refusals should name the transport."""
+        ...
+
+    def serving_over_http(self, host: str, port: int, *, tls: bool) -> None:
+        """:meth:`Server.run_http() <mcp_elicit.server.Server.run_http>` is about to listen on
+        ``host``:``port`` (``tls``: with a certificate): the extension refuses an address its
+        settings forbid (``ValueError``) and warns when the links it sends cannot reach it."""
+        ...
+
     def asgi(
         self,
         server: Server,

@@ -95,12 +95,13 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
                 "(a client sends arguments by name: give each its own parameter)"
             )
         plain.append(param)
-    try:
-        params = tuple(_plain_parameter(p, hints.get(p.name, Any)) for p in plain)
-    except UnsupportedAnnotation:
-        return _pydantic_signature(fn, plain, hints, context_param, as_text=as_text)
-    if as_text:
-        params = tuple(_read_from_text(p, fn) for p in params)
+    read: list[Parameter] = []
+    for p in plain:
+        try:
+            read.append(_plain_parameter(p, hints.get(p.name, Any)))
+        except UnsupportedAnnotation:
+            return _pydantic_signature(fn, plain, hints, context_param, as_text=as_text, rich=p)
+    params = tuple(_read_from_text(p, fn) for p in read) if as_text else tuple(read)
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {p.name: p.schema for p in params},
@@ -132,10 +133,12 @@ def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except NameError as exc:
+        from mcp_elicit.schema.sources import unresolved_advice  # the error path only
+
+        advice = unresolved_advice(exc.name, inspect.unwrap(fn))
         raise TypeError(
             f"{fn.__qualname__}: its annotations name {exc.name or 'something'!r}, which its module "
-            "does not define when the handler is registered (imported under `if TYPE_CHECKING:`?): "
-            "import it at run time"
+            f"does not define when the handler is registered: {advice}"
         ) from None
 
 
@@ -192,8 +195,8 @@ def _plain_binder(params: tuple[Parameter, ...]) -> Callable[[Mapping[str, Any]]
             elif p.required:
                 problems.append(f"missing required argument {p.name!r}")
             elif p.default is _MISSING:
-                # Optional in the schema for being nullable (``x: int | None``, ``x: Any``) but
-                # without a Python default: left out, it is None, as a form field of that type.
+                # ``x: int | None`` without a Python default: optional in the schema (the docs'
+                # "X | None" row), and left out, it is None, as a form field of that type.
                 kwargs[p.name] = None
         if problems:
             raise ArgumentError("; ".join(problems))
@@ -271,7 +274,7 @@ def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
                 raise UnsupportedAnnotation
         description = " ".join(texts) or None
         annotation = base
-    schema, convert, nullable = _schema_for(annotation)
+    schema, convert, optional = _schema_for(annotation)
     schema = dict(schema)
     if description:
         schema["description"] = description
@@ -281,7 +284,7 @@ def _plain_parameter(param: inspect.Parameter, annotation: Any) -> Parameter:
     if has_default and param.default is not None:
         default = param.default.value if isinstance(param.default, enum.Enum) else param.default
         schema["default"] = default
-    required = not has_default and not nullable
+    required = not has_default and not optional
     return Parameter(param.name, schema, required, param.default, convert)
 
 
@@ -298,7 +301,10 @@ def _marked_description(annotation: Any) -> str | None:
 
 
 def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
-    """(schema, converter, nullable) for a plain type; UnsupportedAnnotation otherwise."""
+    """(schema, converter, optional) for a plain type; UnsupportedAnnotation otherwise.
+
+    ``optional``: a call may leave it out without a default (``X | None``: it is None). ``Any``
+    takes None too, but says nothing about being left out: without a default it is required."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
         members = [a for a in get_args(tp) if a is not type(None)]
@@ -312,7 +318,7 @@ def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
         # null is taken (``optional``): the schema says so, as pydantic writes it.
         return ({"anyOf": [schema, {"type": "null"}]} if schema else {}), optional, True
     if tp is Any:
-        return {}, lambda v, _n: v, True
+        return {}, lambda v, _n: v, False
     if tp is bool:
         return {"type": "boolean"}, _check_bool, False
     if tp is int:
@@ -333,7 +339,7 @@ def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
         return {"type": "string", "enum": values}, _choice(values, tp), False
     if origin in (list, typing.Sequence) or tp is list:
         args = get_args(tp)
-        item_schema, item_convert, _ = _schema_for(args[0]) if args else ({}, lambda v, _n: v, True)
+        item_schema, item_convert, _ = _schema_for(args[0]) if args else ({}, lambda v, _n: v, False)
 
         def convert_list(value: Any, name: str) -> Any:
             if not isinstance(value, list):
@@ -345,7 +351,7 @@ def _schema_for(tp: Any) -> tuple[dict[str, Any], Convert, bool]:
         args = get_args(tp)
         if args and args[0] is not str:
             raise UnsupportedAnnotation
-        value_schema, value_convert, _ = _schema_for(args[1]) if args else ({}, lambda v, _n: v, True)
+        value_schema, value_convert, _ = _schema_for(args[1]) if args else ({}, lambda v, _n: v, False)
 
         def convert_dict(value: Any, name: str) -> Any:
             if not isinstance(value, dict):
@@ -437,12 +443,11 @@ def _to_read_again(errors: list[Any], values: dict[str, Any]) -> set[str]:
     return again
 
 
-def _nullable(annotation: Any) -> bool:
-    """Whether ``annotation`` takes None (``X | None``, ``Optional[X]``, ``Any``, in ``Annotated``)."""
+def _optional(annotation: Any) -> bool:
+    """Whether ``annotation`` names None (``X | None``, ``Optional[X]``, in ``Annotated``): such
+    an argument may be left out without a default, as on the plain path (``Any`` may not)."""
     if get_origin(annotation) is typing.Annotated:
         annotation = get_args(annotation)[0]
-    if annotation is Any:
-        return True
     return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
 
 
@@ -467,16 +472,28 @@ def _whole(value: Any, depth: int = 1) -> Any:
     return {key: _whole(item, depth + 1) for key, item in value.items()}
 
 
+def _needing_pydantic(fn: Callable[..., Any], rich: inspect.Parameter, hints: dict[str, Any]) -> str:
+    """The part a missing [pydantic] extra is blamed on: the first argument only pydantic reads
+    (``book_trip: the argument 'leaving' (date | None)``)."""
+    # The annotation as written: a string under ``from __future__ import annotations``; else a
+    # class of the handler's module by its bare name.
+    written = rich.annotation
+    if not isinstance(written, str):
+        written = inspect.formatannotation(hints.get(rich.name, Any), base_module=fn.__module__)
+    return f"{fn.__qualname__}: the argument {rich.name!r} ({written})"
+
+
 def _pydantic_signature(
     fn: Callable[..., Any],
     params: list[inspect.Parameter],
     hints: dict[str, Any],
     context_param: str | None,
     *,
-    as_text: bool = False,
+    as_text: bool,
+    rich: inspect.Parameter,
 ) -> Signature:
-    plain_types = "str, int, float, bool, Literal, Enum, list or dict"  # these need nothing
-    require("pydantic", part=f"{fn.__qualname__}: an argument type other than {plain_types}")
+    """The signature read by pydantic; ``rich`` is the first parameter the plain path cannot read."""
+    require("pydantic", part=_needing_pydantic(fn, rich, hints))
     import pydantic
 
     # Each argument is a field of a model named by position, the argument's name its alias: a name
@@ -487,8 +504,8 @@ def _pydantic_signature(
         annotation = hints.get(p.name, Any)
         default = p.default
         if default is _MISSING:
-            # Optional for being nullable, as on the plain path: left out, it is None.
-            default = None if _nullable(annotation) else ...
+            # ``X | None`` is optional, as on the plain path: left out, it is None.
+            default = None if _optional(annotation) else ...
         fields[f"a{index}"] = (annotation, pydantic.Field(default, alias=p.name))
 
     def arguments_model(**chosen: Any) -> tuple[Any, dict[str, Any]]:

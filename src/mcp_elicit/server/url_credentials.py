@@ -15,7 +15,12 @@ URL does; :func:`mcp_elicit.server.urls.check_elicitation_url` refuses it then. 
   ``X-Amz-Signature``, ``sig``, ``Key-Pair-Id``, ``hmac``): in a URL they make the link
   pre-authenticated (S3, GCS and CloudFront presigned URLs, Azure SAS), though a form field so
   named asks for nothing secret (an e-mail signature), so they are words of this check only.
-  They count as the name's last words: ``signature_version`` and ``session_name`` pass.
+  They count as the name's last words: ``signature_version`` and ``session_name`` pass. So
+  do SAML's ``SAMLResponse`` and ``SAMLart``: opening the link signs its holder in.
+* **An ``Authorization`` header's value** as any parameter's: ``Bearer`` and a token (long,
+  with a digit: "bearer bonds" passes), ``Basic`` and a base64 ``user:password``.
+* **A URL in a value** (a redirect target: ``?next=https://app/cb%3Faccess_token%3D…``) is read
+  the same way, to three levels: the browser, then the app, follow it with all it carries.
 * **A JWT anywhere** in the path, query or fragment, whatever it is called: three base64url
   segments joined by dots whose first decodes to a JSON object with an ``alg`` (a JWS, or the
   start of a JWE).
@@ -45,7 +50,7 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Final
-from urllib.parse import SplitResult, parse_qsl, unquote
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from mcp_elicit.schema.secret_words import is_credential_name, name_words
 
@@ -66,6 +71,8 @@ _LINK_NAMES: Final = {
     ),
     "a link signature": ("signature", "sig", "hmac", "key_pair_id"),
     "credentials": ("auth", "authorization"),
+    # SAML's HTTP-Redirect and artifact bindings: whoever opens the link is signed in.
+    "a sign-in assertion": ("SAMLResponse", "saml_response", "SAMLart", "samlart", "saml_art"),
     "an Akamai edge token": ("hdnts", "hdnea", "hdntl"),
 }
 _LINK_WORDS: Final = {
@@ -100,6 +107,8 @@ _DIGITS: Final = re.compile(r"[0-9]+")
 _CLOUDFLARE_VERIFY: Final = re.compile(r"[0-9]{9,11}-[A-Za-z0-9+/=_ -]{20,}")  # '+' may arrive as ' '
 _HASH_VALUE: Final = re.compile(r"[A-Za-z0-9_-]{16,}={0,2}")
 _EXPIRY_VALUE: Final = re.compile(r"[0-9]{9,11}")
+_BEARER_TOKEN: Final = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9._~+/-]{16,}=*")  # RFC 6750's token68
+_BASIC_CREDENTIALS: Final = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}")
 _HASH_NAMES: Final = ("st", "md5", "h", "hash")
 _EXPIRY_NAMES: Final = ("e", "expires", "expire")
 _WOWZA_PREFIX: Final = "wowzatoken"
@@ -108,18 +117,41 @@ _WOWZA_PREFIX: Final = "wowzatoken"
 def find_credential(parts: SplitResult) -> str | None:
     """Where ``parts`` carries something that lets its holder in, as a message says it
     (``"'accessToken' in its query (it names an access token)"``), or None."""
+    return _find(parts, _MAX_NESTED_URLS)
+
+
+# A redirect parameter's URL may hold one of its own (``?next=/login?return=/cb%3F...``).
+_MAX_NESTED_URLS: Final = 3
+
+
+def _find(parts: SplitResult, nesting: int) -> str | None:
     params = list(url_parameters(parts))
     for where, name, value in params:
         if not value.strip("="):  # carries nothing: an anchor (#password), a flag, base64 padding
             continue
-        reason = _credential_name(name)
+        reason = _credential_name(name) or _authorization_value(value)
         if reason is not None:
             return f"{name!r} in its {where} ({reason})"
     for where in ("query", "fragment", "path"):
         found = _cdn_token([(name, value) for w, name, value in params if w == where])
         if found is not None:
             return f"{found[0]} in its {where} ({found[1]})"
-    return _known_key(parts) or _jwt(parts)
+    found_key = _known_key(parts) or _jwt(parts)
+    if found_key is not None or nesting == 0:
+        return found_key
+    # A URL in a value (``?next=https://app/cb?access_token=...``, decoded once already): the
+    # browser, then the app, follow it with everything it carries. Keys and JWTs in it were
+    # found above, in the whole text; the names of its own parameters are read here.
+    for where, name, value in params:
+        if "=" in value and ("?" in value or "#" in value or ";" in value):
+            try:
+                nested = urlsplit(value)
+            except ValueError:  # "http://[x?a=b": no URL, so nothing a browser would follow
+                continue
+            inner = _find(nested, nesting - 1)
+            if inner is not None:
+                return f"a URL in {name!r} in its {where}, with {inner}"
+    return None
 
 
 def url_parameters(parts: SplitResult) -> Iterator[tuple[str, str, str]]:
@@ -149,6 +181,23 @@ def _credential_name(name: str) -> str | None:
             return link
     if name.lower().startswith(_WOWZA_PREFIX):
         return "a Wowza SecureToken"
+    return None
+
+
+def _authorization_value(value: str) -> str | None:
+    """An ``Authorization`` header's value sent as a parameter's (``?auth=Bearer%20…``): a bearer
+    token (long, with a digit, so "bearer bonds" is no token) or Basic's base64 ``user:password``."""
+    scheme, _, credentials = value.strip().partition(" ")
+    scheme, credentials = scheme.lower(), credentials.strip()
+    if scheme == "bearer" and _BEARER_TOKEN.fullmatch(credentials):
+        return "its value is a bearer token"
+    if scheme == "basic" and _BASIC_CREDENTIALS.fullmatch(credentials):
+        try:
+            decoded = base64.b64decode(credentials, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if b":" in decoded:
+            return "its value is a user name and password"
     return None
 
 

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .keys import KeyRing
+from .keys import KeyRing, for_operators
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -80,7 +80,7 @@ def parse_key_file(text: str, *, origin: str = "key file") -> KeyRing:
     try:
         return KeyRing.from_secrets(secrets)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"{origin}: {exc}") from None
+        raise ValueError(f"{origin}: {for_operators(exc)}") from None
 
 
 def _signature(st: os.stat_result) -> _Signature:

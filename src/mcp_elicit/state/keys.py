@@ -52,6 +52,8 @@ __all__ = [
     "KID_BYTES",
     "PASSPHRASE_MIN_CHARS",
     "KeyRing",
+    "for_operators",
+    "set_but_blank",
 ]
 
 KEY_BYTES: Final = 32
@@ -78,12 +80,30 @@ _B64_PREFIX: Final = "b64:"
 _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}=?")
 _B64_ANY_RE: Final = re.compile(r"[A-Za-z0-9_+/-]+={0,2}")
 
+# How a weak secret is fixed: in code, and by an operator who set the environment variable.
+_FIX_IN_CODE: Final = "use KeyRing.generate_secret() for a proper key"
+_FIX_IN_ENV: Final = "run `mcp-elicit keygen` for a proper key"
+
 _EPHEMERAL_WARNING: Final = (
     "requestState is sealed with an ephemeral, process-local key: state sealed by this process "
     "cannot be opened by another instance or after a restart, so multi-round requests will fail "
     "across instances and restarts. For multi-instance deployments set "
     f"{ENV_VAR} (comma-separated secrets, the first one seals) to the same value on every instance."
 )
+
+
+def for_operators(exc: Exception) -> str:
+    """``exc``'s message for whoever set a key variable or wrote a key file: the fix is a shell
+    command there, not a Python call."""
+    return str(exc).replace(_FIX_IN_CODE, _FIX_IN_ENV)
+
+
+def set_but_blank(*names: str) -> str | None:
+    """The first of the environment variables ``names`` that is set to nothing but whitespace.
+
+    Such a variable counts as unset (as every variable of this package does), so a warning that
+    would tell the operator to set it says it is empty instead."""
+    return next((name for name in names if os.environ.get(name, "x").strip() == ""), None)
 
 
 class _Key:
@@ -146,12 +166,12 @@ def _secret_to_key(secret: str | bytes, index: int) -> bytes:
     if len(text) < PASSPHRASE_MIN_CHARS:
         raise ValueError(
             f"{origin}: a passphrase must be at least {PASSPHRASE_MIN_CHARS} characters, got "
-            f"{len(text)}; use KeyRing.generate_secret() for a proper key"
+            f"{len(text)}; {_FIX_IN_CODE}"
         )
     if len(set(text)) < _MIN_DISTINCT_CHARS:
         raise ValueError(
             f"{origin}: the passphrase uses fewer than {_MIN_DISTINCT_CHARS} distinct characters; "
-            "use KeyRing.generate_secret() for a proper key"
+            + _FIX_IN_CODE
         )
     try:
         ikm = text.encode("utf-8")
@@ -184,7 +204,7 @@ class KeyRing:
             if len(set(material)) < _MIN_DISTINCT_BYTES:
                 raise ValueError(
                     f"state key #{index}: the key uses fewer than {_MIN_DISTINCT_BYTES} distinct "
-                    "byte values, which no random key does; use KeyRing.generate_secret()"
+                    f"byte values, which no random key does; {_FIX_IN_CODE}"
                 )
             if material in seen:
                 raise ValueError(f"state key #{index}: duplicate key (each key may appear once)")
@@ -228,7 +248,7 @@ class KeyRing:
         try:
             return cls.from_secrets(secrets)
         except ValueError as exc:
-            raise ValueError(f"{var}: {exc}") from None
+            raise ValueError(f"{var}: {for_operators(exc)}") from None
 
     @classmethod
     def ephemeral(cls) -> KeyRing:

@@ -116,6 +116,7 @@ class HttpApp:
         # Several instances: a message for a session another instance holds goes to it.
         router = server.session_router
         self.relay = None if router is None else SessionRelay(self, router)
+        server.warn_if_key_is_ephemeral()
 
     async def aclose(self) -> None:
         """End the 2025-11-25 sessions (their calls are cancelled) and stop relaying for other

@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import select
+import shlex
 import stat
 import sys
 import threading
@@ -80,6 +81,9 @@ def run_stdio(server: Server) -> None:
     if sys.stdin is None or sys.stdout is None:  # started with <&- or >&-
         logger.error("stdin or stdout is closed: a stdio MCP server talks to its client over both")
         raise SystemExit(1)
+    if _isatty(sys.stdin):
+        # Run by hand (`python server.py`), it would only wait, and answer typed text with -32700.
+        print(terminal_hint(), file=sys.stderr, flush=True)
     global _exit_status
     try:
         with _protocol_stdout() as out:
@@ -87,6 +91,32 @@ def run_stdio(server: Server) -> None:
     except KeyboardInterrupt:
         _exit_status = 130  # interrupted (Ctrl-C), as shells report it: not a clean end of input
         raise SystemExit(130) from None
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False
+
+
+def terminal_hint() -> str:
+    """The line printed when stdin is a terminal: someone ran the server by hand, while its
+    client is meant to start it. It names this process's command when it can tell it."""
+    command = _own_command()
+    example = f"e.g. mcp-elicit call {shlex.quote(command)} TOOL" if command else "e.g. mcp-elicit call"
+    return (
+        f"serving MCP on stdio (this terminal): an MCP client starts this command ({example}); Ctrl-C ends it"
+    )
+
+
+def _own_command() -> str | None:
+    """How this process was started (``python server.py``), as a shell would take it again; None
+    for code given with ``-c``, an interactive session, or a command too long to show."""
+    if not sys.argv or sys.argv[0] in ("", "-c"):
+        return None
+    command = shlex.join(sys.orig_argv)
+    return command if len(command) <= 100 else None
 
 
 async def _serve_then_exit(server: Server, stdin: IO[bytes], stdout: IO[bytes]) -> None:

@@ -4,8 +4,12 @@ ends the server in bounded time with an answer for every request still running."
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
+import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcp_elicit._extras import require
@@ -21,13 +25,15 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     head_timeout: float | None = None,
-    started_message: str | None = None,
+    started_message: Callable[[int], str] | None = None,
     **options: Any,
 ) -> None:
     """Run ``app`` with uvicorn, one worker, quiet logs.
 
-    ``started_message`` is printed on stderr once the socket listens (not before: a port already
-    taken must not be announced as served).
+    ``started_message(port)`` is printed on stderr once the socket listens (not before: a port
+    already taken must not be announced as served), given the port listened on: with ``port=0``
+    the system picks a free one, and the message is how the user learns which. A port that
+    cannot be listened on (in use, say) ends the process with one line saying so, status 1.
 
     ``head_timeout`` (default :data:`~mcp_elicit.transport.head_timeout.DEFAULT_HEAD_TIMEOUT`
     seconds) closes connections that do not finish sending a request head in time; pass ``0`` to
@@ -46,9 +52,8 @@ def serve(
     if not isinstance(host, str) or not host.strip():
         # uvicorn would take "" for every interface: never by accident.
         raise ValueError(f"host must be an address or a name to listen on, such as 127.0.0.1, not {host!r}")
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        # Not 0 either: uvicorn would pick a free port and tell no one which.
-        raise ValueError(f"port must be a whole number from 1 to 65535, not {port!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be a whole number from 0 (any free port) to 65535, not {port!r}")
     seconds = DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
         raise ValueError(f"head_timeout must be a number of seconds (0 turns it off), not {head_timeout!r}")
@@ -90,6 +95,43 @@ def serve(
         sys.exit(3)  # uvicorn's STARTUP_FAILURE
 
 
+class _BindFailure(logging.Filter):
+    """Takes uvicorn's log record of a socket it could not listen on (it logs the OSError itself)
+    out of the log, and keeps the error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[OSError] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, OSError):
+            self.errors.append(record.msg)
+            return False
+        return True
+
+
+@contextlib.contextmanager
+def _bind_failure() -> Iterator[list[OSError]]:
+    """The OSError uvicorn meets binding its socket meanwhile, if any (a list: empty when none)."""
+    catcher = _BindFailure()
+    log = logging.getLogger("uvicorn.error")
+    log.addFilter(catcher)
+    try:
+        yield catcher.errors
+    finally:
+        log.removeFilter(catcher)
+
+
+def _cannot_listen(error: OSError, host: str, port: int) -> str:
+    """One line for a socket uvicorn could not listen on, with what to do about it."""
+    where = f"port {port} on {host}"
+    if error.errno == errno.EADDRINUSE:
+        return f"{where}: address already in use: stop what uses it or pass run_http(port=...)"
+    if error.errno == errno.EACCES:
+        return f"{where}: permission denied (ports below 1024 need privileges): pass a port above 1023"
+    return f"cannot listen on {where}: {error.strerror or error}"
+
+
 def _answering_server(base: type[Any]) -> type[Any]:
     """uvicorn's Server, printing ``started_message`` once listening, and waiting (briefly) for
     the requests it cancelled to end.
@@ -100,12 +142,28 @@ def _answering_server(base: type[Any]) -> type[Any]:
     """
 
     class AnsweringServer(base):  # type: ignore[misc]
-        started_message: str | None = None
+        started_message: Callable[[int], str] | None = None
 
         async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
+            with _bind_failure() as failed:
+                try:
+                    await super().startup(sockets=sockets)
+                except SystemExit:
+                    if not failed:
+                        raise
+                    # uvicorn logged the OSError and exits with 3: one line of ours instead.
+                    raise SystemExit(_cannot_listen(failed[0], self.config.host, self.config.port)) from None
             if self.started and self.started_message:
-                print(self.started_message, file=sys.stderr, flush=True)
+                print(self.started_message(self.port()), file=sys.stderr, flush=True)
+
+        def port(self) -> int:
+            """The port listened on: the one asked for, or the one the system chose for 0."""
+            for server in self.servers:
+                for sock in server.sockets:
+                    address = sock.getsockname()
+                    if isinstance(address, tuple):  # not a Unix socket's path
+                        return int(address[1])
+            return int(self.config.port)
 
         async def shutdown(self, sockets: Any = None) -> None:
             await super().shutdown(sockets=sockets)
