@@ -14,6 +14,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_elicit._extras import require
 from mcp_elicit.server import options
 from mcp_elicit.server.auth import Authenticate, Caller
 from mcp_elicit.server.call import Call, CloseStream, Notify
@@ -572,6 +573,7 @@ class Server:
         says why (``port 8000 on 127.0.0.1: address already in use: ...``), status 1."""
         from mcp_elicit.transport.uvicorn_runner import serve
 
+        require("http", part="Server.run_http()")  # before the app is built: it warns of its key
         if self.connect is not None and not ({"uds", "fd"} & uvicorn_options.keys()):
             self.connect.serving_over_http(host, port, tls=bool(uvicorn_options.get("ssl_certfile")))
         app = self.asgi(

@@ -96,11 +96,17 @@ def analyse(fn: Callable[..., Any], context_type: type, *, as_text: bool = False
             )
         plain.append(param)
     read: list[Parameter] = []
+    rich: inspect.Parameter | None = None
     for p in plain:
         try:
             read.append(_plain_parameter(p, hints.get(p.name, Any)))
         except UnsupportedAnnotation:
-            return _pydantic_signature(fn, plain, hints, context_param, as_text=as_text, rich=p)
+            rich = p
+            break
+    if rich is not None:
+        # Outside the except block: a missing [pydantic] extra is reported alone, not as
+        # raised "during handling of" an internal exception.
+        return _pydantic_signature(fn, plain, hints, context_param, as_text=as_text, rich=rich)
     params = tuple(_read_from_text(p, fn) for p in read) if as_text else tuple(read)
     schema: dict[str, Any] = {
         "type": "object",
