@@ -261,3 +261,44 @@ def test_json_escapes_what_a_terminal_would_run(tmp_path: Path) -> None:
 )
 def test_type_of(schema: Any, shown: str) -> None:
     assert type_of(schema, {}) == shown
+
+
+NO_TOOLS = textwrap.dedent(
+    """
+    from mcp_elicit import Server
+
+    app = Server("empty", version="1", state_keys=["tools-listing-tests-secret-0123456789abcdef"])
+
+
+    @app.prompt()
+    async def greet() -> str:
+        return "hello"
+
+
+    app.run_stdio()
+    """
+)
+
+
+@pytest.mark.parametrize("protocol", [[], ["--legacy"]], ids=["2026-07-28", "2025-11-25"])
+def test_a_server_without_tools_is_said_to_have_none(tmp_path: Path, protocol: list[str]) -> None:
+    """A server with no tools does not offer the capability, so it answers tools/list and
+    tools/call with 'Method not found': `tools` says it has none, `call` why nothing ran."""
+    script = tmp_path / "empty.py"
+    script.write_text(NO_TOOLS, encoding="utf-8")
+    target = f"{sys.executable} {script}"
+    listed = cli("tools", target, *protocol)
+    assert listed.returncode == 0, listed.stderr
+    assert (
+        listed.stdout.splitlines()[1]
+        == "(the server offers no tools: it answers tools/list and tools/call with 'Method not found')"
+    )
+    as_json = cli("tools", target, "--json", *protocol)
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["tools"] == []
+    called = cli("call", target, "greet", *protocol)
+    assert called.returncode == 2  # failed: no tool ran
+    assert called.stderr.rstrip().endswith(
+        "; the server offers no tools: it answers tools/list and tools/call with 'Method not found'"
+    )
+    assert "Traceback" not in called.stderr + listed.stderr

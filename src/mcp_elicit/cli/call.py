@@ -48,7 +48,7 @@ from mcp_elicit.cli import (
 from mcp_elicit.cli.recording import Recording
 from mcp_elicit.cli.server_stderr import ServerStderr
 from mcp_elicit.client.text import clean
-from mcp_elicit.wire.errors import INVALID_PARAMS
+from mcp_elicit.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 
 if TYPE_CHECKING:
     from mcp_elicit.client import (
@@ -319,6 +319,8 @@ def _what_to_do(
     (the usual -32602): None for the others."""
     data = exc.data if isinstance(exc.data, dict) else {}
     said = exc.message.lower()
+    if exc.code == METHOD_NOT_FOUND:
+        return NO_TOOLS
     if exc.code == INVALID_PARAMS and data.get("reason") == "invalid_request_state":
         return (
             "the server no longer accepts this call's state: the question waited longer than it "
@@ -385,24 +387,33 @@ async def _tools(
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> int:
     from mcp_elicit.cli.tool_listing import listing_json, tool_lines
+    from mcp_elicit.client import McpClientError
 
     connecting = _connect(target, None, headers, protocol, server, connect_timeout)
     async with asyncio.timeout(60), connecting as client:
-        tools = await client.list_tools()
         identity = client.server_identity
+        try:
+            tools = await client.list_tools()
+        except McpClientError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            tools = None  # a server with no tools need not know tools/list (it has no capability)
     if as_json:
         about = {"name": identity.name, "title": identity.title, "version": identity.version}
-        write_output(listing_json({**about, "protocolVersion": identity.protocol_version}, tools))
+        write_output(listing_json({**about, "protocolVersion": identity.protocol_version}, tools or []))
         return EXIT_OK
     name = clean(identity.name, single_line=True, max_length=200)
     version = f" {clean(identity.version, single_line=True, max_length=40)}" if identity.version else ""
     lines = [f"# {name}{version}, speaking {identity.era}"]
-    for tool in tools:
+    if tools is None:
+        lines.append(f"({NO_TOOLS})")
+    for tool in tools or []:
         lines.extend(tool_lines(tool))
     write_output("\n".join(lines))
     return EXIT_OK
 
 
+NO_TOOLS = "the server offers no tools: it answers tools/list and tools/call with 'Method not found'"
 NO_ELICITATION = (
     "this client declared no elicitation, as it has no terminal and no --answers: run in a "
     "terminal to answer, or pass --answers FILE"
