@@ -280,6 +280,30 @@ async def test_logs_follow_the_level_the_session_set(make_transport: MakeTranspo
     assert order.index("result") > max(i for i, m in enumerate(order) if m == "notifications/message")
 
 
+async def test_a_log_written_before_a_question_reaches_the_client_once(make_transport: MakeTransport) -> None:
+    """The handler runs again from the top once the question is answered, and writes its first
+    log again; the call is one request here, so the client gets it once (a later log that
+    differs still goes out)."""
+    person = Person(lambda asked: accept(ok=True))
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async with (
+        asyncio.timeout(FLOW_TIMEOUT),
+        connect(make_transport, elicitation_callback=person, logging_callback=on_log) as (client, _log),
+    ):
+        await client.set_logging_level("debug")
+        result = await client.call_tool("audit_ticket", {"title": "Once"})
+    assert text_of(result) == "audited 'Once' (round 1)"
+    assert [(m.level, m.data) for m in logged] == [
+        ("debug", "auditing 'Once'"),
+        ("info", {"title": "Once", "confirmed": True}),
+        ("warning", "'Once' audited"),
+    ]
+
+
 async def test_a_cancelled_call_stops_the_handler(
     make_transport: MakeTransport, request: pytest.FixtureRequest
 ) -> None:

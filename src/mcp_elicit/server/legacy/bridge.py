@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.server.call import Call
 from mcp_elicit.server.engine import Complete, NeedsInput, Outcome
+from mcp_elicit.server.legacy.notices import CallNotices
 from mcp_elicit.server.registry import Entry
 from mcp_elicit.server.replay import exception_leaves
 from mcp_elicit.wire import legacy, mrtr
@@ -78,11 +79,14 @@ class ClientFailed(McpError):
 class Bridge:
     """Runs one call of a legacy session to its end (see the module docstring)."""
 
-    def __init__(self, session: LegacySession, entry: Entry, call: Call, channel: Channel) -> None:
+    def __init__(
+        self, session: LegacySession, entry: Entry, call: Call, channel: Channel, notices: CallNotices
+    ) -> None:
         self._session = session
         self._entry = entry
         self._call = call
         self._channel = channel
+        self._notices = notices  # the call's notify: told when the handler runs again
         # (message, url) of URL questions the user accepted in this call -> their elicitationId
         self._accepted_urls: dict[tuple[str, str], str] = {}
 
@@ -126,6 +130,7 @@ class Bridge:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _MAX_PAUSE)
             call = call.next_round(answers, outcome.state)
+            self._notices.next_round()
             outcome = await session.server.run_call(self._entry, call)
             await self._completed_urls(outcome)
         return outcome.result

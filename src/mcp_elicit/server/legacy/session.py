@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mcp_elicit.server.app import encoded
 from mcp_elicit.server.auth import Caller
 from mcp_elicit.server.legacy.bridge import Bridge, ClientFailed
+from mcp_elicit.server.legacy.notices import CallNotices
 from mcp_elicit.wire import legacy
 from mcp_elicit.wire.errors import INTERNAL_ERROR, McpError, invalid_params, invalid_request, method_not_found
 from mcp_elicit.wire.jsonrpc import (
@@ -206,13 +207,12 @@ class LegacySession:
         listed = self.server.listing(request)
         if listed is not None:
             return legacy.legacy_result(listed)
-        found = self.server.call_for(
-            request, self._meta(request), self.caller, self._notifier(channel), channel.close
-        )
+        notices = self._notices(channel)
+        found = self.server.call_for(request, self._meta(request), self.caller, notices, channel.close)
         if found is not None:
             entry, call = found
             try:
-                return legacy.legacy_result(await Bridge(self, entry, call, channel).run())
+                return legacy.legacy_result(await Bridge(self, entry, call, channel, notices).run())
             except ClientFailed as failed:
                 if method != "tools/call":
                     raise  # -32603: prompts and resources have no error result of their own
@@ -231,23 +231,14 @@ class LegacySession:
         assert self.version is not None
         return RequestMeta(self.version, self.capabilities, self.client_info, token, self.log_level)
 
-    def _notifier(self, channel: Channel) -> Any:
-        """How one call's notifications go out. The call's rounds are one request here, with one
-        progress token, and the handler runs again from the top in each: what it reported before
-        a question it reports again. The spec wants each progress value higher than the last,
-        so only one past the highest sent goes out."""
-        highest: float | None = None
+    def _notices(self, channel: Channel) -> CallNotices:
+        """How one call's notifications go out on ``channel``: each once, across the rounds
+        (:mod:`~mcp_elicit.server.legacy.notices`)."""
 
-        async def notify(method: str, params: dict[str, Any]) -> None:
-            nonlocal highest
-            if method == "notifications/progress":
-                progress = params["progress"]
-                if highest is not None and progress <= highest:
-                    return
-                highest = progress
+        async def send(method: str, params: dict[str, Any]) -> None:
             await self.notify(method, params, channel)
 
-        return notify
+        return CallNotices(send)
 
     def notification(self, notification: Notification) -> None:
         """A notification from the client (the transport handles ``notifications/cancelled``,
