@@ -223,7 +223,7 @@ async def test_a_stream_not_picked_up_again_cancels_its_call_and_withdraws_the_q
     assert not [m for m in resumed if m.get("id") == call["id"]]  # a cancelled call gets no response
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "1999-01-01"])
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "1999-01-01", "banana", ""])
 async def test_a_session_message_naming_a_version_no_session_speaks_is_400(
     http_server: HttpServer, http: httpx.AsyncClient, version: str
 ) -> None:
@@ -237,8 +237,9 @@ async def test_a_session_message_naming_a_version_no_session_speaks_is_400(
     assert refused.status_code == 400
     assert refused.json()["id"] == listed["id"]
     assert refused.json()["error"]["code"] == -32600
+    shown = version or "''"  # text that names no version is refused the same way
     assert (
-        f"MCP-Protocol-Version {version} is not a version of this server's"
+        f"MCP-Protocol-Version {shown} is not a version of this server's"
         in refused.json()["error"]["message"]
     )
     answer = {"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}

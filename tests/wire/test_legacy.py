@@ -174,7 +174,8 @@ def test_check_version_header_takes_the_sessions_versions(value: str | None) -> 
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [("2024-11-05", "2024-11-05"), ("x" * 50, "'" + "x" * 40 + "'..."), ("a\x1bb", "'a\\x1bb'...")],
+    # Quoted when it is not shown as it is; "..." only when it is cut.
+    [("2024-11-05", "2024-11-05"), ("x" * 50, "'" + "x" * 40 + "'..."), ("a\x1bb", "'a\\x1bb'"), ("", "''")],
 )
 def test_check_version_header_refuses_the_rest_with_invalid_request(value: str, shown: str) -> None:
     with pytest.raises(McpError) as refused:
@@ -182,3 +183,21 @@ def test_check_version_header_refuses_the_rest_with_invalid_request(value: str, 
     assert refused.value.code == -32600
     assert refused.value.message.startswith(f"Invalid request: MCP-Protocol-Version {shown} is not")
     assert "2025-11-25, 2025-06-18" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("value", "modern"),
+    [
+        ("2026-07-28", True),
+        ("2027-01-01", True),
+        ("2025-11-25", False),
+        ("banana", False),
+        ("", False),
+        ("2026-07-28x", False),
+        ("9999-99-99", True),
+        (None, False),
+        ("２０２６-07-28", False),
+    ],
+)
+def test_a_modern_version_is_a_date_from_2026_07_28_on(value: object, modern: bool) -> None:
+    assert legacy.is_modern_version(value) is modern

@@ -43,7 +43,7 @@ from mcp_elicit.wire.jsonrpc import (
     encode_error,
     parse_message,
 )
-from mcp_elicit.wire.legacy import check_version_header, is_legacy_version
+from mcp_elicit.wire.legacy import check_version_header, is_modern_version
 from mcp_elicit.wire.meta import RequestMeta, is_modern
 
 if TYPE_CHECKING:
@@ -145,8 +145,8 @@ class HttpApp:
         if head.method != "POST":  # GET or DELETE: a 2025-11-25 session's stream or its end
             # (A 2026-07-28 version here is not refused: GET and DELETE exist only in sessions,
             # which then answer for the session id.)
-            dated = is_legacy_version(head.headers.get("mcp-protocol-version"))
-            if dated and not await _session_version_ok(head, None, send):
+            modern = is_modern_version(head.headers.get("mcp-protocol-version"))
+            if not modern and not await _session_version_ok(head, None, send):
                 return
             passed, caller = await self._authenticated(send, head, None)
             if passed:
@@ -340,13 +340,13 @@ def era_of(message: Message, head: Head) -> Literal["modern", "legacy"]:
     of a session) is 2025-11-25; a request or notification with the 2026-07-28 ``_meta`` envelope
     is 2026-07-28, whatever else it says; without the envelope, a 2026 ``MCP-Protocol-Version``
     header makes it 2026-07-28 (refused there for its missing ``_meta``, and an ``initialize``
-    for the header: -32020), anything else is 2025-11-25."""
+    for the header: -32020), anything else is 2025-11-25 (a header that names no version at
+    all is refused there, in words a 2025-11-25 client can act on)."""
     if isinstance(message, Result | ErrorResponse):
         return "legacy"
     if is_modern(message.params):
         return "modern"
-    version = head.headers.get("mcp-protocol-version")
-    return "legacy" if version is None or is_legacy_version(version) else "modern"
+    return "modern" if is_modern_version(head.headers.get("mcp-protocol-version")) else "legacy"
 
 
 async def _session_version_ok(head: Head, request_id: RequestId | None, send: Send) -> bool:

@@ -21,6 +21,7 @@ channel and gets an ``ElicitResult`` back. What differs from 2026-07-28, as this
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,13 +48,25 @@ def is_legacy_version(version: object) -> bool:
     return isinstance(version, str) and len(version) == 10 and version < "2026-07-28"
 
 
+def is_modern_version(version: object) -> bool:
+    """Whether ``version`` names a revision without the handshake: a date from 2026-07-28 on
+    (later ones too, which this implementation does not speak). Text that is no date names
+    neither era."""
+    return (
+        isinstance(version, str)
+        and version >= "2026-07-28"
+        and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", version) is not None
+    )
+
+
 def check_version_header(value: str | None) -> None:
     """The ``MCP-Protocol-Version`` header of a message in a 2025-11-25 session (any but its
     ``initialize``): absent, or a version these sessions speak. Any other value is refused
     (-32600, HTTP 400: the spec's MUST), rather than served as if it named the session's."""
     if value is None or value in LEGACY_VERSIONS:
         return
-    shown = value if len(value) <= 40 and value.isprintable() else repr(value[:40]) + "..."
+    shown = value if 0 < len(value) <= 40 and value.isprintable() else repr(value[:40])
+    shown += "..." if len(value) > 40 else ""
     raise invalid_request(
         f"MCP-Protocol-Version {shown} is not a version of this server's 2025-11-25 sessions "
         f"({', '.join(LEGACY_VERSIONS)}): send the one initialize answered"
