@@ -49,6 +49,20 @@ async def full_name(ctx: Context) -> str:
     return f"Hello, {first.data.name} {last.data.name}!"
 
 
+class Note(BaseModel):
+    text: str = "line one\nline two\twith a tab"
+    tone: str = Field(default="calm", json_schema_extra={"enum": ["calm", "a\tb"]})
+
+
+@app.tool()
+async def leave_note(ctx: Context) -> str:
+    """A form whose defaults and choices hold a newline and a tab, as pydantic writes them."""
+    answer = await ctx.elicit("Your note?", Note)
+    if isinstance(answer, AcceptedElicitation):
+        return repr((answer.data.text, answer.data.tone))
+    return f"no note ({answer.action})"
+
+
 @app.tool()
 def add(a: int, b: int) -> str:
     """No questions."""

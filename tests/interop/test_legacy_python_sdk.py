@@ -52,7 +52,12 @@ async def test_the_handshake_and_who_is_asking(target: Any) -> None:
             "2.3.0-tests",
             "2025-11-25",
         )
-        assert [tool["name"] for tool in await client.list_tools()] == ["file_ticket", "full_name", "add"]
+        assert [tool["name"] for tool in await client.list_tools()] == [
+            "file_ticket",
+            "full_name",
+            "leave_note",
+            "add",
+        ]
         assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
 
 
@@ -66,6 +71,20 @@ async def test_a_form_accepted_with_its_default_applied(target: Any) -> None:
     assert question.message == "Describe the problem"
     assert question.server.protocol_version == "2025-11-25"
     assert question.schema["properties"]["priority"]["default"] == "normal"
+
+
+async def test_a_form_with_a_multi_line_default_and_a_tab_in_a_choice_is_answered(target: Any) -> None:
+    """Such text is outside our strict subset, but a client reads a server's form tolerantly:
+    the question reaches the person, and the values go back unchanged."""
+    person = Script(
+        mode_names=("form",), form=answers({"text": "line one\nline two\twith a tab", "tone": "a\tb"})
+    )
+    async with asyncio.timeout(FLOW_TIMEOUT), legacy(target, person) as client:
+        result = await client.call_tool("leave_note")
+    assert (result.text, result.is_error) == ("('line one\\nline two\\twith a tab', 'a\\tb')", False)
+    (question,) = person.asked
+    assert isinstance(question, FormQuestion)
+    assert question.schema["properties"]["text"]["default"] == "line one\nline two\twith a tab"
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

@@ -24,7 +24,8 @@ them) send keywords beyond the subset. ``compile_schema(schema, tolerant=True)``
 reading: what can be checked cheaply is kept (``exclusiveMinimum``, ``exclusiveMaximum``,
 ``multipleOf``, numeric ``enum`` as a single-select), what only narrows or annotates a value is
 left to the server, which validates the answer anyway (``pattern``, an unknown ``format``,
-``examples``, ``x-`` extensions, a top-level ``title``...). What changes the shape of the form
+``examples``, ``x-`` extensions, a top-level ``title``...), and an option or a default may hold
+what a title may (a tab, a newline). What changes the shape of the form
 (nested objects, ``anyOf`` of types, ``$ref``, arrays of free values) is refused in both modes.
 
 >>> check_schema({"type": "object", "properties": {"age": {"type": "integer", "minimum": "18"}}})
@@ -153,8 +154,12 @@ class _Stop(Exception):
 
 
 class _Problems:
-    def __init__(self) -> None:
+    """The problems found so far, and how the schema is read: ``tolerant``, a client's reading
+    (see the module docstring)."""
+
+    def __init__(self, tolerant: bool = False) -> None:
         self.items: list[SchemaProblem] = []
+        self.tolerant = tolerant
 
     def add(self, parts: tuple[str, ...], reason: str) -> None:
         if len(self.items) >= MAX_PROBLEMS - 1:
@@ -208,16 +213,24 @@ def _value_text(p: _Problems, parts: tuple[str, ...], value: object, what: str) 
             "choices are outside the elicitation schema subset",
         )
         return False
-    return _shown_text(p, parts, value, what, MAX_TEXT)
+    return _shown_text(p, parts, value, what, MAX_TEXT, sent_back=True)
 
 
-def _shown_text(p: _Problems, parts: tuple[str, ...], value: str, what: str, limit: int) -> bool:
+def _shown_text(
+    p: _Problems, parts: tuple[str, ...], value: str, what: str, limit: int, *, sent_back: bool
+) -> bool:
     """Text a client shows as it is or pre-fills (an option, a property name, a default): at most
-    ``limit`` characters, none of them invisible or a control character."""
+    ``limit`` characters, none of them invisible or a control character.
+
+    ``sent_back``: a value the answer carries back as it is (an option, a default), not a key. A
+    client reading a server's form (``tolerant``) takes in one what a title may hold (tab,
+    newline, zero-width joiners), as servers send them: the official SDKs' forms may carry a
+    multi-line default. It shows the value cleaned and sends it back unchanged, and tells apart
+    options that look the same on screen."""
     if len(value) > limit:
         p.add(parts, f"{what} is longer than {limit} characters")
         return False
-    bad = bad_name_char(value)
+    bad = bad_text_char(value) if sent_back and p.tolerant else bad_name_char(value)
     if bad is not None:
         p.add(parts, f"{what} contains the invisible or control character U+{ord(bad):04X}")
         return False
@@ -558,7 +571,9 @@ def _with_default(p: _Problems, base: tuple[str, ...], default: object, rule: Fi
     ``rule`` returned as it is)."""
     # A client pre-fills the default into its input line: a bidi override or an escape
     # there would reach the terminal, so defaults follow the rules of enum values.
-    if isinstance(default, str) and not _shown_text(p, (*base, "default"), default, "default", MAX_TEXT):
+    if isinstance(default, str) and not _shown_text(
+        p, (*base, "default"), default, "default", MAX_TEXT, sent_back=True
+    ):
         return rule
     if isinstance(default, int) and not isinstance(default, bool) and not _is_number(default):
         p.add((*base, "default"), f"default must be between -{_SAFE_INT} and {_SAFE_INT}")
@@ -627,7 +642,7 @@ def _name(p: _Problems, name: object) -> bool:
     if not name.strip():
         p.add(parts, "property names must not be empty or blank")
         return False
-    return _shown_text(p, parts, name, "property name", MAX_NAME)
+    return _shown_text(p, parts, name, "property name", MAX_NAME, sent_back=False)
 
 
 def _top(p: _Problems, schema: object, tolerant: bool) -> CompiledForm | None:
@@ -727,7 +742,7 @@ def compile_schema(
     ``tolerant``: the client's reading of a form from a server (see the module docstring).
     Never raises.
     """
-    p = _Problems()
+    p = _Problems(tolerant)
     try:
         form = _top(p, schema, tolerant)
     except _Stop:

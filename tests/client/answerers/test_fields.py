@@ -277,3 +277,11 @@ def test_fields_that_would_look_the_same_show_their_names() -> None:
         ("Departure date", True),
         ("Other", False),
     ]
+
+
+def test_choices_that_differ_only_by_a_tab_or_a_zero_width_space_are_told_apart() -> None:
+    """A server's form read tolerantly may hold them; the person must still see two choices."""
+    field = one({"type": "string", "enum": ["a b", "a\tb", "a\u200bb"]})
+    labels = [c.label for c in field.choices]
+    assert len({" ".join(label.split()) for label in labels}) == 3, labels
+    assert [c.value for c in field.choices] == ["a b", "a\tb", "a\u200bb"]

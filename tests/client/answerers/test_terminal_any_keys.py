@@ -639,3 +639,21 @@ def test_a_prefilled_default_with_many_combining_marks_can_be_kept_under_min_len
     assert check_schema(schema) == []
     run = ask(schema, [ENTER, ENTER, Pause(0.2), ENTER])
     assert run.answer == Answer("accept", {"word": HEBREW})
+
+
+def test_a_multi_line_default_and_a_choice_with_a_tab_are_sent_back_unchanged() -> None:
+    """Official-SDK servers send them (a pydantic field ``str = "a\\nb"``): the client reads the
+    form, shows the text cleaned on one line, and Enter keeps the value itself."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "default": "line one\nline two\ttabbed"},
+            "pick": {"type": "string", "enum": ["a b", "c\td"], "default": "c\td"},
+        },
+        "required": ["note", "pick"],
+    }
+    assert check_schema(schema) != []  # outside the strict subset: our own servers never send it
+    run = ask(schema, [ENTER, ENTER, ENTER, ENTER])
+    assert run.raised is None
+    assert run.answer == Answer("accept", {"note": "line one\nline two\ttabbed", "pick": "c\td"})
+    assert "line one line two" in " ".join(run.transcript.split())
