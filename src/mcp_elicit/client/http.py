@@ -488,7 +488,13 @@ class HttpTransport:
                 raise self._closed_under(request)
             headers = self._stream_headers(last)
             decoder = decoder.resumed()
-            conn = await self._pool.acquire()
+            try:
+                conn = await self._pool.acquire()
+            except TransportError as exc:  # it was reachable a moment ago: say what was lost
+                raise TransportError(
+                    f"the connection dropped during {request.method}, and resuming its reply "
+                    f"failed: {exc} (the server may have stopped; the call may have run)"
+                ) from None
             try:
                 reply = await conn.request(self._head("GET", headers, None), b"")
                 if reply.status != 200 or reply.content_type != "text/event-stream":
