@@ -199,3 +199,29 @@ async def test_nested_arguments_orjson_cannot_write_still_bind_the_state() -> No
     with pytest.raises(McpError) as info:  # other arguments
         await call({"spec": {"env": {"name": "prod"}, "size": 2**70 + 1}}, **rounds)
     assert info.value.message == "Invalid or expired requestState"
+
+
+@pytest.mark.parametrize("use", ["elicit", "once"])
+async def test_a_ctx_kept_from_an_earlier_call_is_named_as_such(use: str) -> None:
+    """A handler that keeps its ctx (in a global here) and a later call that uses it: the defect
+    is the kept ctx, not a task left behind, nor a cancellation from nowhere."""
+    app = Server("kept", state_keys=["handler-hazard-tests-secret-0123456789abcdef"])
+    kept: list[Context] = []
+
+    @app.tool()
+    async def keep(ctx: Context) -> str:
+        kept.append(ctx)
+        return "kept"
+
+    @app.tool()
+    async def reuse() -> str:
+        if use == "elicit":
+            return (await kept[0].elicit("Again?", None)).action
+        return str(await kept[0].once("s", lambda: "ran"))
+
+    async with Client.connect(app, answerer=Script()) as client:
+        assert (await client.call_tool("keep")).text == "kept"
+        with pytest.raises(McpClientError) as info:
+            await asyncio.wait_for(client.call_tool("reuse"), 5)
+    assert info.value.code == INTERNAL_ERROR
+    assert "through a ctx kept from a run that has ended" in info.value.message

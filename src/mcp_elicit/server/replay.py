@@ -21,7 +21,7 @@ from typing import Any
 from mcp_elicit.schema.errors import SchemaError
 from mcp_elicit.server.errors import ReplayMismatch, ToolError
 from mcp_elicit.server.lowlevel import InputRequired
-from mcp_elicit.server.round import Round, swallowed_cancellation
+from mcp_elicit.server.round import RUNNING_ROUND, Round, swallowed_cancellation
 from mcp_elicit.wire.errors import McpError
 
 # Event-loop turns without news after which concurrently started branches are taken to have
@@ -198,6 +198,7 @@ async def run_round(
     task = asyncio.current_task()
     if task is None:  # pragma: no cover - always inside a task under asyncio
         raise RuntimeError("run_round must run inside an asyncio task")
+    running = RUNNING_ROUND.set(rnd)
     try:
         outcome = await _run(handler, kwargs, rnd, grace, task)
         # A state will be sealed: a step still running (in a branch gather left behind when
@@ -210,6 +211,7 @@ async def run_round(
                 outcome = Suspended(dict(rnd.questions))
         return outcome
     finally:
+        RUNNING_ROUND.reset(running)
         rnd.close()
 
 

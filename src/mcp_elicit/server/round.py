@@ -29,6 +29,9 @@ logger = logging.getLogger("mcp_elicit.server")
 # The ctx.once step running in this context, set by Context.once. A question asked inside a step
 # could never be answered: the round waits for steps in flight to finish before it ends.
 RUNNING_STEP: ContextVar[str | None] = ContextVar("mcp_elicit_running_step", default=None)
+# The round whose handler runs in this context (set by replay.run_round; tasks the handler starts
+# inherit it). A closed round asked from another round's context is a ctx kept between runs.
+RUNNING_ROUND: ContextVar[Round | None] = ContextVar("mcp_elicit_running_round", default=None)
 
 
 # Not frozen: one per answer, and a frozen dataclass's __init__ sets each field through
@@ -197,6 +200,7 @@ class Round:
     def ask(self, key: str, digest: str, request: dict[str, Any], attempts: int = 0) -> None:
         """Register a question for the client; the branch then waits (:meth:`wait_for_answer`)."""
         if self._closed:
+            self._refuse_a_kept_ctx(f"asked {key!r}")
             logger.warning(
                 "question %r was asked after its round had ended, by a task the handler did not "
                 "wait for; it was not sent (await every task that asks)",
@@ -265,6 +269,7 @@ class Round:
 
     def step_started(self, name: str) -> None:
         if self._closed:
+            self._refuse_a_kept_ctx(f"started the step {name!r}")
             # Its result could not be recorded any more: the next round would run it again.
             logger.warning(
                 "ctx.once step %r was started after its round had ended, by a task the handler "
@@ -273,6 +278,16 @@ class Round:
             )
             raise asyncio.CancelledError
         self._steps_running.add(name)
+
+    def _refuse_a_kept_ctx(self, what: str) -> None:
+        """Raise when another run of a handler uses this closed round's ctx (kept in a global, an
+        attribute, a closure): it is that handler's defect, not a task left behind by this one."""
+        running = RUNNING_ROUND.get()
+        if running is not None and running is not self:
+            raise HandlerDefect(
+                f"a handler {what} through a ctx kept from a run that has ended (an earlier call, "
+                "or an earlier round of this one): use the ctx each run is given, and keep none"
+            )
 
     def step_finished(self, name: str, value: Any, ok: bool) -> None:
         self._steps_running.discard(name)
