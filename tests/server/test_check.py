@@ -401,3 +401,23 @@ async def test_a_subscripted_form_is_built_too_and_a_list_of_forms_is_refused() 
     )
     _, response = await app.respond(request("tools/call", {"name": "many", "arguments": {}}))
     assert json.loads(response)["error"]["message"] == f"Internal error: {problems[0].message}"
+
+
+async def test_a_constant_given_as_the_form_is_a_problem_not_a_note() -> None:
+    """A str in the form's place is a constant: the check sees it fails every call."""
+    app = server()
+
+    @app.tool()
+    async def named(ctx: Context) -> str:
+        await ctx.elicit("Your name?", "name")  # at: named.str
+        return "x"
+
+    problems = app.check()
+    assert [(p.line, p.field) for p in problems] == [(at("named.str"), "")]
+    assert problems[0].message.startswith(
+        "form: a form is built from a pydantic model, a dataclass, a TypedDict or a dict "
+        "requestedSchema, not str 'name'"
+    )
+    assert app.check().unchecked == []
+    _, response = await app.respond(request("tools/call", {"name": "named", "arguments": {}}))
+    assert json.loads(response)["error"]["message"] == f"Internal error: {problems[0].message}"

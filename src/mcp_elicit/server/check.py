@@ -452,8 +452,8 @@ class _Scope:
 
     def resolve(self, node: ast.expr | None) -> object:
         """The form ``node`` names (None for none), or :class:`_NotResolved`."""
-        if node is None or (isinstance(node, ast.Constant) and node.value is None):
-            return None
+        if node is None or isinstance(node, ast.Constant):
+            return None if node is None else node.value  # None: confirm only; other constants fail
         if isinstance(node, ast.Dict):
             value = _literal(node)
             if value is _MISSING:
