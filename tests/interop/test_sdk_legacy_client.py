@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 import pytest
@@ -254,10 +254,14 @@ async def test_progress_reaches_the_client_while_the_user_answers(make_transport
     assert 0.0 in seen
 
 
-async def test_logs_follow_the_level_the_session_set(make_transport: MakeTransport) -> None:
+@pytest.mark.parametrize("level", ["info", "debug"])
+async def test_logs_follow_the_session_level_each_once(
+    make_transport: MakeTransport, level: Literal["info", "debug"]
+) -> None:
     """``logging/setLevel`` is a session's in 2025-11-25: after it, the tool's ``ctx.log`` below the
     level is dropped, and the rest are notifications sent before the call's result (on HTTP, on
-    the call's own stream)."""
+    the call's own stream). The handler runs again from the top once the question is answered
+    and writes its first log again; the call is one request here, so the client gets it once."""
     person = Person(lambda asked: accept(ok=True))
     logged: list[types.LoggingMessageNotificationParams] = []
 
@@ -268,40 +272,18 @@ async def test_logs_follow_the_level_the_session_set(make_transport: MakeTranspo
         asyncio.timeout(FLOW_TIMEOUT),
         connect(make_transport, elicitation_callback=person, logging_callback=on_log) as (client, log),
     ):
-        await client.set_logging_level("info")
+        await client.set_logging_level(level)
         result = await client.call_tool("audit_ticket", {"title": "Logs"})
     assert text_of(result) == "audited 'Logs' (round 1)"
+    first = [("debug", "audit", "auditing 'Logs'")] if level == "debug" else []
     assert [(m.level, m.logger, m.data) for m in logged] == [
+        *first,
         ("info", "audit", {"title": "Logs", "confirmed": True}),
         ("warning", "audit", "'Logs' audited"),
     ]
     (call,) = [m for m in log.sent if m.get("method") == "tools/call"]
     order = [m.get("method") or ("result" if m.get("id") == call["id"] else "other") for m in log.received]
     assert order.index("result") > max(i for i, m in enumerate(order) if m == "notifications/message")
-
-
-async def test_a_log_written_before_a_question_reaches_the_client_once(make_transport: MakeTransport) -> None:
-    """The handler runs again from the top once the question is answered, and writes its first
-    log again; the call is one request here, so the client gets it once (a later log that
-    differs still goes out)."""
-    person = Person(lambda asked: accept(ok=True))
-    logged: list[types.LoggingMessageNotificationParams] = []
-
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        logged.append(params)
-
-    async with (
-        asyncio.timeout(FLOW_TIMEOUT),
-        connect(make_transport, elicitation_callback=person, logging_callback=on_log) as (client, _log),
-    ):
-        await client.set_logging_level("debug")
-        result = await client.call_tool("audit_ticket", {"title": "Once"})
-    assert text_of(result) == "audited 'Once' (round 1)"
-    assert [(m.level, m.data) for m in logged] == [
-        ("debug", "auditing 'Once'"),
-        ("info", {"title": "Once", "confirmed": True}),
-        ("warning", "'Once' audited"),
-    ]
 
 
 async def test_a_cancelled_call_stops_the_handler(
