@@ -131,7 +131,8 @@ async def test_declining_the_link_files_the_issue_without_ci(served: DemoSite) -
     result = await _file(served, _Counting(url_action="decline"))
     assert not result.is_error
     assert "Filed issue #101" in result.text
-    assert "CI service not connected: You declined connecting your Demo CI service" in result.text
+    declined = "Connecting your Demo CI service (demo only) account was declined in the client."
+    assert f"CI service not connected: {declined}" in result.text
     assert await served.kit.vault.get_connection(served.identity.principal.key, "ci") is None
 
 

@@ -492,7 +492,9 @@ async def _refused(
             _log.info("a %s flow the user %sd could not be closed: %r", request.kind, action, exc)
     what = _what(request)
     if declined:
-        raise ToolError(f"You declined {what}.")
+        # Not "You declined": a client may decline for the person (ours does, for an address
+        # it refuses to show), and the model passes this sentence on to them.
+        raise ToolError(f"{what[0].upper()}{what[1:]} was declined in the client.")
     raise ToolError(f"You dismissed the request for {what}. Run the tool again when you want to continue.")
 
 

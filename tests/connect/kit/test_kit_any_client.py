@@ -302,7 +302,8 @@ def outcome_of(result: dict[str, Any], kind: Kind) -> tuple[str, str | None]:
     """(outcome, fingerprint) of a final 2026-shaped or 2025-shaped tool result."""
     text = "".join(block.get("text", "") for block in result.get("content", []))
     if result.get("isError"):
-        if text == f"You declined {WHAT[kind]}.":
+        what = WHAT[kind]
+        if text in (f"You declined {what}.", f"{what[0].upper()}{what[1:]} was declined in the client."):
             return "declined", None
         if (
             text

@@ -147,7 +147,7 @@ async def test_expired_flow_is_a_clear_tool_error(
 @pytest.mark.parametrize(
     ("action", "says", "status"),
     [
-        ("decline", "You declined connecting your GitHub account.", "declined"),
+        ("decline", "Connecting your GitHub account was declined in the client.", "declined"),
         ("cancel", "You dismissed the request for connecting your GitHub account.", "failed"),
     ],
 )
