@@ -4,48 +4,20 @@ that make anything but a whole, correct flow an error."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.bench_support import BENCH, SHORT_RUN, bench
+
 sys.path.insert(0, str(BENCH))
 
-import legacyclient as llc  # noqa: E402
+import legacyclient as llc
 
 
 def test_a_short_run_measures_checked_flows_of_ours_and_the_sdk() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "run.py"),
-            "--only",
-            "legacy",
-            "--servers",
-            "ours,sdk",
-            "--duration",
-            "1",
-            "--warmup",
-            "0.3",
-            "--rounds",
-            "1",
-            "--users",
-            "4",
-            "--stdio-flows",
-            "20",
-            "--stdio-warmup",
-            "3",
-            "--stdio-rounds",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-    )
+    done = bench("--only", "legacy", "--servers", "ours,sdk", *SHORT_RUN, timeout=150)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "2025-11-25 HTTP" in out, out
@@ -64,13 +36,7 @@ def test_a_short_run_measures_checked_flows_of_ours_and_the_sdk() -> None:
 
 
 def test_unknown_parts_are_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--skip", "legacy-tcp"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = bench("--skip", "legacy-tcp", timeout=60)
     assert done.returncode == 2
     assert "unknown part 'legacy-tcp'" in done.stderr
 

@@ -4,31 +4,16 @@ clear note (not a crash) when Node or the SDK is missing."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.bench_support import BENCH, SHORT_RUN, bench
+
 sys.path.insert(0, str(BENCH))
 
-import run  # noqa: E402
-
-
-def bench(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+import run
 
 
 def test_a_short_run_verifies_every_flow_of_tsv2_and_prints_ours_over_tsv2() -> None:
@@ -36,28 +21,7 @@ def test_a_short_run_verifies_every_flow_of_tsv2_and_prints_ours_over_tsv2() -> 
         run.tsv2_toolchain()
     except RuntimeError as e:
         pytest.fail(str(e))
-    done = bench(
-        "--servers",
-        "ours,tsv2",
-        "--skip",
-        "legacy-http",
-        "--duration",
-        "1",
-        "--warmup",
-        "0.3",
-        "--rounds",
-        "1",
-        "--users",
-        "4",
-        "--stdio-flows",
-        "20",
-        "--stdio-warmup",
-        "3",
-        "--stdio-rounds",
-        "1",
-        "--cold-runs",
-        "1",
-    )
+    done = bench("--servers", "ours,tsv2", "--skip", "legacy-http", *SHORT_RUN, "--cold-runs", "1")
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     # Each HTTP server passed one fully checked flow before its load.
