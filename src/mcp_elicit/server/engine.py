@@ -55,12 +55,20 @@ from mcp_elicit.state import (
 from mcp_elicit.state.binding import MAX_NESTING, bound_principal, request_digest
 from mcp_elicit.state.seal import Claimed
 from mcp_elicit.wire import codec, mrtr
-from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, internal_error, invalid_params
+from mcp_elicit.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    McpError,
+    internal_error,
+    invalid_params,
+)
 
 logger = logging.getLogger("mcp_elicit.server")
 
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
 STORE_UNAVAILABLE_DATA = {"reason": "state_store_unavailable", "retryable": True}
+RETIRED_RESOURCE_NOT_FOUND = -32002  # 2026-07-28 answers a missing resource with -32602
 
 
 # Not frozen: one per round, and a frozen dataclass's __init__ sets each field through
@@ -138,7 +146,9 @@ class Engine:
             # A defect in the handler, not in the request: say so loudly, on both sides.
             logger.error("%s in %s %r: %s", type(exc).__name__, call.method, call.target, exc)
             raise McpError(INTERNAL_ERROR, f"Internal error: {exc}") from None
-        except McpError:
+        except McpError as exc:
+            if _reserved(exc.code):
+                raise _reserved_code_raised(exc, call) from None
             raise
         except Exception as exc:
             return Complete(entry.failed(exc, call))
@@ -276,6 +286,30 @@ def _stored_outcome(stored: bytes, call: Call) -> Outcome:
     gating.gate(requests, call.meta.capabilities, vet=False)
     state = result.get("requestState")
     return NeedsInput(requests, state if isinstance(state, str) else None)
+
+
+def _reserved(code: int) -> bool:
+    """Whether a handler may not raise ``code``: -32020..-32099 hold only the codes the MCP
+    specification defines, each with a meaning the client acts on (a header to fix, a version
+    to renegotiate, URLs to open on 2025-11-25), and -32002 is retired. Of those, a handler
+    means only -32021 (``ctx.require``: a capability the client did not declare)."""
+    return code == RETIRED_RESOURCE_NOT_FOUND or (
+        -32099 <= code <= -32020 and code != MISSING_REQUIRED_CLIENT_CAPABILITY
+    )
+
+
+def _reserved_code_raised(exc: McpError, call: Call) -> McpError:
+    """A handler's ``McpError`` with a reserved code: a defect, sent as -32603. Passed on, a
+    -32042 would send the client URLs no gating or URL check has seen, in an era that may
+    forbid the code."""
+    logger.error("%s %r raised %r, a code MCP reserves", call.method, call.target, exc)
+    return McpError(
+        INTERNAL_ERROR,
+        f"Internal error: the handler of {call.method} {call.target!r} raised McpError({exc.code}), "
+        "a code the MCP specification reserves (-32020..-32099 and -32002); to send the user to a "
+        "URL use ctx.elicit_url(...), for a failure the model should read raise ToolError, and for "
+        "a code of your own pick one outside -32000..-32099",
+    )
 
 
 def _store_unavailable(exc: StateStoreUnavailable) -> McpError:
