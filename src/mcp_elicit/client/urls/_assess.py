@@ -9,16 +9,16 @@ Policy (the verdict table in ``tests/client/urls/url_cases.py`` has a row for ea
 refuse
     not a string, empty, unparseable, longer than ``max_length`` (raw or canonical), starts with
     ``-``; tabs, line breaks, spaces, control, invisible, bidi or private-use characters, or a
-    backslash anywhere in the raw string; any scheme but https (http only for a loopback host
-    with ``allow_loopback_http``); user name or password; an IP literal in any notation (unless
-    loopback in development mode); ``localhost`` outside development mode; a host without a
-    registrable domain (single label, ``.local``, ``.internal``, unknown TLD, a public suffix
-    itself); empty labels, a host over 253 or a label over 63 characters, characters that have no
-    place in a host name; invalid Punycode; a host or scheme written in a form that the parser
-    rewrites (``https:evil.com``, ``exa%6dple.com``, full-width letters, ``0x7f.1``...); IDN labels
-    that mix scripts or digit systems, use a script not recommended for identifiers, stack or
-    leave loose combining marks, contain symbols, or imitate an ASCII name (skeleton check; see
-    ``_idn``).
+    backslash anywhere in the raw string; any scheme but https (http only for a loopback host with
+    ``allow_loopback_http``); user name or password; an IP literal in any notation (unless loopback
+    in development mode); ``localhost`` outside development mode; a host without a registrable
+    domain (single label, ``.local``, ``.internal``, unknown TLD, a public suffix itself); a name
+    under ``.arpa`` (``home.arpa``: a home network) or ``.onion``; empty labels, a host over 253 or
+    a label over 63 characters, characters that have no place in a host name; invalid Punycode; a
+    host or scheme written in a form that the parser rewrites (``https:evil.com``,
+    ``exa%6dple.com``, full-width letters, ``0x7f.1``...); IDN labels that mix scripts or digit
+    systems, use a script not recommended for identifiers, stack or leave loose combining marks,
+    contain symbols, or imitate an ASCII name (skeleton check; see ``_idn``).
 warn
     any internationalised (``xn--``) host; a trailing dot; an explicit non-default port; ``_`` in
     the host; more than three subdomain labels, or a subdomain that is itself a plausible domain
@@ -46,6 +46,11 @@ _MAX_HOST = 253
 _MAX_LABEL = 63
 _MAX_SUBDOMAIN_LABELS = 3
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+# Top-level domains the public suffix list knows but under which no public web site lives.
+_NOT_THE_WEB = {
+    "arpa": "under .arpa, the DNS's own infrastructure domain (home.arpa names a device on a home network)",
+    "onion": "a Tor onion service, which an ordinary browser cannot open and whose name says nobody's site",
+}
 # What lets a loopback URL through: the client option (the CLI's --allow-loopback-http).
 _LOOPBACK_ALLOWED = (
     "loopback links are allowed (allow_loopback_http=True; mcp-elicit call --allow-loopback-http)"
@@ -351,6 +356,10 @@ def _check_domain(host: str, found: _Findings) -> tuple[str, str | None]:
             for reason in label_findings.warnings:
                 found.warn(reason)
 
+    elsewhere = _NOT_THE_WEB.get(labels[-1])
+    if elsewhere is not None:
+        found.refuse(f"the host {host} is {elsewhere}: it is not a public web site")
+        return unicode_host, None
     registrable = _psl.registrable_domain(bare) if "" not in labels else None
     if registrable is None:
         if "" in labels:
