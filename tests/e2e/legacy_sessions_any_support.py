@@ -165,7 +165,6 @@ class CallModel:
     stream_name: str | None = None
     last_seq: int | None = None  # the last event processed
     last_id: str | None = None  # the last event received (a resumption starts after it)
-    completes: list[str] = field(default_factory=list)
 
     @property
     def keys(self) -> list[list[str]]:
@@ -204,16 +203,6 @@ class CallModel:
 
     def asked_again(self, key: str) -> bool:
         return self.attempts.get(key, 0) > 0
-
-    def accepted_urls(self) -> list[str]:
-        """The elicitationIds of the URL questions whose user agreed (an accept was taken)."""
-        return [
-            q.elicitation_id
-            for q in self.questions
-            if q.elicitation_id is not None
-            and q.taken is not None
-            and q.taken.get("result") == {"action": "accept"}
-        ]
 
     def open_question(self, key: str) -> Question | None:
         for question in self.questions:
@@ -477,11 +466,9 @@ class Hunt:
         elif method == "notifications/cancelled":
             self._withdrawal(call, message, where)
         elif method == "notifications/elicitation/complete":
-            elicitation_id = message["params"]["elicitationId"]
-            accepted = call.accepted_urls()
-            assert elicitation_id in accepted, ("a completion for no URL this call's user accepted", where)
-            assert elicitation_id not in call.completes, ("a completion twice", where)
-            call.completes.append(elicitation_id)
+            # The server's URL questions are plain ctx.elicit_url ones: an accept says the user
+            # agreed to open the page, never that they finished there.
+            raise AssertionError(("a plain URL question announced complete", where))
         else:
             assert method is None, ("not this call's", where)
             assert message.get("id") == call.request["id"], ("another request's response", where)
@@ -562,8 +549,6 @@ class Hunt:
             assert all(q.taken is not None or q.withdrawn for q in call.questions), where
         else:
             assert all(q.taken is not None for q in call.questions), where
-            accepted = call.accepted_urls()
-            assert sorted(call.completes) == sorted(accepted), ("a URL step never said to be over", where)
 
     async def until(self, ready: Callable[[], bool], what: str, within: float = WITHIN) -> None:
         """Sync until ``ready()``; fail naming ``what`` after ``within`` s."""

@@ -26,8 +26,9 @@ together (forms and URLs), and the client answers them as no honest client would
 The model (``legacy_sessions_any_support.py``) checks, at each step: every reply has its status
 (202 and no body for an answer the server must take; 400 for one no question waits for, 404 for
 a session that is gone or another principal's, never 500), refusals carry a -32600 error a person
-can act on and never the question's id; each call's stream carries only its own questions,
-withdrawals and completions, numbered without gap, and its one response last; a response is the
+can act on and never the question's id; each call's stream carries only its own questions
+and withdrawals (never a completion: its URL questions are plain ones), numbered without gap, and
+its one response last; a response is the
 one the answers taken make; a question withdrawn was never taken; the GET streams carry nothing.
 At the end every call still running is answered to its end; a cancelled call (or one whose
 session was deleted) that could not complete has no response; every wait is bounded; the

@@ -10,7 +10,7 @@ gets, end to end (a real server process, raw HTTP, a 2025-11-25 client played by
 * the Origin check of the 2026-07-28 side applies to every 2025-11-25 message and verb;
 * a message that names a session but carries the 2026-07-28 version header and no envelope is a
   2026-07-28 request (refused for its missing ``_meta``), never served in the session;
-* ``notifications/elicitation/complete`` reaches the session whose call asked, and no other;
+* a plain URL question is never announced complete, to any session;
 * a call whose stream is not picked up again within ``resume_grace`` is cancelled: its question
   is withdrawn (``notifications/cancelled``) and a late answer finds nothing waiting.
 """
@@ -172,9 +172,12 @@ async def test_a_session_message_with_the_2026_header_and_no_envelope_is_a_2026_
     assert again.json()["error"]["code"] == -32020  # initialize is no 2026-07-28 request
 
 
-async def test_the_completion_notice_reaches_only_the_session_that_asked(
+async def test_a_plain_url_question_is_never_announced_complete(
     http_server: HttpServer, http: httpx.AsyncClient
 ) -> None:
+    """The user's accept of a ``ctx.elicit_url`` says they agreed to open the page, not that they
+    finished there: no ``notifications/elicitation/complete`` follows, on the asking session or
+    any other (the connect kit's announced completions: tests/connect/kit/test_kit_legacy.py)."""
     with_url = initialize(capabilities={"elicitation": {"form": {}, "url": {}}})
     asking, other = Session(http, http_server.url, user="carol"), Session(http, http_server.url, user="carol")
     await asking.open(with_url)
@@ -197,8 +200,8 @@ async def test_the_completion_notice_reaches_only_the_session_that_asked(
         listening.cancel()
         await asyncio.gather(listening, return_exceptions=True)
     (question,) = [m for m in seen if m.get("method") == "elicitation/create"]
-    completed = [m for m in seen if m.get("method") == "notifications/elicitation/complete"]
-    assert [m["params"] for m in completed] == [{"elicitationId": question["params"]["elicitationId"]}]
+    assert question["params"]["mode"] == "url"
+    assert [m for m in seen if m.get("method") == "notifications/elicitation/complete"] == []
     assert final is not None
     assert final["result"]["content"][0]["text"] == "visit: accept"
     assert heard == []  # the other session's stream heard nothing

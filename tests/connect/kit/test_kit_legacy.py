@@ -4,7 +4,8 @@ On 2026-07-28 a client that agreed to open the kit's page retries the call until
 step is done. A 2025-11-25 client is asked with a real ``elicitation/create`` (URL mode, with an
 ``elicitationId``); once it said yes, the call waits on the server while the user signs in: the
 URL is not sent again, and when the flow completes the client gets
-``notifications/elicitation/complete`` for that id, then the result, on the same stream. With
+``notifications/elicitation/complete`` for that id, then the result, on the same stream (and
+on no other session's, the same user's included). With
 ``Server(legacy_url_mode="error")`` the call ends with ``-32042`` naming the URL instead, and the
 client's retry after the browser step finds the connection.
 """
@@ -17,16 +18,29 @@ from typing import Any
 import httpx
 from kit_sites import SiteFactory, fp
 from kit_support import browser_connects, browser_enters_secret, flow_id_of
-from tests.http_session_support import Session, answer_questions, initialize
+from tests.http_session_support import Session, answer_questions, initialize, messages
 
 
 async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
     make_site: SiteFactory, http: httpx.AsyncClient
 ) -> None:
     site = await make_site(hold=0.3)
+    with_url = initialize(capabilities={"elicitation": {"form": {}, "url": {}}})
     session = Session(http, site.mcp_url, token=site.token("alice"))
-    await session.open(initialize(capabilities={"elicitation": {"form": {}, "url": {}}}))
+    other = Session(http, site.mcp_url, token=site.token("alice"))  # alice in another window
+    await session.open(with_url)
+    await other.open(with_url)
     owner = site.auth.principal("alice")
+    heard: list[dict[str, Any]] = []
+
+    async def listen() -> None:
+        async with other.listen() as stream:
+            assert stream.status_code == 200
+            async for message in messages(stream):
+                heard.append(message)
+
+    listening = asyncio.ensure_future(listen())
+    await asyncio.sleep(0.3)
     finishing: list[asyncio.Task[None]] = []
 
     def agree(params: dict[str, Any]) -> dict[str, Any]:
@@ -41,8 +55,14 @@ async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
         return {"action": "accept"}
 
     call = session.request("tools/call", {"name": "list_repos", "arguments": {}})
-    seen, final = await asyncio.wait_for(answer_questions(session, call, agree), 30)
-    await asyncio.gather(*finishing)
+    try:
+        seen, final = await asyncio.wait_for(answer_questions(session, call, agree), 30)
+        await asyncio.gather(*finishing)
+        await asyncio.sleep(0.3)
+    finally:
+        listening.cancel()
+        await asyncio.gather(listening, return_exceptions=True)
+    assert heard == []  # the other session's stream heard nothing of this call
     questions = [m for m in seen if m.get("method") == "elicitation/create"]
     assert len(questions) == 1  # asked once: not again while the user was in the browser
     elicitation_id = questions[0]["params"]["elicitationId"]

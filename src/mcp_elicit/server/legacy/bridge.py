@@ -24,10 +24,11 @@ step is done. When it is no longer asked, the step is over, and the client is to
 ``notifications/elicitation/complete`` for its ``elicitationId`` (to this session only) if the
 step completed: an extension that owns the URL (the connect kit's pages:
 :meth:`Extension.url_step_completed <mcp_elicit.server.extension.Extension.url_step_completed>`)
-says so from its own record, whatever the call does next (it may still end with an error); of any
-other URL the bridge only knows that the handler went on, which counts unless the call ended
-with an error. A call that ends without its handler's outcome (cancelled, the client gone or
-failing) still tells the client of the steps that completed.
+says so from its own record, whatever the call does next (it may still end with an error). Of
+any other URL nothing is announced: the user's ``accept`` says only that they agreed to open it,
+and the handler going on says no more, so "complete" could come before the page was even
+loaded. A call that ends without its handler's outcome (cancelled, the client gone or failing)
+still tells the client of the steps that completed.
 
 Capabilities come from the session's ``initialize`` and are checked before anything is sent (the
 engine gates every round), so a refusal has no side effects (``-32021`` naming what is missing).
@@ -48,7 +49,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.server.call import Call
-from mcp_elicit.server.engine import Complete, NeedsInput, Outcome
+from mcp_elicit.server.engine import NeedsInput, Outcome
 from mcp_elicit.server.legacy.notices import CallNotices
 from mcp_elicit.server.registry import Entry
 from mcp_elicit.server.replay import exception_leaves
@@ -216,7 +217,6 @@ class Bridge:
         (see :meth:`_step_over`)."""
         if not self._accepted_urls:
             return
-        failed = isinstance(outcome, Complete) and outcome.result.get("isError") is True
         still = set()
         if isinstance(outcome, NeedsInput):
             for request in outcome.requests.values():
@@ -224,16 +224,14 @@ class Bridge:
                 if params.get("mode") == "url":
                     still.add((str(params.get("message")), str(params.get("url"))))
         for place in [place for place in self._accepted_urls if place not in still]:
-            await self._step_over(place, handler_went_on=not failed)
+            await self._step_over(place)
 
-    async def _step_over(self, place: tuple[str, str], *, handler_went_on: bool) -> None:
+    async def _step_over(self, place: tuple[str, str]) -> None:
         """The browser step of the accepted URL question ``place`` is over for this call: the
-        client is told once, if it completed (see the module docstring)."""
+        client is told once, if the extension that owns the URL says it completed (see the
+        module docstring)."""
         elicitation_id = self._accepted_urls.pop(place)
-        completed = await self._step_completed(place[1])
-        if completed is None:  # a URL nobody keeps a record of: the handler going on is all there is
-            completed = handler_went_on
-        if completed:
+        if await self._step_completed(place[1]):
             await self._session.notify(_COMPLETE, {"elicitationId": elicitation_id}, self._channel)
 
     async def _abandoned(self) -> None:
@@ -242,18 +240,19 @@ class Bridge:
         client. Best effort: the call's own ending (re-raised by the caller) is what counts."""
         try:
             for place in list(self._accepted_urls):
-                await self._step_over(place, handler_went_on=False)
+                await self._step_over(place)
         except Exception as exc:  # the client is gone, say: nothing more to tell it
             logger.info("could not tell the client of a completed URL step: %r", exc)
 
-    async def _step_completed(self, url: str) -> bool | None:
-        """What the server's extension says of the step behind ``url`` (``None``: not its URL,
-        or no such extension). Best effort: a failure to tell is logged, never the call's end."""
+    async def _step_completed(self, url: str) -> bool:
+        """Whether the server's extension says the step behind ``url`` completed (not when the URL
+        is not its own, or there is none). Best effort: a failure to tell is logged, never the
+        call's end."""
         extension = self._session.server.connect
         if extension is None:
-            return None
+            return False
         try:
-            return await extension.url_step_completed(url, self._principal())
+            return await extension.url_step_completed(url, self._principal()) is True
         except Exception:
             logger.exception("could not learn whether a URL question's step completed")
             return False
