@@ -549,7 +549,12 @@ class Client:
                 raise MalformedMessageError(f"the result of {method} must have {key!r} as an array")
             kept = [item for item in page if isinstance(item, dict)]
             items.extend(kept)
-            size += len(codec.dumps(kept))  # JSON the codec just read, so it writes it back
+            try:
+                size += len(codec.dumps(kept))  # JSON the codec just read, so it writes it back
+            except TypeError:  # but only to 255 levels deep, where it reads up to 1024
+                raise MalformedMessageError(
+                    f"the result of {method} nests its {key} deeper than 255 levels"
+                ) from None
             if len(items) > MAX_LIST_ITEMS:
                 raise LocalError(f"{method}: the server listed more than {MAX_LIST_ITEMS} {key}; giving up")
             if size > MAX_LIST_BYTES:

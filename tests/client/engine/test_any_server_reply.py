@@ -16,10 +16,19 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.client import Answer, Client, ClientError, FormQuestion, ToolResult, UrlQuestion
+from mcp_elicit.client import (
+    Answer,
+    Client,
+    ClientError,
+    FormQuestion,
+    MalformedMessageError,
+    ToolResult,
+    UrlQuestion,
+)
 from mcp_elicit.schema import check_schema
 from tests.strategies import json_values
 
@@ -269,3 +278,24 @@ async def test_any_server_reply_ends_in_a_result_or_a_typed_error(
             event("result")
     if answerer.shown:
         event("a question was shown")
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"items": value}
+    return value
+
+
+async def test_a_listing_nested_past_what_json_writes_back_is_malformed() -> None:
+    """JSON is read up to 1024 levels deep but written back only to 255, and the listing is
+    measured by writing it: a tool schema 300 levels deep is a malformed listing, not a
+    ``TypeError`` (the CLI's ``tools`` and ``call``'s suggestions both list)."""
+    deep = {"name": "deep", "inputSchema": {"type": "object", "properties": {"x": nested(300)}}}
+    server = HostileServer([], [], [deep])
+    async with Client.connect(server, answerer=Checking(), protocol=VERSION) as client:
+        with pytest.raises(MalformedMessageError, match="tools/list nests its tools deeper than 255"):
+            await client.list_tools()
+    shallow = {"name": "shallow", "inputSchema": {"type": "object", "properties": {"x": nested(200)}}}
+    async with Client.connect(HostileServer([], [], [shallow]), protocol=VERSION) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["shallow"]
