@@ -50,6 +50,7 @@ from mcp_elicit.client.errors import (
     McpClientError,
     NotMcpServerError,
     RequestTimeoutError,
+    RoundLimitError,
     ServerExitedError,
     SessionExpiredError,
     TimeLimitError,
@@ -613,19 +614,7 @@ class Client:
                 raise closed
             return await work
 
-        task = asyncio.ensure_future(unless_closed_first())
-        closing = asyncio.ensure_future(self._closing.wait())
-        try:
-            await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:  # the caller was cancelled: the question goes with it
-            await _cancelled(task)
-            raise
-        finally:
-            closing.cancel()
-        if not task.done():  # closed
-            await _cancelled(task)
-            raise closed
-        return task.result()
+        return await _unless_set(self._closing, closed, unless_closed_first())
 
     async def _request(
         self, method: str, params: dict[str, Any], target: str | None, headers: Mapping[str, str] | None
@@ -693,7 +682,7 @@ class Client:
         try:
             async with asyncio.timeout(self.max_total_seconds) as deadline:
                 try:
-                    result = await self._legacy_request(method, params)
+                    result = await self._legacy_within_rounds(method, params)
                 except UrlElicitationRequiredError as exc:
                     questions = url_questions(exc, self._declared)
                     opening = open_urls(
@@ -701,7 +690,7 @@ class Client:
                     )
                     if not await self._unless_closed(method, opening):
                         raise
-                    result = await self._legacy_request(method, params)
+                    result = await self._legacy_within_rounds(method, params)
         except TimeoutError:
             if deadline.expired() and self.max_total_seconds is not None:
                 raise TimeLimitError(method, self.max_total_seconds) from None
@@ -721,6 +710,15 @@ class Client:
         if not isinstance(result, dict):
             raise MalformedMessageError(f"the result of {method} must be an object")
         return result
+
+    async def _legacy_within_rounds(self, method: str, params: dict[str, Any]) -> Any:
+        """:meth:`_legacy_request`, cancelled (on the wire too) with :class:`RoundLimitError` once
+        the server asks more than ``max_rounds`` questions a call (see
+        :mod:`~mcp_elicit.client.server_requests`)."""
+        with self._server_requests.calls(self.max_rounds) as spent:
+            return await _unless_set(
+                spent, RoundLimitError(method, self.max_rounds), self._legacy_request(method, params)
+            )
 
     async def _legacy_request(self, method: str, params: dict[str, Any]) -> Any:
         """A request of the session; if the server ended the session (HTTP 404), a new one is
@@ -851,6 +849,24 @@ def _transport_for(
     from mcp_elicit.client.stdio import StdioTransport
 
     return StdioTransport(argv, display=display, stderr=stderr, env=env, cwd=cwd)
+
+
+async def _unless_set(event: asyncio.Event, error: Exception, work: Coroutine[Any, Any, T]) -> T:
+    """``work`` to its end, unless ``event`` is set first: then ``work`` is cancelled and
+    ``error`` raised. A caller cancelled meanwhile cancels ``work`` with it."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        await _cancelled(task)
+        raise
+    finally:
+        stop.cancel()
+    if not task.done():
+        await _cancelled(task)
+        raise error
+    return task.result()
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> None:

@@ -16,6 +16,13 @@ requests are paused (:class:`~mcp_elicit.client.timers.PausableTimers`). A failu
 (the answerer could not ask, or kept giving invalid answers) is answered to the server as
 ``-32603`` and kept, so that the call it interrupted raises it, as it would on 2026-07-28.
 
+A call's questions are bounded as its rounds are on 2026-07-28 (``max_rounds``). A 2025-11-25
+request does not say which call it belongs to (on stdio nothing ties them), so the bound holds
+for each stretch of time in which calls run: while the server's questions in it (forms, URLs,
+sampling, roots, valid or not) stay within ``max_rounds`` for each call begun in it, they are
+answered; the next one is refused with ``-32603`` and the running calls end with
+:class:`~mcp_elicit.client.errors.RoundLimitError` (:meth:`ServerRequestHandler.calls`).
+
 ``notifications/elicitation/complete`` for a URL the person accepted goes to ``on_url_complete``
 (and wakes whatever waits for it, see :mod:`~mcp_elicit.client.url_required`); an id this client
 never accepted is ignored, as the spec requires.
@@ -24,8 +31,9 @@ never accepted is ignored, as the spec requires.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +61,7 @@ from mcp_elicit.wire.mrtr import ELICIT, LIST_ROOTS, SAMPLE
 logger = logging.getLogger("mcp_elicit.client.server_requests")
 
 ELICITATION_COMPLETE = "notifications/elicitation/complete"
+_TOO_MANY = "Internal error: the client stopped answering: too many questions in one call"
 # URLs accepted and not yet reported complete, remembered for their completion notice.
 MAX_WATCHED = 256
 
@@ -89,12 +98,34 @@ class ServerRequestHandler:
         self._on_url_complete = on_url_complete
         self._watched: dict[str, tuple[UrlInput, asyncio.Event]] = {}
         self._failure: BaseException | None = None
+        # The stretch of time in which calls run (see the module docstring).
+        self._running = 0
+        self._budget = 0  # questions it may still bring: max_rounds for each call begun in it
+        self._spent = asyncio.Event()  # set when one more came: the running calls end
+
+    @contextlib.contextmanager
+    def calls(self, max_rounds: int) -> Iterator[asyncio.Event]:
+        """While one call runs: the event set when the server asked more questions than
+        ``max_rounds`` for each call running since the last time none was."""
+        if self._running == 0:
+            self._budget, self._spent = 0, asyncio.Event()
+        self._running += 1
+        self._budget += max_rounds
+        try:
+            yield self._spent
+        finally:
+            self._running -= 1
 
     # -- the server's requests ----------------------------------------------------------------
     async def answer(self, request: Request) -> Response:
         method = request.method
         if method == "ping":
             return Result(request.id, {})
+        if method in (ELICIT, SAMPLE, LIST_ROOTS) and self._running:
+            if self._budget <= 0:
+                self._spent.set()
+                return ErrorResponse(request.id, INTERNAL_ERROR, _TOO_MANY)
+            self._budget -= 1
         if method == ELICIT:
             return await self._elicit(request)
         if method == SAMPLE:

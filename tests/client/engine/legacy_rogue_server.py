@@ -94,6 +94,16 @@ def tool(name: str, call_id: Any, arguments: dict[str, Any]) -> None:
         text(call_id, "the real result")
     elif name == "result_and_error":
         send({"id": call_id, "result": {"content": []}, "error": {"code": -32603, "message": "both"}})
+    elif name == "endless":
+        # A new question after every answer, until the client refuses one (or cancels the call).
+        number = 0
+        while "error" not in (reply := ask(f"e-{number}", "elicitation/create", elicit(f"#{number}?"))):
+            number += 1
+        text(call_id, f"refused after {number}: {said(reply)}")
+    elif name == "ask_twice":
+        first = ask(f"a-{call_id}-1", "elicitation/create", elicit())
+        second = ask(f"a-{call_id}-2", "elicitation/create", elicit("Again?"))
+        text(call_id, f"{said(first)} {said(second)}")
     elif name == "url":
         params = {"mode": "url", "message": "Open it", "url": "https://example.com/x", "elicitationId": "e-1"}
         text(call_id, said(ask("u-1", "elicitation/create", params)))
@@ -164,7 +174,8 @@ CONNECTED = {"done": False}
 RELAYED = {"count": 0}
 TOOLS = ["ask", "same_id_as_yours", "duplicate_id", "stray_response", "result_and_error", "url",
          "url_then_complete", "url_without_id", "bad_schema", "ping", "sampling", "roots",
-         "unknown_method", "cancelled", "needs_url", "relay", "invalid_request"]  # fmt: skip
+         "unknown_method", "cancelled", "needs_url", "relay", "invalid_request", "endless",
+         "ask_twice"]  # fmt: skip
 
 
 def initialize_result(mode: str, requested: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from mcp_elicit.client import (
     Client,
     MalformedMessageError,
     RequestTimeoutError,
+    RoundLimitError,
     UnspokenVersionError,
     UrlElicitationRequiredError,
 )
@@ -126,6 +127,32 @@ async def test_completion_notices_tell_the_user_and_unknown_ids_are_ignored() ->
     assert [(d.elicitation_id, d.message, d.url) for d in done] == [
         ("e-2", "Open it", "https://example.com/x")
     ]
+
+
+async def test_a_server_that_keeps_asking_hits_the_round_limit() -> None:
+    """``max_rounds`` bounds a call's questions as it bounds its 2026-07-28 rounds: the next one
+    is refused and the call ends at once with RoundLimitError, not after ``max_total_seconds``
+    of a person answering."""
+    person = Script(form=accept(ok=True))
+    async with connect(person, max_rounds=3, max_total_seconds=30) as client:
+        started = time.monotonic()
+        with pytest.raises(RoundLimitError, match="tools/call: the server still wanted input after 3 rounds"):
+            await client.call_tool("endless")
+        assert time.monotonic() - started < 10
+        assert [question.message for question in person.asked] == ["#0?", "#1?", "#2?"]
+        # The next call starts afresh.
+        assert (await client.call_tool("ask")).text == '{"action": "accept", "content": {"ok": true}}'
+    assert len(person.asked) == 4
+
+
+async def test_calls_running_together_each_get_their_rounds() -> None:
+    """Nothing ties a 2025-11-25 question to its call on stdio, so calls running together share
+    their budget: two calls of two questions each fit ``max_rounds=2``."""
+    person = Script(form=accept(ok=True))
+    async with connect(person, max_rounds=2) as client:
+        first, second = await asyncio.gather(client.call_tool("ask_twice"), client.call_tool("ask_twice"))
+    assert first.text == second.text
+    assert len(person.asked) == 4
 
 
 async def test_a_request_that_is_not_valid_json_rpc_gets_32600_and_nothing_is_shown() -> None:
