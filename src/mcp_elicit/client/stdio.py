@@ -100,6 +100,9 @@ class StdioTransport:
         self._exited: asyncio.Future[None] | None = None  # resolved when the process has exited
         self._pending: dict[RequestId, asyncio.Future[Response]] = {}
         self._outgoing: dict[RequestId, Outgoing] = {}  # the requests of _pending
+        # The client numbers its requests 1, 2, 3...: an id above this one, or of another type,
+        # was never sent (a late answer to a finished request is no such thing).
+        self._highest_id = 0
         self._listeners: dict[RequestId, OnNotification] = {}
         self._dead: TransportError | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -210,6 +213,8 @@ class StdioTransport:
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = future
         self._outgoing[request.id] = request
+        if type(request.id) is int:
+            self._highest_id = max(self._highest_id, request.id)
         token = request.progress_token
         if on_notification is not None and token is not None:
             self._listeners[token] = on_notification
@@ -310,8 +315,13 @@ class StdioTransport:
                 self._route_unattributed(message)
                 return
             future = self._pending.get(message.id)
-            if future is None:
-                logger.info("ignoring a response for unknown or finished request %r", message.id)
+            if future is None and type(message.id) is int and 0 < message.id <= self._highest_id:
+                logger.info("ignoring a response for finished request %r", message.id)
+            elif future is None:
+                logger.warning(
+                    "the server answered a request this client never sent (id %r, a server bug): ignored",
+                    message.id,
+                )
             elif not future.done():
                 future.set_result(message)
         elif isinstance(message, Notification):

@@ -92,6 +92,10 @@ def tool(name: str, call_id: Any, arguments: dict[str, Any]) -> None:
     elif name == "stray_response":
         send({"id": 987654, "result": {"content": [{"type": "text", "text": "to nobody"}]}})
         text(call_id, "the real result")
+    elif name == "answers_twice":
+        text(call_id, "first")
+        ask(f"after-{call_id}", "ping", {})  # answered once the client has taken the first
+        text(call_id, "second")
     elif name == "result_and_error":
         send({"id": call_id, "result": {"content": []}, "error": {"code": -32603, "message": "both"}})
     elif name == "endless":
@@ -175,7 +179,7 @@ RELAYED = {"count": 0}
 TOOLS = ["ask", "same_id_as_yours", "duplicate_id", "stray_response", "result_and_error", "url",
          "url_then_complete", "url_without_id", "bad_schema", "ping", "sampling", "roots",
          "unknown_method", "cancelled", "needs_url", "relay", "invalid_request", "endless",
-         "ask_twice"]  # fmt: skip
+         "ask_twice", "answers_twice"]  # fmt: skip
 
 
 def initialize_result(mode: str, requested: str) -> dict[str, Any]:

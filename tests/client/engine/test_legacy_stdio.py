@@ -72,11 +72,26 @@ async def test_a_reused_server_request_id_is_answered_once() -> None:
     assert [q.message for q in person.asked] == ["Confirm?"]
 
 
-async def test_a_response_for_an_id_we_never_sent_is_ignored(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("INFO", logger="mcp_elicit.client.stdio")
+async def test_a_response_for_an_id_we_never_sent_is_ignored_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Ignored, since it answers nothing waiting; but a warning, not an info line the CLI never
+    shows: a server that answers with the wrong id leaves its caller waiting."""
+    caplog.set_level("WARNING", logger="mcp_elicit.client.stdio")
     async with connect() as client:
         assert (await client.call_tool("stray_response")).text == "the real result"
-    assert "unknown or finished request 987654" in caplog.text
+    assert "never sent (id 987654, a server bug): ignored" in caplog.text
+
+
+async def test_a_second_response_to_a_finished_request_is_no_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("INFO", logger="mcp_elicit.client.stdio")
+    async with connect() as client:
+        assert (await client.call_tool("answers_twice")).text == "first"
+        assert (await client.call_tool("ping")).text  # by its result, the second "answer" was read
+    assert "ignoring a response for finished request" in caplog.text
+    assert not [record for record in caplog.records if record.levelname == "WARNING"]
 
 
 async def test_a_response_with_both_result_and_error_is_refused() -> None:
