@@ -177,6 +177,10 @@ BENIGN = [
     "https://app.example.com/login?next=%2Fdocs%3Fpage%3D2%26sort%3Dname",
     "https://app.example.com/login?return=https%3A%2F%2Fapp.example.com%2Fcb%3Fstep%3D2%23top",
     "https://idp.example.com/sso?SAMLRequest=fZJNT8MwDIbvSPyHKPe16cYQqtZOIBASF6YJbidT",
+    # a code and a state no OAuth server issued, and a support ticket
+    "https://shop.example.com/cart?code=SUMMER2026&state=CA",
+    "https://shop.example.com/redeem?code=GIFT-2026-4F9A-1C2E-8B7D&state=california",
+    "https://help.example.com/view?ticket=ST-48213",
 ]
 
 
@@ -302,6 +306,19 @@ def test_benign_urls_go_out(url: str) -> None:
         ),
         ("https://files.example.com/a.zip?st=XDYfYyH8IeXBOAOTvYxPcQ&e=1767225600", "'st' with 'e'"),
         ("https://files.example.com/a.zip#st=XDYfYyH8IeXBOAOTvYxPcQ&e=1767225600", "in its fragment"),
+        # opening these finishes somebody's sign-in
+        (
+            "https://app.example.com/oauth/callback?code=4f9a1c2e8b7d6a5f3e21&state=Zk9fLm0PqRs3q2-7xYbVw1",
+            "an OAuth authorization response in its query ('code' with 'state')",
+        ),
+        (
+            "https://app.example.com/cb#state=Zk9fLm0PqRs3q2-7xYbVw1&code=SplxlOBeZQQYbYS6WxSbIA9",
+            "an OAuth authorization response in its fragment",
+        ),
+        (
+            "https://app.example.com/cas/login?ticket=ST-1-xCzDxSTKnBhSkWRfhXmo-cas01.example.org",
+            "a CAS ticket in its query ('ticket')",
+        ),
     ],
 )
 def test_credentials_anywhere_are_refused_saying_what_and_where(url: str, found: str) -> None:

@@ -34,6 +34,9 @@ URL does; :func:`mcp_elicit.server.urls.check_elicitation_url` refuses it then. 
   Wowza SecureToken (``wowzatoken*``, or a ``<prefix>hash`` beside ``<prefix>endtime``) and the
   hash-plus-expiry pairs of nginx ``secure_link`` and others (``st``/``md5``/``h``/``hash`` with
   ``e``/``expires``). Fastly, BunnyCDN and KeyCDN use ``token=``, a credential name already.
+* **A sign-in response**, by its shape: an OAuth authorization response (a random ``code`` beside
+  a random ``state``: opening it finishes somebody's sign-in) and a CAS ticket
+  (``ticket=ST-1-…``). A promotion code, or a ``state`` that is a region, passes.
 
 What passes: credential words in the path itself (``/settings/tokens``, ``/docs/api-keys``) or
 in a value (``?q=password+manager``), and a name that carries no value (an anchor such as
@@ -109,6 +112,9 @@ _HASH_VALUE: Final = re.compile(r"[A-Za-z0-9_-]{16,}={0,2}")
 _EXPIRY_VALUE: Final = re.compile(r"[0-9]{9,11}")
 _BEARER_TOKEN: Final = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9._~+/-]{16,}=*")  # RFC 6750's token68
 _BASIC_CREDENTIALS: Final = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}")
+# A value no person typed: long, token characters only, with a digit.
+_RANDOM: Final = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9._~/+-]{16,}")
+_CAS_TICKET: Final = re.compile(r"(?:ST|PT|PGT)-[0-9]+-[A-Za-z0-9._-]{10,}")
 _HASH_NAMES: Final = ("st", "md5", "h", "hash")
 _EXPIRY_NAMES: Final = ("e", "expires", "expire")
 _WOWZA_PREFIX: Final = "wowzatoken"
@@ -133,7 +139,8 @@ def _find(parts: SplitResult, nesting: int) -> str | None:
         if reason is not None:
             return f"{name!r} in its {where} ({reason})"
     for where in ("query", "fragment", "path"):
-        found = _cdn_token([(name, value) for w, name, value in params if w == where])
+        here = [(name, value) for w, name, value in params if w == where]
+        found = _cdn_token(here) or _sign_in_response(here)
         if found is not None:
             return f"{found[0]} in its {where} ({found[1]})"
     found_key = _known_key(parts) or _jwt(parts)
@@ -218,6 +225,17 @@ def _cdn_token(params: list[tuple[str, str]]) -> tuple[str, str] | None:
     expiries = [n for n in _EXPIRY_NAMES if n in names and _EXPIRY_VALUE.fullmatch(names[n])]
     if hashes and expiries:
         return "a signed CDN link", f"{hashes[0]!r} with {expiries[0]!r}"
+    return None
+
+
+def _sign_in_response(params: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """An OAuth authorization response or a CAS ticket among one place's parameters: (what,
+    which parameters), or None."""
+    names = {name.lower(): value for name, value in params}
+    if _RANDOM.fullmatch(names.get("code", "")) and _RANDOM.fullmatch(names.get("state", "")):
+        return "an OAuth authorization response", "'code' with 'state'"
+    if _CAS_TICKET.fullmatch(names.get("ticket", "")):
+        return "a CAS ticket", "'ticket'"
     return None
 
 
