@@ -240,6 +240,40 @@ async def ask_pair(label: str, ctx: Context) -> str:
     return " ".join(_said(answer) for answer in answers)
 
 
+# Every field kind a 2025-11-25 form may hold that a 2025-06-18 one may not, but the multi-select.
+ORDER = {
+    "type": "object",
+    "properties": {
+        "size": {
+            "type": "string",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+        },
+        "note": {"type": "string", "default": "none"},
+        "count": {"type": "integer", "minimum": 1, "default": 1},
+        "gift": {"type": "boolean", "default": False},
+    },
+    "required": ["size"],
+}
+EXTRAS = {
+    "type": "object",
+    "properties": {"extras": {"type": "array", "items": {"type": "string", "enum": ["milk", "sugar"]}}},
+}
+
+
+@app.tool()
+async def order(ctx: Context) -> str:
+    """Asks for an order (titled choices and defaults); says what came back."""
+    answer = await ctx.elicit("Your order?", ORDER, key="order")
+    return f"order: {answer.action} {sorted(answer.data.items()) if answer.accepted else ''}"
+
+
+@app.tool()
+async def order_extras(ctx: Context) -> str:
+    """Asks a multi-select."""
+    answer = await ctx.elicit("Extras?", EXTRAS, key="extras")
+    return f"extras: {answer.action}"
+
+
 @app.tool()
 async def nap(seconds: float, ctx: Context) -> str:
     """Runs ``seconds`` asking nothing: reports progress before and after."""

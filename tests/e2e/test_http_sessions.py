@@ -331,6 +331,46 @@ async def test_a_2025_06_18_client_is_never_sent_a_url(
     assert final["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
 
 
+async def test_a_2025_06_18_client_is_sent_forms_in_its_own_schema(
+    http_server: HttpServer, http: httpx.AsyncClient
+) -> None:
+    """2025-06-18 forms had no ``mode``, no titled choices (``enum`` with ``enumNames``), no
+    default but a boolean's and no multi-select: the same handler's form is written so, a
+    default left out still applies, and a multi-select ends the call saying why."""
+    session = Session(http, http_server.url)
+    await session.open(initialize("2025-06-18", {"elicitation": {}}))
+    call = session.request("tools/call", {"name": "order", "arguments": {}})
+    asked: list[dict[str, Any]] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"size": "l"}}
+
+    _, final = await answer_questions(session, call, answer)
+    (params,) = asked
+    assert "mode" not in params
+    assert params["requestedSchema"]["properties"] == {
+        "size": {"type": "string", "enum": ["s", "l"], "enumNames": ["Small", "Large"]},
+        "note": {"type": "string"},
+        "count": {"type": "integer", "minimum": 1},
+        "gift": {"type": "boolean", "default": False},
+    }
+    assert final is not None
+    text = final["result"]["content"][0]["text"]
+    assert text == "order: accept [('count', 1), ('gift', False), ('note', 'none'), ('size', 'l')]"
+
+    call = session.request("tools/call", {"name": "order_extras", "arguments": {}})
+    seen, final = await answer_questions(session, call, answer)
+    assert not [m for m in seen if m.get("method") == "elicitation/create"]
+    assert final is not None
+    assert final["result"]["isError"] is True
+    assert (
+        "the client speaks MCP 2025-06-18, and the form's field 'extras' is a multi-select"
+        in (final["result"]["content"][0]["text"])
+    )
+    assert len(asked) == 1
+
+
 async def test_a_get_stream_per_session_and_its_bounds(
     http_server: HttpServer, http: httpx.AsyncClient
 ) -> None:

@@ -113,6 +113,43 @@ def test_a_url_question_carries_its_elicitation_id() -> None:
     assert legacy.elicitation_request(form, None) == form
 
 
+def test_a_2025_06_18_form_is_written_in_that_revisions_schema() -> None:
+    titled = [{"const": "s", "title": "Small"}, {"const": "m"}]
+    schema = {
+        "type": "object",
+        "properties": {
+            "size": {"type": "string", "title": "Size", "oneOf": titled, "default": "s"},
+            "old_style": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+            "plain": {"type": "string", "enum": ["x", "y"], "default": "x"},
+            "note": {"type": "string", "maxLength": 40, "format": "email", "default": "a@b.c"},
+            "count": {"type": "number", "maximum": 9, "default": 2.5},
+            "gift": {"type": "boolean", "default": True},
+        },
+        "required": ["size"],
+    }
+    form = {"mode": "form", "message": "Order?", "requestedSchema": schema}
+    assert legacy.elicitation_request(form, None, "2025-06-18") == {
+        "message": "Order?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "size": {"type": "string", "title": "Size", "enum": ["s", "m"], "enumNames": ["Small", "m"]},
+                "old_style": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+                "plain": {"type": "string", "enum": ["x", "y"]},
+                "note": {"type": "string", "maxLength": 40, "format": "email"},
+                "count": {"type": "number", "maximum": 9},
+                "gift": {"type": "boolean", "default": True},
+            },
+            "required": ["size"],
+        },
+    }
+    assert form["requestedSchema"] is schema  # the engine's copy is left as it was
+    assert "default" in schema["properties"]["size"]
+    many = {"type": "array", "items": {"type": "string", "enum": ["a"]}}
+    with pytest.raises(ValueError, match="the form's field 'tags' is a multi-select"):
+        legacy.form_for_2025_06_18({"type": "object", "properties": {"tags": many}})
+
+
 @pytest.mark.parametrize(
     ("result", "read"),
     [

@@ -13,7 +13,8 @@ channel and gets an ``ElicitResult`` back. What differs from 2026-07-28, as this
 * :func:`legacy_result` -- a result as a 2025 client reads it (no ``resultType``, no 2026 caching
   fields, no 2026 ``_meta`` keys);
 * :func:`elicitation_request` -- a 2026 input request as the 2025 request that carries it (a URL
-  elicitation gets its required ``elicitationId``);
+  elicitation gets its required ``elicitationId``; at 2025-06-18 the form is written in that
+  revision's smaller schema);
 * :func:`read_elicit_result` -- the client's ``ElicitResult``, as the engine's ``inputResponses``
   entry (its ``_meta`` dropped);
 * :func:`url_elicitation_required` -- the ``-32042`` error, for servers that send URLs that way.
@@ -143,15 +144,42 @@ def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def elicitation_request(params: Mapping[str, Any], elicitation_id: str | None) -> dict[str, Any]:
+def elicitation_request(
+    params: Mapping[str, Any], elicitation_id: str | None, version: str = LATEST_LEGACY
+) -> dict[str, Any]:
     """The params of the ``elicitation/create`` request that asks a 2026 elicitation's question
-    (``params`` of its input request): a URL one carries ``elicitation_id``."""
+    (``params`` of its input request) at ``version``: a URL one carries ``elicitation_id``; at
+    2025-06-18 the form is rewritten (:func:`form_for_2025_06_18`)."""
     out = dict(params)
     if out.get("mode") == "url":
         if elicitation_id is None:
             raise ValueError("a URL elicitation needs an elicitationId at 2025-11-25")
         out["elicitationId"] = elicitation_id
+    elif version == "2025-06-18":
+        del out["mode"]  # (a form: URL questions never go to such a session)
+        out["requestedSchema"] = form_for_2025_06_18(out["requestedSchema"])
     return out
+
+
+def form_for_2025_06_18(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A form (inside the elicitation subset) in the schema of 2025-06-18, which knew no titled
+    choices, no multi-select and no defaults but a boolean's: a titled single choice becomes
+    ``enum`` with ``enumNames``, a default other than a boolean's is left out (the answer's
+    check applies it when the field is left empty). :class:`ValueError` names a multi-select
+    field, which that revision cannot ask."""
+    properties = {}
+    for name, field in schema["properties"].items():
+        if field.get("type") == "array":
+            raise ValueError(f"the form's field {name!r} is a multi-select, which its forms cannot hold")
+        out = {key: value for key, value in field.items() if key not in ("oneOf", "anyOf", "default")}
+        if field.get("type") == "boolean" and "default" in field:
+            out["default"] = field["default"]
+        choices = field.get("oneOf", field.get("anyOf"))
+        if isinstance(choices, list):
+            out["enum"] = [choice["const"] for choice in choices]
+            out["enumNames"] = [choice.get("title", choice["const"]) for choice in choices]
+        properties[name] = out
+    return {**schema, "properties": properties}
 
 
 def read_elicit_result(result: object) -> dict[str, Any]:

@@ -183,7 +183,12 @@ class Bridge:
                 self._accepted_urls[place] = elicitation_id
             return answer
         if method == mrtr.ELICIT:
-            return await self._send(method, legacy.elicitation_request(params, None))
+            version = self._session.version or legacy.LATEST_LEGACY
+            try:
+                question = legacy.elicitation_request(params, None, version)
+            except ValueError as exc:
+                raise ClientFailed(f"the client speaks MCP {version}, and {exc}") from None
+            return await self._send(method, question)
         return await self._send(str(method), params)
 
     async def _send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
