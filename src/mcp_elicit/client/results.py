@@ -7,25 +7,61 @@ from typing import Any
 
 from mcp_elicit.client.errors import MalformedMessageError
 from mcp_elicit.client.questions import ServerIdentity
+from mcp_elicit.schema.text import describe, quote
 from mcp_elicit.wire.meta import SERVER_INFO_KEY
 
 
 def _list(result: dict[str, Any], key: str, method: str, *, required: bool = False) -> list[Any]:
     value = result.get(key)
-    if value is None and not required:
+    if value is None:
+        if required:
+            raise MalformedMessageError(f"the result of {method} has no {key!r} array")
         return []
     if not isinstance(value, list):
         raise MalformedMessageError(f"the result of {method} must have {key!r} as an array")
     return value
 
 
+# The members each content block type the spec names must have, as strings (ContentBlock in the
+# schema of 2025-11-25 and of 2026-07-28). A type it does not name is passed on as it came: a
+# newer server's block is shown as unknown, not allowed to fail the whole result.
+_BLOCK_STRINGS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+}
+
+
+def _block_problem(block: Any) -> str | None:
+    """What makes ``block`` no content block, in words that follow "content[N]"; or None."""
+    if not isinstance(block, dict):
+        return f"that is {describe(block)}, not an object with a string 'type'"
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        return f"whose 'type' is {describe(kind)}, not a string" if "type" in block else "with no 'type'"
+    for name in _BLOCK_STRINGS.get(kind, ()):
+        if name not in block:
+            return f"of type {quote(kind)} with no {name!r}"
+        if not isinstance(block[name], str):
+            return f"of type {quote(kind)} whose {name!r} is {describe(block[name])}, not a string"
+    if kind == "resource":  # an EmbeddedResource: TextResourceContents | BlobResourceContents
+        resource = block.get("resource")
+        if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
+            return "of type 'resource' with no 'resource' object holding a string 'uri'"
+        if not isinstance(resource.get("text"), str) and not isinstance(resource.get("blob"), str):
+            return "of type 'resource' whose 'resource' has neither a string 'text' nor a string 'blob'"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The final result of ``tools/call``: ``content`` blocks, ``structured`` content (a dict, or
-    None), ``is_error`` (the tool failed: its message is in ``content``) and the ``raw`` result."""
+    """The final result of ``tools/call``: ``content`` blocks, ``structured`` content (any JSON
+    value since 2026-07-28, an object before; None when there is none), ``is_error`` (the tool
+    failed: its message is in ``content``) and the ``raw`` result."""
 
     content: list[dict[str, Any]]
-    structured: dict[str, Any] | None
+    structured: Any
     is_error: bool
     raw: dict[str, Any]
 
@@ -38,14 +74,24 @@ class ToolResult:
 
     @classmethod
     def parse(cls, result: dict[str, Any]) -> ToolResult:
-        """Read a ``CallToolResult``; ``MalformedMessageError`` when ``content`` is there and not an
-        array."""
-        content = _list(result, "content", "tools/call")
-        structured = result.get("structuredContent")
+        """Read a ``CallToolResult``; ``MalformedMessageError`` when ``content`` is missing or not
+        an array, one of its blocks is not an object with a string ``type`` (or lacks what its
+        type needs: ``text`` for text, ...) or ``isError`` is there and not a boolean. A block of
+        a type the spec does not name is kept as it came."""
+        content = _list(result, "content", "tools/call", required=True)
+        for index, block in enumerate(content):
+            problem = _block_problem(block)
+            if problem is not None:
+                raise MalformedMessageError(f"the result of tools/call has content[{index}] {problem}")
+        is_error = result.get("isError")
+        if is_error is not None and not isinstance(is_error, bool):  # null is taken as absent
+            raise MalformedMessageError(
+                f"the result of tools/call must have 'isError' as a boolean, not {describe(is_error)}"
+            )
         return cls(
-            content=[block for block in content if isinstance(block, dict)],
-            structured=structured if isinstance(structured, dict) else None,
-            is_error=result.get("isError") is True,
+            content=content,
+            structured=result.get("structuredContent"),
+            is_error=is_error is True,
             raw=result,
         )
 
