@@ -37,6 +37,16 @@ async def fails() -> str:
     raise ToolError("the printer is on fire")
 
 
+@app.tool()
+async def chart() -> list[dict[str, Any]]:
+    """Draws a chart: an image, its data and its caption; no text."""
+    return [
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+        {"type": "resource_link", "uri": "file:///charts/q3.csv", "name": "q3.csv", "mimeType": "text/csv"},
+        {"type": "resource", "resource": {"uri": "file:///charts/q3.txt", "text": "Q3: up 4%"}},
+    ]
+
+
 def _guarded(token: str) -> Any:
     """The HTTP app behind a bearer check: ``cli_server.py --port N TOKEN``."""
     from mcp_elicit.server.auth import Unauthorized

@@ -144,6 +144,9 @@ def test_tools_lists_name_description_and_arguments(http_target: str) -> None:
         "fails",
         "    Always reports an error.",
         "    (no arguments)",
+        "chart",
+        "    Draws a chart: an image, its data and its caption; no text.",
+        "    (no arguments)",
     ]
 
 

@@ -200,7 +200,7 @@ def test_an_unknown_tool_is_said_with_the_tools_the_server_has(http_target: str)
         done = cli("call", target, "nosuchtool")
         assert done.returncode == 2
         assert one_clear_line(done) == (
-            "mcp-elicit: the server has no tool 'nosuchtool'; its tools: greet, open_page, fails "
+            "mcp-elicit: the server has no tool 'nosuchtool'; its tools: greet, open_page, fails, chart "
             f"(see mcp-elicit tools {shlex.quote(target)})"
         )
 

@@ -1,7 +1,8 @@
 """``mcp-elicit call`` and ``mcp-elicit tools``: talk to any MCP server, 2026-07-28 or 2025-11-25.
 
-The tool's text goes to stdout; everything else (the questions, errors) to stderr, so the
-output can be piped. Without ``--answers`` the questions are asked in the terminal; with no
+The tool's result goes to stdout (its text as it is, its other content as lines that say what
+it is: :mod:`mcp_elicit.cli.tool_output`); everything else (the questions, errors) to stderr, so
+the output can be piped. Without ``--answers`` the questions are asked in the terminal; with no
 terminal and no answers file the command refuses to start rather than hang.
 
 Which era the server speaks is found out when connecting (``--legacy`` / ``--modern`` force
@@ -47,6 +48,7 @@ from mcp_elicit.cli import (
 )
 from mcp_elicit.cli.recording import Recording
 from mcp_elicit.cli.server_stderr import ServerStderr
+from mcp_elicit.cli.tool_output import result_text
 from mcp_elicit.client.text import clean
 from mcp_elicit.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 
@@ -295,16 +297,18 @@ async def _call(
                 missing = await _missing_tool(client, tool, target)
                 if missing is not None:
                     return _fail(missing)
-    text = result.text
+    # Every block, cleaned of what a terminal would interpret (the server wrote it): text as
+    # it is, an image or a resource as a line that says what it is.
+    shown = result_text(result)
     if result.is_error:
-        code = _fail(f"the tool reported an error: {text or '(no text)'}", EXIT_TOOL_ERROR)
+        code = _fail(f"the tool reported an error: {shown or '(no content)'}", EXIT_TOOL_ERROR)
         if server is not None:
             server.show_tail()  # the server has exited: what it wrote last is there
         return code
-    if text:
-        # The server wrote this text: escape sequences (clipboard writes, window titles,
-        # links, cursor moves) and bidi controls go; newlines and tabs stay readable.
-        write_output(clean(text))
+    if shown:
+        write_output(shown)
+    else:  # stdout stays empty, as the result is; the person is told it is not lost
+        print("(the tool returned no content)", file=sys.stderr)
     if recording is not None and recording.refused:
         action, message = recording.refused[0]
         done = "declined" if action == "decline" else "cancelled"
