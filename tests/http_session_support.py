@@ -3,6 +3,7 @@ event of a session as it travels (and that play the client badly on purpose)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -118,6 +119,28 @@ async def messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     async for _, data in events(response):
         if data:
             yield json.loads(data)
+
+
+@asynccontextmanager
+async def heard_on(session: Session) -> AsyncIterator[list[dict[str, Any]]]:
+    """What ``session``'s GET stream carries while the block runs (it listens from a moment
+    before the block begins, and its last messages have a moment to arrive after it ends)."""
+    heard: list[dict[str, Any]] = []
+
+    async def listen() -> None:
+        async with session.listen() as stream:
+            assert stream.status_code == 200
+            async for message in messages(stream):
+                heard.append(message)
+
+    listening = asyncio.ensure_future(listen())
+    try:
+        await asyncio.sleep(0.3)
+        yield heard
+        await asyncio.sleep(0.3)
+    finally:
+        listening.cancel()
+        await asyncio.gather(listening, return_exceptions=True)
 
 
 @asynccontextmanager

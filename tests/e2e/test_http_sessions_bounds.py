@@ -25,7 +25,14 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import HttpServer, running_http_server
-from tests.http_session_support import Session, answer_questions, initialize, messages, until_first_question
+from tests.http_session_support import (
+    Session,
+    answer_questions,
+    heard_on,
+    initialize,
+    messages,
+    until_first_question,
+)
 
 
 @pytest.fixture(scope="module")
@@ -182,23 +189,9 @@ async def test_a_plain_url_question_is_never_announced_complete(
     asking, other = Session(http, http_server.url, user="carol"), Session(http, http_server.url, user="carol")
     await asking.open(with_url)
     await other.open(with_url)
-    heard: list[dict[str, Any]] = []
-
-    async def listen() -> None:
-        async with other.listen() as stream:
-            assert stream.status_code == 200
-            async for message in messages(stream):
-                heard.append(message)
-
-    listening = asyncio.ensure_future(listen())
-    try:
-        await asyncio.sleep(0.3)
-        call = asking.request("tools/call", {"name": "visit", "arguments": {}})
+    call = asking.request("tools/call", {"name": "visit", "arguments": {}})
+    async with heard_on(other) as heard:
         seen, final = await answer_questions(asking, call, lambda params: {"action": "accept"})
-        await asyncio.sleep(0.3)
-    finally:
-        listening.cancel()
-        await asyncio.gather(listening, return_exceptions=True)
     (question,) = [m for m in seen if m.get("method") == "elicitation/create"]
     assert question["params"]["mode"] == "url"
     assert [m for m in seen if m.get("method") == "notifications/elicitation/complete"] == []

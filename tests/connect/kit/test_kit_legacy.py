@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from kit_sites import SiteFactory, fp
 from kit_support import browser_connects, browser_enters_secret, flow_id_of
-from tests.http_session_support import Session, answer_questions, initialize, messages
+from tests.http_session_support import Session, answer_questions, heard_on, initialize
 
 
 async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
@@ -31,16 +31,6 @@ async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
     await session.open(with_url)
     await other.open(with_url)
     owner = site.auth.principal("alice")
-    heard: list[dict[str, Any]] = []
-
-    async def listen() -> None:
-        async with other.listen() as stream:
-            assert stream.status_code == 200
-            async for message in messages(stream):
-                heard.append(message)
-
-    listening = asyncio.ensure_future(listen())
-    await asyncio.sleep(0.3)
     finishing: list[asyncio.Task[None]] = []
 
     def agree(params: dict[str, Any]) -> dict[str, Any]:
@@ -55,13 +45,9 @@ async def test_the_call_goes_on_by_itself_when_the_browser_step_is_done(
         return {"action": "accept"}
 
     call = session.request("tools/call", {"name": "list_repos", "arguments": {}})
-    try:
+    async with heard_on(other) as heard:
         seen, final = await asyncio.wait_for(answer_questions(session, call, agree), 30)
         await asyncio.gather(*finishing)
-        await asyncio.sleep(0.3)
-    finally:
-        listening.cancel()
-        await asyncio.gather(listening, return_exceptions=True)
     assert heard == []  # the other session's stream heard nothing of this call
     questions = [m for m in seen if m.get("method") == "elicitation/create"]
     assert len(questions) == 1  # asked once: not again while the user was in the browser
