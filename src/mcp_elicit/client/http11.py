@@ -14,17 +14,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import select
 import ssl
 import weakref
 from collections.abc import AsyncGenerator
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from mcp_elicit.client.errors import MalformedMessageError, TransportError
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_INTERIM_REPLIES = 32  # 1xx responses before the final one: a server looping on them is broken
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
+
+
+# What a request target keeps as it is (RFC 3986: unreserved characters are always kept; these are
+# the reserved ones a path or query may hold, and "%" of the escapes already there).
+_PATH_SAFE = "/:@!$&'()*+,;=%"
+_QUERY_SAFE = _PATH_SAFE + "?"
+_LONE_PERCENT = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
+def _percent_encoded(text: str, safe: str) -> str:
+    """A URL's path or query as a request line can carry it, as browsers and httpx send it: any
+    other character percent-encoded from UTF-8 (``é`` is ``%C3%A9``, a space ``%20``); escapes
+    already there are kept, and a ``%`` that starts none is ``%25``."""
+    return quote(_LONE_PERCENT.sub("%25", text), safe=safe)
+
+
+def _ascii_host(host: str) -> str:
+    """The host as DNS, TLS and the ``Host`` header take it: an internationalised name in its
+    IDNA (punycode) form, ``例え.テスト`` as ``xn--r8jz45g.xn--zckzah``, mapped as browsers map it
+    (UTS 46, what the client's URL checks use too)."""
+    if host.isascii():
+        return host
+    from ada_url import idna  # on first use: most hosts are ASCII
+
+    encoded = idna.encode(host)
+    if not encoded:
+        raise ValueError(f"the host {host!r} is not a valid internationalised domain name")
+    return encoded.decode("ascii")
 
 
 class Origin:
@@ -36,10 +65,14 @@ class Origin:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
+        surrogate = next((c for c in url if "\ud800" <= c <= "\udfff"), None)
+        if surrogate is not None:  # (how Python passes on command-line bytes that are not UTF-8)
+            raise ValueError(f"the URL holds U+{ord(surrogate):04X}, a lone surrogate: not text")
         self.tls = parts.scheme == "https"
-        self.host = parts.hostname
+        self.host = _ascii_host(parts.hostname)
         self.port = parts.port or (443 if self.tls else 80)
-        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        path = _percent_encoded(parts.path or "/", _PATH_SAFE)
+        self.target = path + (f"?{_percent_encoded(parts.query, _QUERY_SAFE)}" if parts.query else "")
         name = f"[{self.host}]" if ":" in self.host else self.host
         default = 443 if self.tls else 80
         self.host_header = name if self.port == default else f"{name}:{self.port}"

@@ -27,6 +27,7 @@ from mcp_elicit.client import (
     TransportError,
 )
 from mcp_elicit.client.http import HttpTransport
+from mcp_elicit.client.http11 import Origin
 from tests.server_process import ServerProcess
 
 from .support import Script
@@ -71,6 +72,7 @@ class RawServer:
     url: str
     connections: int = 0
     requests: list[tuple[dict[str, Any], dict[str, str]]] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)  # each request line's target, as sent
     writers: list[asyncio.StreamWriter] = field(default_factory=list)  # the server's ends, in order
 
 
@@ -89,6 +91,7 @@ async def raw_server() -> AsyncIterator[Callable[[Handler], Any]]:
                 while True:
                     head = await reader.readuntil(b"\r\n\r\n")
                     lines = head.decode("latin-1").split("\r\n")
+                    state.targets.append(lines[0].split(" ")[1])
                     headers = {
                         k.lower(): v.strip()
                         for k, _, v in (line.partition(":") for line in lines[1:] if line)
@@ -396,6 +399,35 @@ def test_header_injection_is_refused() -> None:
     HttpTransport("http://127.0.0.1:1/mcp", headers={"Authorization": "Bearer t", "X-Trace": "1"})
     with pytest.raises(ValueError, match="not an http"):
         HttpTransport("ftp://127.0.0.1/mcp")
+
+
+async def test_a_url_outside_ascii_is_sent_percent_encoded(raw_server: Any) -> None:
+    """The path and query go on the request line percent-encoded from UTF-8, as browsers and
+    httpx send them; escapes already there stay as they are. (A "€" raised UnicodeEncodeError; an
+    "é" or a space made a request line the server refused with 400.)"""
+    server = await raw_server(discover_or(lambda m: with_length(ok(m, tool_text("hi")))))
+    async with Client.connect(f"{server.url}/café €?q=a b&x=€&kept=%41%2F&lone=100%") as client:
+        assert (await client.call_tool("x")).text == "hi"
+    sent = "/mcp/caf%C3%A9%20%E2%82%AC?q=a%20b&x=%E2%82%AC&kept=%41%2F&lone=100%25"
+    assert server.targets == [sent, sent]
+
+
+async def test_an_internationalised_host_is_sent_in_its_ascii_form(raw_server: Any) -> None:
+    """A host outside ASCII is looked up, and named in Host, in its IDNA form, mapped as browsers
+    map it: "１２７.０.０.１" (fullwidth digits) is 127.0.0.1. A name IDNA refuses is a
+    ValueError that says so, before anything is sent."""
+    server = await raw_server(discover_or(lambda m: with_length(ok(m, tool_text("hi")))))
+    port = server.url.split(":")[2].split("/")[0]
+    async with Client.connect(f"http://１２７.０.０.１:{port}/mcp") as client:
+        assert (await client.call_tool("x")).text == "hi"
+    assert [headers["host"] for _, headers in server.requests] == [f"127.0.0.1:{port}"] * 2
+    origin = Origin("https://例え.テスト:8443/mcp")
+    assert (origin.host, origin.host_header) == ("xn--r8jz45g.xn--zckzah", "xn--r8jz45g.xn--zckzah:8443")
+    with pytest.raises(ValueError, match=r"the host '\\u0600\.com' is not a valid internationalised"):
+        HttpTransport("http://\u0600.com/mcp")
+    # (what Python makes of command-line bytes that are not UTF-8)
+    with pytest.raises(ValueError, match=r"U\+DCFF, a lone surrogate"):
+        HttpTransport("http://127.0.0.1:1/\udcff")
 
 
 # -- the httpx-backed transport -----------------------------------------------------------------
