@@ -242,6 +242,14 @@ def _first_answer(
         if isinstance(message, Result | ErrorResponse):
             if message.id == request.id or (message.id is None and isinstance(message, ErrorResponse)):
                 return message
+            if not request.legacy:
+                # One request per POST in 2026-07-28: a response to another id on its stream is the
+                # server's mistake, as in a JSON reply, not a reason to wait for the timeout.
+                answered = clean(repr(message.id), single_line=True, max_length=80)
+                raise MalformedMessageError(
+                    f"the reply to {request.method} is not the JSON-RPC response to id {request.id!r}: "
+                    f"it answers id {answered}"
+                )
             logger.info("ignoring a response for request %r in the reply to %s", message.id, request.method)
         elif isinstance(message, Notification):
             if on_notification is not None:

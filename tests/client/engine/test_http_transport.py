@@ -243,12 +243,7 @@ async def test_sse_reply_with_progress_then_the_response(raw_server: Any) -> Non
             "method": "notifications/progress",
             "params": {"progressToken": token, "progress": 1},
         }
-        other = {"jsonrpc": "2.0", "id": 999, "result": {}}  # not ours: ignored
-        events = [
-            b": ping\n\n",
-            b"data: " + json.dumps(note).encode() + b"\n\n",
-            b"data: " + json.dumps(other).encode() + b"\n\n",
-        ]
+        events = [b": ping\n\n", b"data: " + json.dumps(note).encode() + b"\n\n"]
         events.append(b"event: message\ndata: " + ok(message, tool_text("streamed")) + b"\n\n")
         return chunked(events, "text/event-stream")
 
@@ -257,6 +252,30 @@ async def test_sse_reply_with_progress_then_the_response(raw_server: Any) -> Non
     async with Client.connect(server.url, on_progress=seen.append) as client:
         assert (await client.call_tool("s")).text == "streamed"
     assert seen == [Progress("tools/call", "s", 1.0, None, None)]
+
+
+@pytest.mark.parametrize("via", ["builtin", "httpx"])
+@pytest.mark.parametrize("other", ["another-id", "the-id-as-text"])
+async def test_a_response_to_another_id_on_an_sse_reply_fails_the_call_at_once(
+    raw_server: Any, via: str, other: str
+) -> None:
+    """A 2026-07-28 POST carries one request: a response on its stream that answers another id
+    is the server's mistake, and fails the call as in a JSON reply, not at its timeout. (It was
+    logged at INFO and the call waited; this stream never ends.)"""
+
+    def reply(message: dict[str, Any]) -> bytes:
+        wrong = 12345 if other == "another-id" else str(message["id"])
+        event = b"data: " + json.dumps({"jsonrpc": "2.0", "id": wrong, "result": {}}).encode() + b"\n\n"
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        return head + f"{len(event):x}\r\n".encode() + event + b"\r\n"  # and no last chunk
+
+    server = await raw_server(discover_or(reply))
+    async with httpx.AsyncClient() as http:
+        options: dict[str, Any] = {"http_client": http} if via == "httpx" else {}
+        async with Client.connect(server.url, **options) as client:
+            with pytest.raises(MalformedMessageError, match="not the JSON-RPC response to id") as caught:
+                await asyncio.wait_for(client.call_tool("x"), 5)
+    assert str(caught.value).startswith("the reply to tools/call is not the JSON-RPC response to id ")
 
 
 async def test_an_unreadable_notification_does_not_fail_the_call_an_unreadable_answer_does(
