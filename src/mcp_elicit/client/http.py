@@ -12,8 +12,10 @@ A 2025-11-25 session (requests marked ``legacy``) differs: no ``Mcp-Method`` / `
 on the reply to ``initialize``) on every request after ``initialize``; a 404 to a request that
 carried the session id raises :class:`~mcp_elicit.client.errors.SessionExpiredError` (the engine
 starts a new session); the server's own requests on a reply's event stream or on the GET stream
-are answered by POSTing the JSON-RPC response (202 expected), with the same headers; a reply's
-stream that ends (or whose connection drops) before its response is resumed with ``GET`` and
+are answered by POSTing the JSON-RPC response (202 expected), with the same headers, and an answer
+the server refuses fails the call whose stream brought the request, which would otherwise wait
+for the server until its timeout; a reply's stream that ends (or whose connection drops) before
+its response is resumed with ``GET`` and
 ``Last-Event-ID`` after the server's ``retry``; closing sends ``DELETE`` for the session.
 
 :class:`HttpTransport` runs on :mod:`~mcp_elicit.client.http11` (asyncio streams, keep-alive);
@@ -27,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from mcp_elicit.client.answered_id import answered_id
@@ -59,6 +62,11 @@ CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
 STREAM_OPEN_TIMEOUT = 5.0  # how long opening the session waits for the GET stream's head
 # A message POST whose connection drops before the reply is sent again after these pauses.
 POST_RETRY_DELAYS = (0.1, 0.5)
+
+# The request whose reply this task reads (set in send). Serving answers each of the server's
+# requests in a task started where it was read, which inherits this: the answer's POST knows the
+# call that waits on it. None on the GET stream, whose requests belong to no call.
+_READING_FOR: ContextVar[RequestId | None] = ContextVar("mcp_elicit_http_reading_for", default=None)
 
 
 def legacy_headers(version: str | None, session_id: str | None) -> dict[str, str]:
@@ -314,8 +322,11 @@ class HttpTransport:
         self._closed = False
         self._closing = asyncio.Event()  # set with _closed: ends the waits for a server's retry
         self._telling: set[asyncio.Task[None]] = set()  # notifications/cancelled on their way
-        # Legacy requests in flight, for a response the server puts on the GET stream instead.
+        # Legacy requests in flight, for a response the server puts on the GET stream instead (or
+        # the error that ends one from outside its reply, see _fail), and the connection each
+        # one's reply is read on now.
         self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
+        self._reading: dict[RequestId, Connection] = {}
 
     @property
     def reached_via(self) -> str:
@@ -340,7 +351,7 @@ class HttpTransport:
             # A new session: the questions of the one before can no longer be answered, and
             # their answers must not reach this one (whose server may use the same ids again).
             self._serving.cancel()
-        self._serving = Serving(messages, self._post_message)
+        self._serving = Serving(messages, self._post_answer)
 
     async def notify(self, body: bytes, version: str) -> None:
         self._version = version
@@ -384,6 +395,8 @@ class HttpTransport:
         conn = await self._pool.acquire()  # a kept-alive one only if the server has not closed it
         if request.legacy:
             self._waiting[request.id] = asyncio.get_running_loop().create_future()
+            self._read_on(request, conn)
+        reading = _READING_FOR.set(request.id)
         try:
             response = await self._exchange(conn, head, request, on_notification, session)
         except (asyncio.IncompleteReadError, OSError) as exc:
@@ -392,6 +405,7 @@ class HttpTransport:
             conn.abort()
             if self._closed:
                 raise self._closed_under(request) from None
+            self._raise_if_failed(request)
             why = _failure(exc)
             raise TransportError(
                 f"HTTP {request.method} to {self._url} failed: {why} (not sent again: it may have run)"
@@ -406,11 +420,45 @@ class HttpTransport:
             conn.abort()  # failed mid-reply
             raise
         finally:
+            _READING_FOR.reset(reading)
+            self._reading.pop(request.id, None)
             waiting = self._waiting.pop(request.id, None)
             if waiting is not None and not waiting.done():
                 waiting.cancel()
+            elif waiting is not None and not waiting.cancelled():
+                waiting.exception()  # (a failure that came as the call ended: asyncio would log it unread)
         self._pool.release(conn)
         return response
+
+    def _read_on(self, request: Outgoing, conn: Connection) -> None:
+        """``conn`` carries the reply of the legacy ``request`` now (what :meth:`_fail` drops);
+        dropped at once if the call was ended from outside while it connected."""
+        self._reading[request.id] = conn
+        waiting = self._waiting.get(request.id)
+        if waiting is not None and waiting.done():
+            conn.abort()
+
+    def _fail(self, request_id: RequestId, error: TransportError) -> bool:
+        """End the legacy call ``request_id`` now with ``error``, as a broken stream ends a call:
+        its future holds the error, which its reader raises once the stream ends, and its
+        connection is dropped to end that stream. False when it is not waiting any more."""
+        waiting = self._waiting.get(request_id)
+        if waiting is None or waiting.done():
+            return False
+        waiting.set_exception(error)
+        conn = self._reading.get(request_id)
+        if conn is not None:
+            conn.abort()
+        return True
+
+    def _raise_if_failed(self, request: Outgoing) -> None:
+        """Raise the error :meth:`_fail` ended ``request`` with, if it did (its stream then broke)."""
+        waiting = self._waiting.get(request.id)
+        if waiting is None or not waiting.done() or waiting.cancelled():
+            return
+        failure = waiting.exception()
+        if failure is not None:
+            raise failure
 
     async def _exchange(
         self,
@@ -450,9 +498,10 @@ class HttpTransport:
             if response is None and request.legacy:
                 waiting = self._waiting.get(request.id)
                 if waiting is not None and waiting.done() and not waiting.cancelled():
-                    return waiting.result()  # it came on the GET stream
+                    return waiting.result()  # it came on the GET stream (or raises: see _fail)
                 response = await self._resume(request, on_notification, decoder)
             if response is None:
+                self._raise_if_failed(request)  # (resuming gave up as the call failed: say why)
                 raise TransportError(
                     f"the server ended the event stream of {request.method} without answering it"
                 )
@@ -503,6 +552,7 @@ class HttpTransport:
                     f"the connection dropped during {request.method}, and resuming its reply "
                     f"failed: {exc} (the server may have stopped; the call may have run)"
                 ) from None
+            self._read_on(request, conn)
             try:
                 reply = await conn.request(self._head("GET", headers, None), b"")
                 if reply.status != 200 or reply.content_type != "text/event-stream":
@@ -530,8 +580,8 @@ class HttpTransport:
 
     async def _retry_pause(self, delay: float, waiting: asyncio.Future[Response] | None) -> Response | None:
         """Wait ``delay`` (the server's retry) before resuming a stream; the response if it came on
-        the GET stream meanwhile. Closing the client ends the wait at once (a server's retry may
-        be a minute)."""
+        the GET stream meanwhile (the error if the call failed meanwhile, raised). Closing the
+        client ends the wait at once (a server's retry may be a minute)."""
         closing = asyncio.ensure_future(self._closing.wait())
         watched: set[asyncio.Future[Any]] = {closing} if waiting is None else {closing, waiting}
         try:
@@ -575,8 +625,39 @@ class HttpTransport:
         return headers
 
     async def _post_message(self, body: bytes) -> None:
-        """POST a message that is not a request (a notification, the answer to one of the
-        server's requests) in the session; the server says 202.
+        """POST a notification of the session; one the server refuses is only logged."""
+        status, said, _ = await self._post(body)
+        if not 200 <= status < 300:
+            logger.warning("the server refused a message of this client's (HTTP %d): %s", status, said)
+
+    async def _post_answer(self, body: bytes) -> None:
+        """POST the answer to one of the server's requests (what :class:`Serving` sends with).
+        The call whose stream brought the request waits for the server, which waits for this
+        answer: one the server refuses fails that call now, instead of at its timeout. A copy
+        sent again after a drop may be refused because the first one arrived: unless the
+        session is gone (404), that fails nothing."""
+        session = self._session_id
+        status, said, copies = await self._post(body)
+        if 200 <= status < 300:
+            return
+        request = clean(repr(answered_id(body)), single_line=True, max_length=80)
+        if status == 404 and session is not None:
+            why = f"the server ended the session (HTTP 404 to the answer to its request {request})"
+        elif copies == 1:
+            why = f"the server refused the answer to its request {request} (HTTP {status}: {said})"
+        else:
+            why = None
+        call = _READING_FOR.get()  # None for a request of the GET stream: no call waits on it
+        failed = False
+        if why is not None and call is not None:
+            failed = self._fail(call, TransportError(f"{why}; the call cannot finish"))
+        # A call that failed says it; else only this line tells why the server will wait.
+        level = logging.INFO if failed else logging.WARNING
+        logger.log(level, "the server refused an answer of this client's (HTTP %d): %s", status, said)
+
+    async def _post(self, body: bytes) -> tuple[int, str, int]:
+        """POST a message that is not a request in the session: the reply's status, an excerpt
+        of its body, and how many copies went out.
 
         A connection that drops before the reply is tried again on a new one (after each of
         :data:`POST_RETRY_DELAYS`), unlike a request: the session and the call waiting for an
@@ -584,7 +665,9 @@ class HttpTransport:
         takes an answer once, and refuses a copy with 400)."""
         headers = legacy_headers(self._version, self._session_id)
         head = self._head("POST", headers, len(body))
+        copies = 0
         for pause in (*POST_RETRY_DELAYS, None):
+            copies += 1
             conn = await self._pool.acquire()
             try:
                 reply = await conn.request(head, body)
@@ -605,12 +688,7 @@ class HttpTransport:
                 raise
             break
         self._pool.release(conn)
-        if not 200 <= reply.status < 300:
-            logger.warning(
-                "the server refused a message of this client's (HTTP %d): %s",
-                reply.status,
-                body_excerpt(reply_body),
-            )
+        return reply.status, body_excerpt(reply_body), copies
 
     async def _listen(self, opened: asyncio.Event) -> None:
         """The GET stream: the server's messages about no request of ours (its own requests,

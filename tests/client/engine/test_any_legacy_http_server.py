@@ -18,8 +18,9 @@ For each plan:
 * connecting and the call end within a bound with a :class:`ToolResult` or a
   :class:`ClientError` whose message names the problem, in printable text; where the plan
   leaves no doubt (a good handshake; the result on the call's stream after whatever comes
-  before it, or after the stream dropped following an event with an id and was resumed), the
-  session opens and the call ends with that result;
+  before it, or after the stream dropped following an event with an id and was resumed; the
+  client's answers to the requests there taken), the session opens and the call ends with that
+  result;
 * each request of the server's that the client read gets exactly one well-formed answer (an
   ``ElicitResult``, an empty result to ``ping``, or an error with a JSON-RPC code), or the -32600
   refusal when it is not valid JSON-RPC; a reused id gets none;
@@ -751,6 +752,20 @@ def good_init(message: Any) -> bool:
     )
 
 
+def answers_refused(plan: Plan) -> bool:
+    """The server refuses the client's answers to its requests: the call whose stream carried
+    one fails then."""
+    return isinstance(plan.answer, Head) and not 200 <= plan.answer.status < 300
+
+
+def carries_requests(reply: Reply) -> bool:
+    """``reply`` is a stream with a request of the server's that the client answers (or refuses
+    with -32600)."""
+    return isinstance(reply, Stream) and any(
+        isinstance(item, Ask) or (isinstance(item, Raw) and item.owed is not None) for item in reply.items
+    )
+
+
 def handshake_succeeds(plan: Plan) -> bool:
     """A good InitializeResult with a usable session id: a refused notifications/initialized, a
     GET stream refused or dropped, change nothing to that."""
@@ -759,6 +774,7 @@ def handshake_succeeds(plan: Plan) -> bool:
         answered = first.status == 200 and first.content_type == "application/json" and good_init(first.body)
     else:
         answered = isinstance(first, Stream) and good_init(response_in(first))
+        answered = answered and not (answers_refused(plan) and carries_requests(first))
     return answered and valid_session(first.session) and isinstance(plan.initialized, Head)  # type: ignore[union-attr]
 
 
@@ -768,6 +784,8 @@ def call_succeeds(plan: Plan) -> bool:
     first = plan.calls[0]
     if isinstance(first, Head):
         return first.status == 200 and first.content_type == "application/json" and first.body == GOOD_ANSWER
+    if answers_refused(plan) and carries_requests(first):
+        return False
     if not isinstance(first, Stream) or response_in(first) != GOOD_ANSWER:
         return False
     resumable = first.event_ids and first.resume == "continue" and first.retry is not None

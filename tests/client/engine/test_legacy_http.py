@@ -1,6 +1,6 @@
 """A 2025-11-25 session over Streamable HTTP against a scripted server on 127.0.0.1 that records
 every request: the session's headers, the server's request on a reply's event stream answered
-by a POST, the GET stream, DELETE at close, and a session the server ends (404)."""
+by a POST (and refused), the GET stream, DELETE at close, and a session the server ends (404)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.client import Client, HttpStatusError, SessionExpiredError
+from mcp_elicit.client import Client, HttpStatusError, SessionExpiredError, TransportError
 from mcp_elicit.client import http as client_http
 
 from .support import Script, accept
@@ -40,9 +40,17 @@ class LegacyServer:
     seen: list[Seen] = field(default_factory=list)
     sessions: int = 0
     expire_after: int | None = None  # 404 every request of a session past this many tools/calls
-    answers: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    answers: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)  # None: refused
     discover: bytes | None = None  # the reply to server/discover (default: 400 with -32000)
     silent_get: bool = False  # the GET stream's reply head never comes (else 405 at once)
+    # The replies to the client's answers, in turn (then 202): DROP closes the connection once
+    # the answer is read (and taken); any other status refuses it, and the question's stream
+    # then stays open without a response until the client hangs up. A copy of an answer taken
+    # gets 400, as our server answers it.
+    answer_replies: list[bytes] = field(default_factory=list)
+    taken: list[Any] = field(default_factory=list)  # the ids of the answers taken
+    work: float = 0.0  # how long a tool that asked works on once it has the answer
+    event_ids: bool = True  # the question's stream names its events (it can be resumed)
 
     def posts(self) -> list[Seen]:
         return [s for s in self.seen if s.method == "POST"]
@@ -57,7 +65,8 @@ def rpc(message: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", **message}).encode()
 
 
-Handler = Callable[[LegacyServer, Seen, asyncio.StreamWriter], Any]
+Handler = Callable[[LegacyServer, Seen, asyncio.StreamReader, asyncio.StreamWriter], Any]
+DROP = b""
 
 
 @pytest.fixture
@@ -80,7 +89,7 @@ async def legacy_server() -> AsyncIterator[Callable[..., Any]]:
                     raw = await reader.readexactly(int(headers.get("content-length", "0")))
                     seen = Seen(method, headers, json.loads(raw) if raw else None)
                     state.seen.append(seen)
-                    await handle(state, seen, writer)
+                    await handle(state, seen, reader, writer)
             except (asyncio.IncompleteReadError, ConnectionError):
                 pass
             finally:
@@ -97,7 +106,9 @@ async def legacy_server() -> AsyncIterator[Callable[..., Any]]:
         await server.wait_closed()
 
 
-async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) -> None:
+async def handle(
+    state: LegacyServer, seen: Seen, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     if seen.method == "GET":
         if state.silent_get:
             await asyncio.Event().wait()  # until the client hangs up (the test ends)
@@ -110,8 +121,18 @@ async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) 
     method, request_id = message.get("method"), message.get("id")
     session = seen.headers.get("mcp-session-id")
     if method is None:  # the answer to our elicitation/create
-        await state.answers.put(message)
-        writer.write(reply("202 Accepted"))
+        if message.get("id") in state.taken:
+            writer.write(reply("400 Bad Request", b"answered already", "text/plain"))
+            return
+        answered = state.answer_replies.pop(0) if state.answer_replies else reply("202 Accepted")
+        refused = answered != DROP and not answered.startswith(b"HTTP/1.1 2")
+        if not refused:
+            state.taken.append(message.get("id"))
+        await state.answers.put(None if refused else message)
+        if answered == DROP:
+            writer.transport.abort()
+        else:
+            writer.write(answered)
         return
     if method == "server/discover" and state.discover is not None:
         writer.write(state.discover)
@@ -149,10 +170,14 @@ async def handle(state: LegacyServer, seen: Seen, writer: asyncio.StreamWriter) 
             # ask_invalid: params that are not an object, so not a valid JSON-RPC request.
             params = {"message": "OK?", "requestedSchema": FORM} if name == "ask" else 5
             ask = rpc({"id": 0, "method": "elicitation/create", "params": params})
-            event = b"id: e1\ndata: " + ask + b"\n\n"
+            event = (b"id: e1\n" if state.event_ids else b"") + b"data: " + ask + b"\n\n"
             writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             await writer.drain()
             answer = await asyncio.wait_for(state.answers.get(), 10)
+            if answer is None:  # refused: the tool never goes on
+                await reader.read()
+                return
+            await asyncio.sleep(state.work)
             done = rpc(
                 {"id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(answer)}]}}
             )
@@ -233,6 +258,46 @@ async def test_a_server_request_on_the_reply_stream_is_answered_by_a_post(legacy
     assert answer.headers["mcp-session-id"] == "s-1"
     assert answer.headers["mcp-protocol-version"] == "2025-11-25"
     assert answer.headers["authorization"] == "Bearer t0k"
+
+
+@pytest.mark.parametrize("event_ids", [True, False], ids=["resumable", "not-resumable"])
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        ("404 Not Found", "the server ended the session (HTTP 404 to the answer to its request 0); "),
+        ("500 Internal Server Error", "the server refused the answer to its request 0 (HTTP 500: oops); "),
+    ],
+    ids=["404", "500"],
+)
+async def test_an_answer_the_server_refuses_fails_the_call_at_once(
+    legacy_server: Any, status: str, error: str, event_ids: bool
+) -> None:
+    """The server refuses the POST of the answer to its question (404: the session is gone; 500:
+    it failed), so it will never have it, and the call that asked fails now, with why. (It
+    waited for its timeout, 1800 s for `mcp-elicit call`, after a warning.) The client goes on."""
+    server = await legacy_server(answer_replies=[reply(status, b"oops", "text/plain")], event_ids=event_ids)
+    person = Script(form=accept(ok=True), mode_names=("form",))
+    async with Client.connect(server.url, answerer=person) as client:
+        with pytest.raises(TransportError) as caught:
+            await asyncio.wait_for(client.call_tool("ask"), 5)
+        assert str(caught.value).startswith(error)
+        assert (await client.call_tool("plain")).text == "plain"
+    assert [s.body for s in server.posts() if s.body and "method" not in s.body] == [
+        {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"ok": True}}}
+    ]
+
+
+async def test_a_copy_of_an_answer_refused_because_the_first_arrived_fails_nothing(
+    legacy_server: Any,
+) -> None:
+    """The connection of the answer's POST drops after the server read it: the copy sent again
+    gets 400 (the server has it already), and the call still gets its result."""
+    server = await legacy_server(answer_replies=[DROP], work=1.0)
+    person = Script(form=accept(ok=True), mode_names=("form",))
+    async with Client.connect(server.url, answerer=person) as client:
+        result = await asyncio.wait_for(client.call_tool("ask"), 5)
+    assert json.loads(result.text)["result"] == {"action": "accept", "content": {"ok": True}}
+    assert len([s for s in server.posts() if s.body and "method" not in s.body]) == 2
 
 
 async def test_an_invalid_server_request_on_the_reply_stream_gets_32600(legacy_server: Any) -> None:
