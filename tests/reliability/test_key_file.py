@@ -69,6 +69,23 @@ def test_parse_key_file_skips_comments_and_blank_lines() -> None:
         assert K1 not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # the environment variable's value pasted into the file: read as one passphrase, it
+        # would have made another key than the instances given the variable
+        (f"{K1},{K2}\n", "key 1 holds a comma; a key file has one key per line"),
+        (f"{K2}\n{K1}, {K2}\n", "key 2 holds a comma"),
+        (f"MCP_ELICIT_STATE_KEYS={K1}\n", "key 1 starts with 'MCP_ELICIT_STATE_KEYS=': write the keys alone"),
+    ],
+)
+def test_a_key_file_written_as_the_environment_variable_is_refused(text: str, needle: str) -> None:
+    with pytest.raises(ValueError, match=needle) as info:
+        parse_key_file(text)
+    assert K1 not in str(info.value)
+    assert parse_key_file(f"{K1}\n{K2}\n").kids == (KID1, KID2)  # the same keys, one per line
+
+
 def test_a_key_file_saved_with_a_byte_order_mark_gives_the_same_key(tmp_path: Path) -> None:
     path = tmp_path / "keys"
     path.write_bytes(b"\xef\xbb\xbf" + K1.encode() + b"\r\n")

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .keys import KeyRing, for_operators
+from .keys import ENV_VAR, KeyRing, for_operators
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,6 +74,15 @@ def parse_key_file(text: str, *, origin: str = "key file") -> KeyRing:
             # Read as part of the secret, a trailing comment would silently make another key.
             raise ValueError(
                 f"{origin}: key {number} is followed by a comment; put comments on lines of their own"
+            )
+        # The environment variable's spellings, which would silently make one other key (a
+        # passphrase) and leave this instance unable to open the others' states.
+        if secret.startswith(f"{ENV_VAR}="):
+            raise ValueError(f"{origin}: key {number} starts with '{ENV_VAR}=': write the keys alone")
+        if "," in secret:
+            raise ValueError(
+                f"{origin}: key {number} holds a comma; a key file has one key per line (commas "
+                f"separate keys in {ENV_VAR} only)"
             )
     if not secrets:
         raise ValueError(f"{origin}: no keys (one secret per line; a line starting with '#' is a comment)")
