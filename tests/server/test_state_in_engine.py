@@ -58,6 +58,29 @@ async def test_state_sealed_under_the_old_key_opens_after_rotation_until_the_key
     assert_refused(await removed.error({"a": accept({"name": "x"})}, state=sealed_by_old))
 
 
+async def test_a_state_under_a_key_this_server_lacks_is_a_warning_for_the_operator(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Instances given different keys refuse each other's states: the client gets the fixed
+    refusal, and the operator a warning (once a minute) where other refusals are info lines."""
+    caplog.set_level("INFO", logger="mcp_elicit.server")
+    instance_a = RawCall(server([OLD]), "two")
+    await instance_a.send()
+    instance_b = RawCall(server([NEW]), "two")
+    for _ in range(3):
+        assert_refused(await instance_b.error({"a": accept({"name": "x"})}, state=instance_a.state))
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert (
+        "sealed under a key this server does not hold: give every instance the same state keys"
+        in (warnings[0])
+    )
+    caplog.clear()
+    other_principal = RawCall(server([OLD]), "two", principal="https://idp|bob")
+    assert_refused(await other_principal.error({"a": accept({"name": "x"})}, state=instance_a.state))
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]  # a client's doing: info
+
+
 @pytest.mark.parametrize("state", [5, True, {"v1": "x"}, ["v1."], ""])
 async def test_a_state_that_is_not_a_sealed_string_gets_the_same_fixed_refusal(state: object) -> None:
     flow = RawCall(server([OLD]), "two")

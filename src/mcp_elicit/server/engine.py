@@ -27,6 +27,8 @@ the sealed state, so a handler meets the same checks whichever way its answers c
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +113,7 @@ class Engine:
     ) -> None:
         self.sealer = sealer
         self.redelivery = redelivery
+        self._unknown_key_warned = -math.inf
         self.max_answer_attempts = max_answer_attempts
         self.replay_grace = replay_grace
         self.extension = extension
@@ -207,7 +210,23 @@ class Engine:
         except StateStoreUnavailable as exc:
             raise _store_unavailable(exc) from None
         except (StateRejected, MalformedRecord) as exc:
+            if getattr(exc, "reason", None) == "unknown-key":
+                self._warn_unknown_key()
             raise _refused_state(exc, call) from None
+
+    def _warn_unknown_key(self) -> None:
+        """A state sealed under a key this server lacks is a deployment fault, not a client's:
+        instances with different keys, or a key removed too soon. Said at WARNING, once a minute
+        (a client may send many), where the other refusals are INFO lines."""
+        now = time.monotonic()
+        if now - self._unknown_key_warned < 60.0:
+            return
+        self._unknown_key_warned = now
+        logger.warning(
+            "refused a requestState sealed under a key this server does not hold: give every "
+            "instance the same state keys (MCP_ELICIT_STATE_KEYS or a key file), and keep a "
+            "retired key until the state TTL has passed (said once a minute)"
+        )
 
     @staticmethod
     def _request_digest(binding: RequestBinding, call: Call) -> str:
