@@ -19,7 +19,7 @@ from mcp_elicit.client.answerers import (
     ScriptFileError,
 )
 from mcp_elicit.client.errors import LocalError
-from mcp_elicit.client.questions import Answer, Answerer
+from mcp_elicit.client.questions import Answer, Answerer, ServerIdentity
 
 from ._harness import form, url_question
 
@@ -98,6 +98,21 @@ async def test_missing_answer_names_the_key_and_what_exists() -> None:
     )
     assert caught.value.asked == [("billing", "form: “Please fill in the form.”")]
     assert isinstance(caught.value, ScriptError | AnswererError | LocalError)
+
+
+async def test_a_keyed_script_for_a_2025_11_25_server_is_told_to_be_a_list() -> None:
+    """A 2025-11-25 question has no key (the client names it by its request id): a keyed
+    script cannot match it, and the error says what works instead."""
+    legacy = ServerIdentity(name="files", reached_via="python server.py", protocol_version="2025-11-25")
+    scripted = ScriptedAnswerer({"contact": GOOD})
+    with pytest.raises(ScriptedAnswerMissing) as caught:
+        await scripted.answer_form(form(CONTACT, key="1", server=legacy))
+    assert "a 2025-11-25 server's questions carry no keys (each is named by its request id): " in str(
+        caught.value
+    )
+    assert "answer them with a list, in the order they are asked" in str(caught.value)
+    answered = await ScriptedAnswerer([GOOD]).answer_form(form(CONTACT, key="1", server=legacy))
+    assert answered.action == "accept"
 
 
 async def test_a_missing_key_lists_every_key_the_round_asked_with_its_message() -> None:

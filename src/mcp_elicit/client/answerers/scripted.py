@@ -47,8 +47,9 @@ from mcp_elicit.client.answerers.errors import (
     ScriptExhausted,
     ScriptFileError,
 )
-from mcp_elicit.client.questions import Action, Answer, FormQuestion, UrlQuestion
+from mcp_elicit.client.questions import Action, Answer, FormQuestion, ServerIdentity, UrlQuestion
 from mcp_elicit.client.text import clean
+from mcp_elicit.wire.legacy import LEGACY_VERSIONS
 
 __all__ = ["MAX_SCRIPT_BYTES", "ScriptedAnswerer"]
 
@@ -236,7 +237,7 @@ class ScriptedAnswerer:
         assert self._ordered is not None
         return [entry.where for entry in self._ordered[self._next :]]
 
-    def _take(self, key: str) -> _Entry:
+    def _take(self, key: str, *, keyless: bool = False) -> _Entry:
         if self._ordered is not None:
             if self._next >= len(self._ordered):
                 raise ScriptExhausted(
@@ -249,9 +250,13 @@ class ScriptedAnswerer:
         entries = self._keyed.get(key)
         if entries is None:
             known = ", ".join(json.dumps(k) for k in list(self._keyed)[:10]) or "none"
-            raise ScriptedAnswerMissing(
-                self._source, key, f"the script has answers for: {known}", asked=self._round
-            )
+            detail = f"the script has answers for: {known}"
+            if keyless:
+                detail += (
+                    "; a 2025-11-25 server's questions carry no keys (each is named by its request "
+                    "id): answer them with a list, in the order they are asked"
+                )
+            raise ScriptedAnswerMissing(self._source, key, detail, asked=self._round)
         used = self._used.get(key, 0)
         self._used[key] = used + 1
         if key in self._repeat:
@@ -262,7 +267,7 @@ class ScriptedAnswerer:
             )
         return entries[used]
 
-    async def _take_asked(self, key: str, mode: str, message: str) -> _Entry:
+    async def _take_asked(self, key: str, mode: str, message: str, server: ServerIdentity) -> _Entry:
         """:meth:`_take`, once the other questions of the round have been seen.
 
         The engine starts all the questions of a round together; after one turn of the event
@@ -277,7 +282,7 @@ class ScriptedAnswerer:
         self._round.append((key, f"{mode}: “{shown}”"))
         try:
             await asyncio.sleep(0)
-            return self._take(key)
+            return self._take(key, keyless=server.protocol_version in LEGACY_VERSIONS)
         finally:
             self._answering -= 1
 
@@ -296,7 +301,7 @@ class ScriptedAnswerer:
         self._check_mode("form", question.key)
         if question.errors:
             raise ScriptedAnswerInvalid(self._source, question.key, question.errors)
-        entry = await self._take_asked(question.key, "form", question.message)
+        entry = await self._take_asked(question.key, "form", question.message, question.server)
         if entry.action != "accept":
             return Answer(entry.action)
         from mcp_elicit.schema import AnswerInvalid, SchemaError, validate_answer
@@ -318,7 +323,7 @@ class ScriptedAnswerer:
         Raises :class:`ScriptedAnswerMissing` (no answer left), :class:`ScriptedAnswerInvalid`
         (the answer has content) or :class:`ScriptError` (URL mode not enabled)."""
         self._check_mode("url", question.key)
-        entry = await self._take_asked(question.key, "link", question.message)
+        entry = await self._take_asked(question.key, "link", question.message, question.server)
         if entry.content is not None:
             raise ScriptedAnswerInvalid(
                 self._source,
