@@ -148,6 +148,21 @@ def expected_ring(secrets: list[str]) -> KeyRing | ValueError:
     return attempt(lambda: KeyRing.from_secrets(secrets))
 
 
+def expected_from_file(secrets: list[str]) -> KeyRing | ValueError:
+    """What a key file holding ``secrets`` (one a line) makes: :func:`expected_ring`, but a line
+    written in the variable's format (a comma, the variable's name) is refused first."""
+    for number, secret in enumerate(secrets, 1):
+        line = secret.strip()
+        if line.startswith(f"{ENV_VAR}="):
+            return ValueError(f"key {number} starts with '{ENV_VAR}=': write the keys alone")
+        if "," in line:
+            return ValueError(
+                f"key {number} holds a comma; a key file has one key per line (commas separate keys "
+                f"in {ENV_VAR} only)"
+            )
+    return expected_ring(secrets)
+
+
 def exactly(message: str) -> str:
     """A ``pytest.raises(match=...)`` pattern for exactly ``message``."""
     return f"^{re.escape(message)}$"
@@ -299,7 +314,7 @@ def test_a_key_file_gives_exactly_the_keys_written(written: tuple[str, list[str]
     except UnicodeDecodeError:
         read_back = None
     event(f"encoding: {encoding}, {'is' if read_back is not None else 'not'} UTF-8")
-    expected = expected_ring(secrets)
+    expected = expected_from_file(secrets)
     with a_key_file(content) as path:
         key_file = attempt(lambda: KeyFile(path))
     if isinstance(key_file, ValueError):
@@ -424,7 +439,7 @@ def test_a_reload_installs_a_good_file_and_keeps_the_keys_over_a_bad_one(
 ) -> None:
     text, secrets = written
     first = KeyRing.generate_secret()
-    expected = expected_ring(secrets)
+    expected = expected_from_file(secrets)
     with a_key_file(f"{first}\n".encode()) as path:
         clock = FakeClock()
         key_file = KeyFile(path, check_interval=10.0, clock=clock)
@@ -634,7 +649,7 @@ def test_the_vault_variable_gives_exactly_the_keys_written_or_an_error_naming_it
 @given(key_file_texts())
 def test_the_vault_reads_the_state_key_file_like_the_server(written: tuple[str, list[str]]) -> None:
     text, secrets = written
-    expected = expected_ring(secrets)
+    expected = expected_from_file(secrets)
     with (
         a_key_file(text.encode()) as path,
         key_variables(**{ENV_FILE_VAR: str(path)}),
