@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Server
-from mcp_elicit.state import KeyRing, RequestBinding, StateRejected, StateSealer
+from mcp_elicit.state import KeyRing, RequestBinding, StateRejected, StateSealer, seal
 from mcp_elicit.state.binding import request_digest
 from mcp_elicit.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_elicit.wire.jsonrpc import Request
@@ -111,8 +111,10 @@ async def refused(server: Server, request: Request) -> McpError:
 
 
 async def test_reissue_after_a_crash_between_side_effect_and_answer_completes_once(
-    make_store: StoreFactory,
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The re-issue waits this long for the dead attempt's answer before it runs the round itself.
+    monkeypatch.setattr(seal, "CLAIM_WAIT", 0.3)
     effects = Effects(gate=asyncio.Event())
     a, b = make_server(make_store(), effects), make_server(make_store(), effects)
     state = (await a.dispatch(first("book")))["requestState"]
@@ -126,7 +128,7 @@ async def test_reissue_after_a_crash_between_side_effect_and_answer_completes_on
     effects.gate = None
 
     # The client re-issues the same request (same requestState, new id) on instance B.
-    result = await b.dispatch(retry("book", state, "v-1"))
+    result = await b.dispatch(retry("book", state, "v-1"))  # (after waiting for A, in vain)
     assert text_of(result) == "book=v-1"
     assert effects.calls == 2  # the step ran in both attempts ...
     assert list(effects.rows.values()) == ["v-1"]  # ... and its idempotency key made it count once
@@ -223,9 +225,12 @@ async def test_a_replay_with_other_answers_is_refused_and_runs_nothing(make_stor
     assert effects.calls == 1
 
 
-async def test_a_claimed_but_unanswered_token_refuses_other_answers(make_store: StoreFactory) -> None:
+async def test_a_claimed_but_unanswered_token_refuses_other_answers(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Even before any answer was committed (the first attempt died), the token is bound to the
     request that claimed it: it cannot be re-used with other answers."""
+    monkeypatch.setattr(seal, "CLAIM_WAIT", 0.3)  # how long the re-issue waits for the dead one
     effects = Effects(gate=asyncio.Event())
     a, b = make_server(make_store(), effects), make_server(make_store(), effects)
     state = (await a.dispatch(first("hat")))["requestState"]
@@ -240,14 +245,24 @@ async def test_a_claimed_but_unanswered_token_refuses_other_answers(make_store: 
     assert text_of(await b.dispatch(retry("hat", state, "red"))) == "hat=red"
 
 
-async def test_concurrent_attempts_of_one_request_all_get_one_answer(make_store: StoreFactory) -> None:
-    effects = Effects()
+async def test_concurrent_attempts_of_one_request_run_it_once(make_store: StoreFactory) -> None:
+    """A double click on two instances: the later copies wait for the first one's answer instead
+    of running the round (and its side effect) again."""
+    effects = Effects(gate=asyncio.Event())
     servers = [make_server(make_store(), effects) for _ in range(2)]
     state = (await servers[0].dispatch(first("cup")))["requestState"]
-    results = await asyncio.gather(*(servers[i % 2].dispatch(retry("cup", state, "v")) for i in range(8)))
+    runs = sum(server.handler_runs for server in servers)  # type: ignore[attr-defined]
+    attempts = [asyncio.ensure_future(servers[i % 2].dispatch(retry("cup", state, "v"))) for i in range(8)]
+    await asyncio.wait_for(effects.started.wait(), 5)
+    await asyncio.sleep(0.3)  # the step is slow: every other copy has claimed meanwhile
+    assert effects.gate is not None
+    effects.gate.set()
+    results = await asyncio.gather(*attempts)
     assert len({repr(strip_meta(r)) for r in results}) == 1
     assert text_of(results[0]) == "cup=v"
     assert list(effects.rows.values()) == ["v"]
+    assert effects.calls == 1
+    assert sum(server.handler_runs for server in servers) == runs + 1  # type: ignore[attr-defined]
 
 
 async def test_concurrent_attempts_with_different_answers_let_exactly_one_through(

@@ -1,8 +1,8 @@
 """The single-use store's SQL, written once for SQLite and PostgreSQL.
 
 One table: ``token_id`` (primary key), ``expires_at`` (seconds since the epoch), and for
-redelivery mode ``request_digest`` and ``response`` (null for a token consumed in strict mode, so
-that such a token never matches a claim). Only the table's column types and the index's name
+redelivery mode ``request_digest``, ``response`` and ``claimed_at`` (null for a token consumed in
+strict mode, so that such a token never matches a claim). Only the table's column types and the index's name
 differ between the two dialects. No value is ever interpolated: every value is a bound parameter;
 names are checked plain identifiers (:mod:`mcp_elicit.storage.names`).
 """
@@ -21,11 +21,11 @@ __all__ = ["Statements"]
 _COLUMNS: Final = {
     "sqlite": (
         "(token_id TEXT PRIMARY KEY NOT NULL, expires_at REAL NOT NULL, request_digest TEXT, "
-        "response BLOB) WITHOUT ROWID"
+        "response BLOB, claimed_at REAL) WITHOUT ROWID"
     ),
     "postgres": (
         "(token_id text PRIMARY KEY, expires_at double precision NOT NULL, request_digest text, "
-        "response bytea)"
+        "response bytea, claimed_at double precision)"
     ),
 }
 _INDEX_SUFFIX: Final = {"sqlite": "expires_at", "postgres": "expires_at_idx"}
@@ -57,10 +57,10 @@ class Statements:
                 f"INSERT INTO {name} (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING"
             ),
             claim=(
-                f"INSERT INTO {name} (token_id, expires_at, request_digest) VALUES (?, ?, ?) "
+                f"INSERT INTO {name} (token_id, expires_at, request_digest, claimed_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (token_id) DO NOTHING"
             ),
-            claimed=f"SELECT request_digest, response FROM {name} WHERE token_id = ?",
+            claimed=f"SELECT request_digest, response, claimed_at FROM {name} WHERE token_id = ?",
             # First commit wins; the digest never changes once written, so no transaction is needed.
             commit=(
                 f"UPDATE {name} SET response = ? "

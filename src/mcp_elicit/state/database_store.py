@@ -52,7 +52,7 @@ class DatabaseSingleUseStore(ClosesOnExit):
 
     ``purge_every``: after that many consumes and claims, expired records are deleted (``0``
     disables it; call :meth:`purge_expired` yourself then). ``clock`` is the time source for that
-    purge; it must agree with the sealer's clock.
+    purge and for when a token was claimed; it must agree with the sealer's clock.
     """
 
     def __init__(
@@ -78,20 +78,21 @@ class DatabaseSingleUseStore(ClosesOnExit):
         _check_record(token_id, expires_at)
         if not isinstance(request_digest, str) or not request_digest:
             raise TypeError("request_digest must be a non-empty str")
+        now = float(self._clock())
         changed, row = await self._db.write_or_read(
-            (self._sql.claim, (token_id, float(expires_at), request_digest)),
+            (self._sql.claim, (token_id, float(expires_at), request_digest, now)),
             (self._sql.claimed, (token_id,)),
             what="claim",
         )
         if changed:
-            claim = Claim(first=True, same_request=True)
+            claim = Claim(first=True, same_request=True, claimed_at=now)
         elif row is None:  # purged between the two statements: only after expiry, refuse
             claim = Claim(first=False, same_request=False)
         else:
-            stored, response = row
+            stored, response, claimed_at = row
             same = isinstance(stored, str) and compare_digest(stored, request_digest)
             stored_response = bytes(response) if same and response is not None else None
-            claim = Claim(first=False, same_request=same, response=stored_response)
+            claim = Claim(first=False, same_request=same, response=stored_response, claimed_at=claimed_at)
         await self._count_and_purge()
         return claim
 

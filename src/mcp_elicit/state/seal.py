@@ -75,6 +75,12 @@ AD_PREFIX: Final = b"mcp-elicit requestState v1\x00"
 DEFAULT_TTL: Final = 600.0
 DEFAULT_MAX_TOKEN_BYTES: Final = 256 * 1024
 DEFAULT_CLOCK_SKEW: Final = 60.0
+CLAIM_WAIT = 3.0
+"""Seconds after an attempt claimed a request's token during which another attempt of the same
+request (a double click, a client that sent again) waits for its answer instead of running the
+round too. Past that the first attempt counts as gone (crashed, failed, or slower than that):
+waiting is bounded from its start, however many attempts come, and stays well under the
+timeout after which a client sends again."""
 """Seconds an ``iat`` may lie in the future (another instance's clock running ahead). It is never
 applied to the expiry: a token is refused as soon as ``now > exp``."""
 
@@ -390,7 +396,9 @@ class StateSealer:
         (:func:`~mcp_elicit.state.binding.request_digest`); redelivery mode.
 
         Raises ``StateRejected("replayed")`` when the token was used for another request (or
-        consumed in strict mode). Without a store, nothing is tracked (``response`` is ``None``).
+        consumed in strict mode). A token this same request claimed less than
+        :data:`CLAIM_WAIT` ago, still unanswered, waits for that attempt's answer. Without a
+        store, nothing is tracked (``response`` is ``None``).
         The store must be a :class:`RedeliveryStore`. :class:`StateStoreUnavailable` propagates.
         """
         unsealed = self.unseal(token, binding)
@@ -403,7 +411,25 @@ class StateSealer:
         found = await store.claim(unsealed.token_id, request_digest, keep_until)
         if not found.same_request:
             raise StateRejected("replayed")
+        # Claimed before by this very request, with no answer yet: another attempt is running it
+        # now (two copies at once), or crashed or failed before it answered. While that claim is
+        # recent its answer is awaited, so that a double click does not run the round twice.
+        limit, waited, pause = self._claim_wait(found.claimed_at), 0.0, 0.02
+        while not found.first and found.response is None and waited < limit:
+            import asyncio  # (here: importing this package loads no event loop machinery)
+
+            await asyncio.sleep(pause)
+            waited += pause
+            pause = min(pause * 2, 0.25)
+            found = await store.claim(unsealed.token_id, request_digest, keep_until)
         return Claimed(unsealed, request_digest, found.response)
+
+    def _claim_wait(self, claimed_at: float | None) -> float:
+        """How long, from now, a claim made at ``claimed_at`` is still awaited (never more than
+        :data:`CLAIM_WAIT`, whatever the clocks say)."""
+        if claimed_at is None:
+            return 0.0
+        return max(0.0, min(CLAIM_WAIT, claimed_at + CLAIM_WAIT - self._clock()))
 
     async def commit(self, claimed: Claimed, response: bytes) -> bytes:
         """Store the answer to a claimed request; returns the answer to send (the first one

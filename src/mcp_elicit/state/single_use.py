@@ -41,8 +41,12 @@ Redelivery (:class:`RedeliveryStore`, ``StateSealer.claim`` / ``StateSealer.comm
       ``ctx.once(name, fn)`` and its idempotency key (flow id + step name, the same in every attempt)
       are for; the step's own store must deduplicate on that key.
     * crash after the commit, before the answer was sent: the re-issue gets the stored answer.
-    * two attempts of the same request at the same time (a client timeout raced the first one):
-      both run; the first commit wins and both send that answer. Side effects: as above.
+    * two attempts of the same request at the same time (a double click, a client timeout that
+      raced the first one): the later claim finds the first one's claim without an answer and,
+      while that claim is younger than ``CLAIM_WAIT`` (``StateSealer.claim``), waits for its
+      answer and sends it; only a claim older than that (its attempt crashed, failed, or is
+      slower than that) lets the round run again, and the first commit wins. Side effects: as
+      above.
     * the store is unreachable, or a claim's or commit's outcome is unknown: the request fails with
       a retryable error (never "not replayed" by guess). A claim that did land is found again by the
       re-issue (same digest); a commit that did land is redelivered.
@@ -94,11 +98,13 @@ class Claim:
 
     ``first``: this call created the record. ``same_request``: the record is for the same request
     digest (always true when ``first``). ``response``: the answer committed for it, if any.
+    ``claimed_at``: when the record was created (seconds since the epoch, the store's clock).
     """
 
     first: bool
     same_request: bool
     response: bytes | None = None
+    claimed_at: float | None = None
 
 
 @runtime_checkable
