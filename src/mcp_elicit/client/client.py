@@ -75,7 +75,7 @@ from mcp_elicit.client.transport import LegacyTransport, OnNotification, Outgoin
 from mcp_elicit.client.url_required import open_urls, url_questions
 from mcp_elicit.wire import codec
 from mcp_elicit.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
-from mcp_elicit.wire.jsonrpc import Notification, Response, Result, encode_notification
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Response, Result, encode_notification
 from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from mcp_elicit.wire.param_headers import HeaderMap, InvalidHeaderAnnotation, header_map, param_headers
 from mcp_elicit.wire.versions import SUPPORTED_VERSIONS
@@ -91,6 +91,9 @@ DEFAULT_CLIENT_INFO = {"name": "mcp-elicit", "version": __version__}
 MAX_PAGES = 1000
 MAX_LIST_ITEMS = 100_000
 MAX_LIST_BYTES = 32 * 1024 * 1024  # of the items' JSON
+# Pauses before sending a request again that the server refused as retryable: about 8 s in all,
+# long enough for a database to come back, short of a person's patience.
+RETRYABLE_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 class ClientOptions(TypedDict, total=False):
@@ -620,13 +623,20 @@ class Client:
         self, method: str, params: dict[str, Any], target: str | None, headers: Mapping[str, str] | None
     ) -> Any:
         """One JSON-RPC request (a fresh id every time) to its result; -32022 is retried once
-        with a version both sides speak."""
+        with a version both sides speak, an error the server marks ``retryable`` (its state
+        store is briefly down, say) after each of :data:`RETRYABLE_DELAYS`."""
         renegotiated = False
+        delays = iter(RETRYABLE_DELAYS)
         while True:
             response = await self._send(method, params, target, headers)
             if isinstance(response, Result):
                 return response.result
             error = response
+            delay = next(delays, None) if _retryable(error) else None
+            if delay is not None:
+                logger.info("%s: the server says retry (%s); again in %g s", method, error.message, delay)
+                await self._unless_closed(method, asyncio.sleep(delay))
+                continue
             if error.code == UNSUPPORTED_PROTOCOL_VERSION:
                 data = error.data
                 supported = data.get("supported") if isinstance(data, dict) else None
@@ -849,6 +859,11 @@ def _transport_for(
     from mcp_elicit.client.stdio import StdioTransport
 
     return StdioTransport(argv, display=display, stderr=stderr, env=env, cwd=cwd)
+
+
+def _retryable(error: ErrorResponse) -> bool:
+    """Whether the server says the request may simply be sent again (``data.retryable``)."""
+    return isinstance(error.data, dict) and error.data.get("retryable") is True
 
 
 async def _unless_set(event: asyncio.Event, error: Exception, work: Coroutine[Any, Any, T]) -> T:

@@ -82,6 +82,9 @@ class Hang(Exception):
     pass
 
 
+BLIPS: dict[str, int] = {}  # store_blip: attempts of each retry round seen so far
+
+
 def call_tool(params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
     responses = params.get("inputResponses")
@@ -147,6 +150,19 @@ def call_tool(params: dict[str, Any]) -> dict[str, Any]:
         return input_required(None, "still waiting")
     if name == "error":
         raise RpcError(-32603, "the database is on fire", {"retryAfter": 5})
+    if name == "store_blip":
+        # The retry round meets a store outage that lasts ``arguments.blips`` attempts.
+        if responses is None:
+            return input_required(ask(), "blip")
+        key = str(params.get("arguments"))
+        BLIPS[key] = BLIPS.get(key, 0) + 1
+        if BLIPS[key] <= int((params.get("arguments") or {}).get("blips", 0)):
+            raise RpcError(
+                -32603,
+                "Internal error: the server's state store is unavailable; retry the request shortly",
+                {"reason": "state_store_unavailable", "retryable": True},
+            )
+        return done(f"done after {BLIPS[key] - 1} refusals, state {state}")
     if name == "needs_url":
         raise RpcError(
             -32021, "this tool needs URL mode", {"requiredCapabilities": {"elicitation": {"url": {}}}}

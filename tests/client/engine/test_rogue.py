@@ -176,6 +176,28 @@ async def test_server_errors_are_typed_with_code_message_and_data(rogue: Target)
     assert missing.value.missing == ("elicitation.url",)
 
 
+async def test_an_error_the_server_marks_retryable_is_sent_again(
+    rogue: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store blip while the person answered: the server says ``retryable``, and the same retry
+    (its answers, its state) goes again after a pause, instead of the person's answer being lost.
+    A blip that outlasts the pauses is raised as the server's error."""
+    monkeypatch.setattr("mcp_elicit.client.client.RETRYABLE_DELAYS", (0.01, 0.02, 0.04))
+    connecting, name = connect(rogue, Script(form=accept(ok=True)))
+    async with connecting as client:
+        result = await client.call_tool("store_blip", {"blips": 2, "flow": name})
+        assert result.text == "done after 2 refusals, state blip"
+        with pytest.raises(McpClientError) as caught:
+            await client.call_tool("store_blip", {"blips": 9, "flow": name})
+    assert caught.value.data == {"reason": "state_store_unavailable", "retryable": True}
+    retries = [c for c in calls(rogue, name) if c["params"].get("inputResponses") is not None]
+    assert len(retries) == 3 + 4  # two refused then one answered; then the first and three more
+    assert {repr(r["params"]["inputResponses"]) for r in retries} == {
+        repr({"q": {"action": "accept", "content": {"ok": True}}})
+    }
+    assert len({r["id"] for r in retries}) == len(retries)  # a new id each time
+
+
 async def test_unsupported_version_is_retried_once_with_a_common_version(rogue: Target) -> None:
     connecting, name = connect(rogue, prefix="reject-version-once")
     async with connecting as client:
