@@ -68,7 +68,7 @@ def test_the_next_round_of_a_call_keeps_everything_but_its_answers_and_state() -
     call = Call(**values)
     answers = {"k": {"action": "accept"}}
     following = call.next_round(answers, "state-2")
-    assert following == replace(call, input_responses=answers, request_state="state-2")
+    assert following == replace(call, input_responses=answers, request_state="state-2", in_process=True)
     for field in fields(Call):
-        if field.name not in ("input_responses", "request_state"):
+        if field.name not in ("input_responses", "request_state", "in_process"):
             assert getattr(following, field.name) is values[field.name], field.name

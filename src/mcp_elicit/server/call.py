@@ -38,15 +38,19 @@ class Call:
     input_responses: dict[str, Any] = field(default_factory=dict)  # this round's answers
     request_state: object = None  # as the client sent it (None on the first round)
     close_stream: CloseStream | None = None  # only where the call has a resumable stream
+    # The state came from this process, not from a client (a 2025-11-25 call's later rounds):
+    # nobody else holds it to replay, so no single-use store is asked about it.
+    in_process: bool = False
 
     @property
     def first_round(self) -> bool:
         return self.request_state is None and not self.input_responses
 
     def next_round(self, input_responses: dict[str, Any], request_state: object) -> Call:
-        """The next round of this call: the same request with these answers and the state the
-        last round sealed, as a 2026-07-28 client's retry carries them. (Built field by field:
-        ``dataclasses.replace`` costs 18k instructions more, 1.7% of a 2025-11-25 flow.)"""
+        """The next round of this call, run in process (the 2025-11-25 bridge's): the same
+        request with these answers and the state the last round sealed, as a 2026-07-28
+        client's retry carries them. (Built field by field: ``dataclasses.replace`` costs 18k
+        instructions more, 1.7% of a 2025-11-25 flow.)"""
         return Call(
             self.method,
             self.target,
@@ -57,4 +61,5 @@ class Call:
             input_responses,
             request_state,
             self.close_stream,
+            in_process=True,
         )
