@@ -2,8 +2,8 @@
 
 One table: ``token_id`` (primary key), ``expires_at`` (seconds since the epoch), and for
 redelivery mode ``request_digest``, ``response`` and ``claimed_at`` (null for a token consumed in
-strict mode, so that such a token never matches a claim). Only the table's column types and the index's name
-differ between the two dialects. No value is ever interpolated: every value is a bound parameter;
+strict mode, so that such a token never matches a claim). Only the table's column types and the
+index's name differ between the two dialects. No value is ever interpolated: every value is a bound parameter;
 names are checked plain identifiers (:mod:`mcp_elicit.storage.names`).
 """
 

@@ -75,14 +75,14 @@ AD_PREFIX: Final = b"mcp-elicit requestState v1\x00"
 DEFAULT_TTL: Final = 600.0
 DEFAULT_MAX_TOKEN_BYTES: Final = 256 * 1024
 DEFAULT_CLOCK_SKEW: Final = 60.0
+"""Seconds an ``iat`` may lie in the future (another instance's clock running ahead). It is never
+applied to the expiry: a token is refused as soon as ``now > exp``."""
 CLAIM_WAIT = 3.0
 """Seconds after an attempt claimed a request's token during which another attempt of the same
 request (a double click, a client that sent again) waits for its answer instead of running the
 round too. Past that the first attempt counts as gone (crashed, failed, or slower than that):
 waiting is bounded from its start, however many attempts come, and stays well under the
 timeout after which a client sends again."""
-"""Seconds an ``iat`` may lie in the future (another instance's clock running ahead). It is never
-applied to the expiry: a token is refused as soon as ``now > exp``."""
 
 _TOKEN_ID_BYTES: Final = 16
 _MIN_RAW: Final = OVERHEAD + 1  # the claims are never empty
