@@ -54,6 +54,20 @@ def _no_era_remembered_from_another_test(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(era, "_verdicts", {})
 
 
+@pytest.fixture(autouse=True)
+def _short_waits_for_other_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pauses meant for people and databases, cut short in this process: the client's before
+    sending again a request refused as retryable (about 8 s in all), and a redelivery claim's wait
+    for another attempt's answer (3 s). Tests of an outage or a crash would each spend them; the
+    tests of these waits set their own (``test_rogue.py``, ``reliability/test_redelivery.py``),
+    and servers run as processes keep the defaults."""
+    from mcp_elicit.client import client
+    from mcp_elicit.state import seal
+
+    monkeypatch.setattr(client, "RETRYABLE_DELAYS", (0.01, 0.02, 0.04, 0.08, 0.16))
+    monkeypatch.setattr(seal, "CLAIM_WAIT", 0.5)
+
+
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
     from playwright.async_api import async_playwright

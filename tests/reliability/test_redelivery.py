@@ -245,9 +245,12 @@ async def test_a_claimed_but_unanswered_token_refuses_other_answers(
     assert text_of(await b.dispatch(retry("hat", state, "red"))) == "hat=red"
 
 
-async def test_concurrent_attempts_of_one_request_run_it_once(make_store: StoreFactory) -> None:
+async def test_concurrent_attempts_of_one_request_run_it_once(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A double click on two instances: the later copies wait for the first one's answer instead
     of running the round (and its side effect) again."""
+    monkeypatch.setattr(seal, "CLAIM_WAIT", 3.0)  # the default, which tests/conftest.py cuts short
     effects = Effects(gate=asyncio.Event())
     servers = [make_server(make_store(), effects) for _ in range(2)]
     state = (await servers[0].dispatch(first("cup")))["requestState"]
