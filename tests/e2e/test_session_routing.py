@@ -15,9 +15,10 @@ import asyncio
 import itertools
 import json
 import secrets
+import signal
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,10 @@ import pytest
 
 from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ScriptedAnswerer
+from mcp_elicit.state import KeyRing, StateSealer
+from mcp_elicit.storage import PostgresSessionRouter
+from mcp_elicit.transport.relay_letters import Letter, LetterSealer
+from tests.e2e import routing_server
 from tests.e2e.conftest import HttpServer
 from tests.helpers import InProcessServer, find_pg_dsn, free_port, wait_for_text
 from tests.http_session_support import (
@@ -407,6 +412,110 @@ async def test_the_owner_killed_while_the_other_instance_relays(
         # B itself is fine: a new session there works.
         fresh = await open_on(http, b)
         assert (await fresh.post(fresh.request("tools/list"))).status_code == 200
+
+
+async def test_an_owner_that_stalls_past_its_timeout_never_runs_what_the_client_was_told_is_lost(
+    dsn: str, channel: str, tmp_path: Path, http: httpx.AsyncClient
+) -> None:
+    """A is stopped (SIGSTOP) longer than ``owner_timeout``: B answers a call sent to it 404, and
+    the client starts over. When A wakes, the letter is still in its mailbox; A must not run that
+    call, or it would run a tool nobody waits for (and the client's retry would run it twice)."""
+    with running_pair(dsn, channel, tmp_path) as (a, b):
+        _, on_b = await open_across(http, a, b)
+        label = secrets.token_hex(4)
+        a.process.send_signal(signal.SIGSTOP)
+        try:
+            call = on_b.request("tools/call", {"name": "slow", "arguments": {"label": label}})
+            lost = await on_b.post(call, expect=404)
+            assert "initialize again" in lost.json()["error"]["message"]
+        finally:
+            a.process.send_signal(signal.SIGCONT)
+        # A is awake and has read its mailbox (letters come in order): the session relays again.
+        deadline = time.monotonic() + 10
+        while True:
+            listed = await http.post(b.url, json=on_b.request("tools/list"), headers=on_b.headers())
+            if listed.status_code == 200:
+                break
+            assert time.monotonic() < deadline, f"A never relayed again after it woke: {listed.text}"
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(KEEPALIVE)
+        assert not (a.markers / f"started-{label}").exists(), "A ran a call the client was told is lost"
+
+
+@dataclass
+class FakeOwner:
+    """A mailbox of the test's own on the deployment's channel, with its keys: the test plays the
+    instance that holds a session, letter by letter."""
+
+    name: str
+    router: PostgresSessionRouter
+    letters: LetterSealer
+    inbox: asyncio.Queue[Letter]
+
+    async def next(self, kind: str, within: float = OWNER_TIMEOUT + SLACK) -> Letter | None:
+        """The next letter of ``kind`` (others are skipped), or None if none comes ``within``."""
+        deadline = time.monotonic() + within
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                letter = await asyncio.wait_for(self.inbox.get(), remaining)
+            except TimeoutError:
+                break
+            if letter.kind == kind:
+                return letter
+        return None
+
+    async def answer(self, to: Letter, kind: str) -> None:
+        await self.router.post(to.sender, self.letters.seal(to.sender, kind, to.relay))
+
+
+@asynccontextmanager
+async def fake_owner(dsn: str, channel: str) -> AsyncIterator[FakeOwner]:
+    name = "f" + secrets.token_hex(4)
+    router = PostgresSessionRouter(dsn, channel=channel)
+    keys = StateSealer(KeyRing.from_secrets(routing_server.KEYS), audience="fake owner")
+    owner = FakeOwner(name, router, LetterSealer(keys, name), asyncio.Queue())
+
+    def deliver(sealed: bytes) -> None:
+        letter = owner.letters.open(sealed)
+        if letter is not None:
+            owner.inbox.put_nowait(letter)
+
+    mailbox = await router.open_mailbox(name, deliver=deliver, lost=lambda: None)
+    try:
+        yield owner
+    finally:
+        await mailbox.close()
+        await router.close()
+
+
+async def test_a_relayed_request_runs_only_while_its_asker_still_waits(
+    dsn: str, channel: str, pair: tuple[Instance, Instance], http: httpx.AsyncClient
+) -> None:
+    """B relays to an owner the test plays. An acknowledgement that comes after ``owner_timeout``
+    gets no go (B has answered 404: the request must never run); one in time gets go, and an owner
+    that falls silent after it gets 503, not 404: the request may have taken effect."""
+    _, b = pair
+    async with fake_owner(dsn, channel) as owner:
+        session = Session(http, b.url, "alice")
+        session.id = f"{owner.name}.s1"
+        late = asyncio.ensure_future(session.post(session.request("tools/list"), expect=404))
+        opened = await owner.next("open")
+        assert opened is not None
+        assert "initialize again" in (await late).json()["error"]["message"]
+        await owner.answer(opened, "ack")
+        assert await owner.next("go", within=3 * KEEPALIVE) is None, "B let a request it gave up on run"
+
+        started = time.monotonic()
+        silent = asyncio.ensure_future(session.post(session.request("tools/list"), expect=503))
+        opened = await owner.next("open")
+        assert opened is not None
+        await owner.answer(opened, "ack")
+        go = await owner.next("go")
+        assert go is not None
+        assert go.relay == opened.relay
+        message = (await silent).json()["error"]["message"]
+        assert "may have taken effect" in message, message
+        assert time.monotonic() - started < OWNER_TIMEOUT + 3 * KEEPALIVE + SLACK
 
 
 async def test_the_relaying_instance_killed_mid_call(

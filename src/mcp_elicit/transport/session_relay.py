@@ -11,7 +11,10 @@ waiting for answers, the open streams), and its id names that instance
   the bearer token: the authentication hook runs here, on every request), then writes the owner a
   letter (:mod:`mcp_elicit.transport.relay_letters`): the method, the few headers the session
   code reads, the body, and the caller the token named (never the token).
-* The owner acknowledges it at once, then runs the very code a request of its own runs
+* The owner acknowledges it at once, and waits for the asker's "go" before it runs anything: the
+  asker says go only if the acknowledgement came in time, so a request the client was told is lost
+  (below) never runs later, when an owner that was only stalled wakes up and reads its mail.
+* Then the owner runs the very code a request of its own runs
   (:mod:`mcp_elicit.transport.http_legacy`) with a ``send`` that writes the response back to the
   asker, letter by letter: the status and headers, then the body, which for a call is its SSE
   stream (questions, notifications, the result) for as long as it lasts. So a response POST, a
@@ -24,12 +27,13 @@ waiting for answers, the open streams), and its id names that instance
 Bounds, so that nothing waits without end:
 
 * The owner must acknowledge within ``owner_timeout`` seconds. Without an answer (the instance is
-  gone, it crashed, it never existed) the session is taken as gone: 404, and the client
-  initializes again.
+  gone, it crashed, it never existed, or it is stalled) the session is taken as gone: 404, and the
+  client initializes again. The asker never says go for that request, so it never runs.
 * While a relay lasts, the two instances tell each other every ``keepalive`` seconds which relays
   they still hold. A relay not heard of for three of those is over: the asker ends its client's
   stream (the client may resume it with ``GET`` and ``Last-Event-ID``, on any instance), or
-  answers 404 if the owner fell silent before its response began; the owner takes the client as
+  answers 503 if the owner fell silent after go and before its response began (the request may
+  have taken effect; a retry reaches a live owner, or gets the 404 above); the owner takes the client as
   gone (its stream then waits for a resumption, as when a connection drops).
 * A client that goes away from the asker is reported to the owner at once, as a disconnect.
 * When the asker's connection to PostgreSQL is replaced, letters may have been lost: the relays
@@ -149,6 +153,7 @@ class _Served:
     number: int
     heard: float
     gone: asyncio.Event = field(default_factory=asyncio.Event)
+    go: asyncio.Event = field(default_factory=asyncio.Event)  # the asker still waits: run it
     complete: bool = False  # the whole response went back
 
     async def receive(self) -> Message:
@@ -258,10 +263,10 @@ class SessionRelay:
             task = asyncio.ensure_future(self._serve(letter, serving, over))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        elif letter.kind == "gone":
+        elif letter.kind in ("go", "gone"):
             served = self._served.get((letter.sender, letter.relay))
             if served is not None:
-                served.gone.set()
+                (served.go if letter.kind == "go" else served.gone).set()
         elif letter.kind == "alive":
             self._heard_from(letter, now)
         else:  # "ack", "start", "body", "end": the owner's side of a relay asked here
@@ -426,9 +431,12 @@ class SessionRelay:
                 else:
                     await _unavailable(send, request_id, f"Service Unavailable: {event.why}; retry")
                 return
-            acknowledged = True
             asked.queued_bytes -= len(event.data)
             try:
+                if event.kind == "ack":
+                    # In time (a late one finds no relay here): from now on the request may run.
+                    await self.post(asked.owner, "go", number)
+                acknowledged = True
                 if event.kind == "start":
                     await reply.start(event.fields)
                 elif event.kind == "body":
@@ -460,10 +468,19 @@ class SessionRelay:
             logger.info("instance %s fell silent mid-stream: the stream ends here", asked.owner)
             await reply.cut()
             return
+        if acknowledged:
+            logger.info("instance %s fell silent while it handled a relayed request", asked.owner)
+            await _unavailable(
+                reply.send,
+                request_id,
+                "Service Unavailable: the instance that holds the session stopped answering while it "
+                "handled this request, which may have taken effect; retry shortly",
+            )
+            return
         logger.info(
-            "instance %s %s: its session is taken as gone",
+            "instance %s did not answer within %g s: its session is taken as gone",
             asked.owner,
-            "fell silent" if acknowledged else f"did not answer within {self._bus.owner_timeout:g} s",
+            self._bus.owner_timeout,
         )
         await _refuse(
             reply.send,
@@ -492,6 +509,13 @@ class SessionRelay:
                 )
                 return
             await self.post(letter.sender, "ack", letter.relay)
+            if not await self._go(served):
+                logger.info(
+                    "relay %s.%d was given up by its asker before it could run: dropped",
+                    served.asker,
+                    served.number,
+                )
+                return
             await self._run(letter, served)
         except OSError:
             pass  # the relayed connection broke: as for a client that went away
@@ -502,6 +526,18 @@ class SessionRelay:
             if not served.complete and not served.gone.is_set():
                 with contextlib.suppress(OSError):
                     await self.post(letter.sender, "end", letter.relay)
+
+    async def _go(self, served: _Served) -> bool:
+        """Wait for the asker's go; False when it gave up instead (its "gone", or its silence,
+        which :meth:`_beat` turns into gone)."""
+        if not served.go.is_set():
+            waits = [asyncio.ensure_future(served.go.wait()), asyncio.ensure_future(served.gone.wait())]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+        return not served.gone.is_set()
 
     async def _run(self, letter: Letter, served: _Served) -> None:
         """The relayed request, through the code a request of this instance's own goes through."""
