@@ -80,6 +80,9 @@ async def test_a_2026_process_refuses_initialize(tmp_path: Path) -> None:
         refused = await peer.receive()
         assert refused["error"]["code"] == -32022
         assert refused["error"]["data"]["requested"] == LEGACY
+        # About this connection: the same process serves a client that begins with initialize.
+        assert "this connection serves MCP 2026-07-28" in refused["error"]["message"]
+        assert "connection of its own" in refused["error"]["message"]
 
 
 async def test_questions_are_requests_interleaved_with_the_clients(tmp_path: Path) -> None:

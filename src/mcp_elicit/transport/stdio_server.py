@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
-from mcp_elicit.wire.meta import is_modern, request_meta
+from mcp_elicit.wire.meta import initialize_refused, is_modern, request_meta
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -38,6 +38,13 @@ _LEGACY_ONLY = McpError(
     INVALID_REQUEST,
     "Invalid request: this connection serves MCP 2025-11-25 (it began with initialize); requests "
     "carrying the 2026-07-28 _meta envelope are not accepted on it",
+)
+
+# An initialize after that: -32022 with the versions, as initialize_refused gives, but about this
+# connection (the process also serves 2025-11-25 to a client that begins with initialize).
+_MODERN_ONLY = (
+    "Unsupported protocol version: this connection serves MCP 2026-07-28 (its first request carried "
+    "the _meta envelope); a 2025-11-25 session begins with initialize on a connection of its own"
 )
 
 
@@ -496,6 +503,10 @@ async def _serve(server: Server, stdin: IO[bytes], writer: _LineWriter) -> None:
                 session = LegacySession.of(server)
                 # stdout carries what belongs to no request too (a subscribed resource changed)
                 session.standalone = _RequestChannel(write, lambda: False)
+        if era == "modern" and not modern and message.method == "initialize":
+            refused = initialize_refused(message.params)
+            write(jsonrpc.encode_error(message.id, McpError(refused.code, _MODERN_ONLY, refused.data)))
+            return
         if session is not None:
             if modern:
                 write(jsonrpc.encode_error(message.id, _LEGACY_ONLY))
