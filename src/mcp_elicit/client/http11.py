@@ -146,8 +146,7 @@ class Reply:
                     raise MalformedMessageError("malformed chunked encoding in the server's reply")
                 size = int(token, 16)
                 if size == 0:
-                    while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
-                        pass
+                    await _lines_to_blank(reader, "trailer fields")  # read, and not needed
                     break
                 # In bounded pieces: the size is the server's word, and the caller's limit must be
                 # able to stop a huge chunk before it is all in memory.
@@ -195,11 +194,7 @@ class Connection:
         self.writer.write(head + body)
         await self.writer.drain()
         for _ in range(MAX_INTERIM_REPLIES + 1):
-            try:
-                raw = await self.reader.readuntil(b"\r\n\r\n")
-            except asyncio.LimitOverrunError:
-                raise MalformedMessageError("the server's response head is too large") from None
-            status, headers = _parse_head(raw)
+            status, headers = _parse_head(await _lines_to_blank(self.reader, "response head"))
             if status == 101:
                 # Nothing asked to switch protocols: what follows is not HTTP/1.1 any more.
                 self.reusable = False
@@ -238,8 +233,30 @@ def _buffered(reader: asyncio.StreamReader) -> int:
     return len(getattr(reader, "_buffer", b""))
 
 
-def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
-    lines = raw[:-4].split(b"\r\n")
+async def _lines_to_blank(reader: asyncio.StreamReader, what: str) -> list[bytes]:
+    """The lines up to the blank one that ends a head (or the trailers), at most
+    :data:`MAX_HEAD_BYTES` in all. A bare LF ends a line as CRLF does (RFC 9112 section 2.2 lets a
+    recipient accept it): waiting for a CRLF that never comes would last until the timeout."""
+    lines: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.LimitOverrunError:
+            line = b""
+            size = MAX_HEAD_BYTES + 1
+        size += len(line)
+        if size > MAX_HEAD_BYTES:
+            raise MalformedMessageError(f"the server's {what} is over the limit of {MAX_HEAD_BYTES} bytes")
+        line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        if not line:
+            return lines
+        lines.append(line)
+
+
+def _parse_head(lines: list[bytes]) -> tuple[int, dict[str, str]]:
+    if not lines:
+        raise MalformedMessageError("not an HTTP/1.x response: it begins with a blank line")
     version, _, rest = lines[0].partition(b" ")
     code = rest[:3]
     # Exactly three digits, then a space and a reason or nothing ("HTTP/1.1 200" is valid).

@@ -209,3 +209,51 @@ async def test_a_redirect_is_named_with_its_target_and_never_followed(raw_server
         async with asyncio.timeout(FAST), Client.connect(server.url) as client:
             await client.call_tool("x")
     assert len(server.requests) == (1 if where == "discover" else 2)  # nothing sent to the new place
+
+
+async def test_a_head_whose_lines_end_in_a_bare_lf_is_read(raw_server: Any) -> None:
+    """RFC 9112 section 2.2 lets a recipient take a bare LF for a line's end; waiting for a CRLF
+    that never comes would last until the timeout."""
+
+    def reply(message: dict[str, Any]) -> bytes:
+        body = named(message)
+        return b"HTTP/1.1 200 OK\nContent-Type: application/json\r\nContent-Length: %d\n\n" % len(body) + body
+
+    server = await raw_server(handler(reply))
+    async with asyncio.timeout(FAST), Client.connect(server.url) as client:
+        assert (await client.call_tool("lf")).text == "lf"
+        assert (await client.call_tool("again")).text == "again"  # the connection stays in step
+
+
+@pytest.mark.parametrize(
+    ("trailers", "what"),
+    [
+        (b"X-Trailer: t\r\n" * 5000, "trailer fields"),  # no blank line after them, the connection open
+        (b"X-Trailer: " + b"t" * 70_000 + b"\r\n\r\n", "trailer fields"),  # one line past the limit
+        (None, "response head"),
+    ],
+)
+async def test_trailers_and_heads_are_bounded(raw_server: Any, trailers: bytes | None, what: str) -> None:
+    def reply(message: dict[str, Any]) -> bytes:
+        if trailers is None:
+            return b"HTTP/1.1 200 OK\r\n" + b"X-Header: h\r\n" * 6000
+        body = named(message)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        return head + b"%x\r\n" % len(body) + body + b"\r\n0\r\n" + trailers
+
+    server = await raw_server(handler(reply))
+    async with asyncio.timeout(FAST), Client.connect(server.url) as client:
+        with pytest.raises(MalformedMessageError, match=f"the server's {what} is over the limit"):
+            await client.call_tool("x")
+
+
+async def test_trailers_after_the_last_chunk_are_read_past(raw_server: Any) -> None:
+    def reply(message: dict[str, Any]) -> bytes:
+        body = named(message)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        return head + b"%x\r\n" % len(body) + body + b"\r\n0\r\nX-One: 1\r\nX-Two: 2\n\r\n"
+
+    server = await raw_server(handler(reply))
+    async with asyncio.timeout(FAST), Client.connect(server.url) as client:
+        assert (await client.call_tool("a")).text == "a"
+        assert (await client.call_tool("b")).text == "b"
