@@ -59,6 +59,7 @@ from mcp_elicit.client import (
     InvalidAnswerError,
     MalformedMessageError,
     McpClientError,
+    NotMcpServerError,
     RequestTimeoutError,
     ServerExitedError,
     ToolResult,
@@ -418,6 +419,11 @@ def model(plan: Plan, answerer: Watchful) -> Model:
             "close-stdout": (ServerExitedError, RequestTimeoutError),
         }
         found.init_error = errors_of.get(plan.ending, ServerExitedError)
+        if any(isinstance(item, Raw) for item in plan.init_items):
+            # A line that may not be JSON-RPC, before any that is: the client may name the program
+            # as no MCP server (NotMcpServerError) rather than say how it ended.
+            ended = found.init_error if isinstance(found.init_error, tuple) else (found.init_error,)
+            found.init_error = (*ended, NotMcpServerError)
         if plan.ending == "no-eol":
             found.init_error = None  # that last line reads as a response to initialize: anything
         return found
