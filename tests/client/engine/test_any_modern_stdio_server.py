@@ -657,16 +657,16 @@ def entry_is_good(entry: Any, modes: frozenset[str], providers: bool, *, toleran
 
 def round_step(result: Any, modes: frozenset[str], providers: bool) -> str:
     """What a round's result makes the client do: ``done`` (the final result; ``good`` for
-    GOOD_COMPLETE or GOOD_RESULT), ``ask`` (answer, then retry), ``wait`` (retry after a pause),
-    ``bad`` (MalformedMessageError), ``unknown``."""
+    GOOD_COMPLETE or GOOD_RESULT), ``either`` (done or bad: :func:`is_tool_result`), ``ask``
+    (answer, then retry), ``wait`` (retry after a pause), ``bad`` (MalformedMessageError),
+    ``unknown``."""
     if not isinstance(result, dict):
         return "bad"
     kind = result.get("resultType", "complete")
     if kind == "complete":
         if result in (GOOD_COMPLETE, GOOD_RESULT):
             return "good"
-        content = result.get("content")
-        return "done" if content is None or isinstance(content, list) else "bad"
+        return "done" if is_tool_result(result) else ("bad" if is_tool_result(result) is False else "either")
     if kind != "input_required":
         return "bad"
     state, requests = result.get("requestState"), result.get("inputRequests")
@@ -679,6 +679,20 @@ def round_step(result: Any, modes: frozenset[str], providers: bool) -> str:
     if len(requests) > 100:
         return "bad"
     return "ask" if all(entry_is_good(e, modes, providers) for e in requests.values()) else "unknown"
+
+
+def is_tool_result(result: dict[str, Any]) -> bool | None:
+    """Whether a final result is a ``CallToolResult`` the client reads: ``content`` an array of
+    blocks, ``isError`` a boolean or absent. None for a block of a type other than text, which
+    the client checks by its type (the draws here rarely make one)."""
+    content, is_error = result.get("content"), result.get("isError")
+    if not isinstance(content, list) or not (is_error is None or isinstance(is_error, bool)):
+        return False
+    if any(not isinstance(b, dict) or not isinstance(b.get("type"), str) for b in content):
+        return False
+    if any(b["type"] == "text" and not isinstance(b.get("text"), str) for b in content):
+        return False
+    return True if all(b["type"] == "text" for b in content) else None
 
 
 def expected(plan: Plan, modes: frozenset[str], providers: bool, max_rounds: int) -> Model:
@@ -729,6 +743,8 @@ def expected(plan: Plan, modes: frozenset[str], providers: bool, max_rounds: int
             return Model(on, of(ToolResult), f"{where}: result")
         if step == "bad":
             return Model(on, of(MalformedMessageError), f"{where}: bad result")
+        if step == "either":
+            return Model(on, of(ToolResult, MalformedMessageError), f"{where}: a block of another type")
         if step not in ("ask", "wait"):
             return Model(True)
         rounds += 1
