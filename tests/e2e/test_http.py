@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from typing import Any
 
 import httpx
@@ -302,6 +303,14 @@ async def test_state_is_bound_to_the_user(http_server: HttpServer, client: httpx
     assert refused.json()["error"]["message"] == "Invalid or expired requestState"
     anonymous = await post(client, http_server.url, as_bob)
     assert anonymous.status_code == 400
+    # Alice's state in Bob's request is a security event for the operator (not an INFO line).
+    deadline = time.monotonic() + 5
+    while "SECURITY: a requestState sealed for 'test|alice' was sent by 'test|bob'" not in (
+        log := http_server.log_text()
+    ):
+        assert time.monotonic() < deadline, log[-2000:]
+        await asyncio.sleep(0.05)
+    assert "sealed for 'test|alice' was sent by an anonymous caller on tools/call 'greet'" in log
     as_alice = body(
         "tools/call",
         {"name": "greet", "arguments": {}, "requestState": first["requestState"], "inputResponses": answer},

@@ -138,6 +138,8 @@ def test_state_rejected_carries_reason_but_prints_the_fixed_message() -> None:
     assert isinstance(clone, StateRejected)
     assert clone.reason == "decrypt-failed"
     assert str(clone) == INVALID_STATE_MESSAGE
+    other = pickle.loads(pickle.dumps(StateRejected("principal", "iss|alice")))
+    assert (other.reason, other.sealed_for) == ("principal", "iss|alice")
 
 
 # ------------------------------------------------------------------------------ input shape
@@ -435,6 +437,10 @@ def test_cross_request_and_principal(
     other = RequestBinding(**{**_as_dict(binding), field: value})
     assert reason_of(sealer, token, other) == reason
     assert sealer.unseal(token, binding).payload == {"a": 1}
+    if reason == "principal":  # whom it was sealed for, for the engine's security log line
+        with pytest.raises(StateRejected) as refused:
+            sealer.unseal(token, other)
+        assert refused.value.sealed_for == binding.principal
 
 
 def test_anonymous_token_refused_for_an_authenticated_principal(

@@ -346,8 +346,27 @@ def _store_unavailable(exc: StateStoreUnavailable) -> McpError:
 
 def _refused_state(exc: StateRejected | MalformedRecord, call: Call) -> McpError:
     reason = getattr(exc, "reason", str(exc))
-    logger.info("refused requestState on %s %r: %s", call.method, call.target, reason)
+    if reason == "principal":
+        # Sealed by this server for someone else: a state copied from another user's session (or
+        # a proxy that mixes users up). The other refusals are a client's slips: INFO lines.
+        logger.warning(
+            "SECURITY: a requestState sealed for %s was sent by %s on %s %r: refused",
+            _who(getattr(exc, "sealed_for", None)),
+            _who(bound_principal(call.caller.principal, call.caller.client) if call.caller else None),
+            call.method,
+            call.target,
+        )
+    else:
+        logger.info("refused requestState on %s %r: %s", call.method, call.target, reason)
     return McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
+
+
+def _who(principal: str | None) -> str:
+    """A bound principal for a log line: ``'issuer|subject'`` (and its client), or anonymous."""
+    if principal is None:
+        return "an anonymous caller"
+    who, _, client = principal.partition("\x00")
+    return f"{who!r} (client {client!r})" if client else repr(who)
 
 
 def _state_too_large(exc: StateTooLarge, payload: dict[str, Any], call: Call, single_use: bool) -> McpError:

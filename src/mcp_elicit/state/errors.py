@@ -77,9 +77,18 @@ class StateRejected(FixedMessageError[RejectReason]):
     cannot leak the cause. The cause is in :attr:`reason` (log it, never send it).
     """
 
-    __slots__ = ()
+    __slots__ = ("sealed_for",)
 
     public_message = INVALID_STATE_MESSAGE
+
+    def __init__(self, reason: RejectReason, sealed_for: str | None = None) -> None:
+        super().__init__(reason)
+        # reason "principal": the principal the state was sealed for (the caller is the other),
+        # so that the engine can log a state sent by another user as the security event it is.
+        self.sealed_for = sealed_for
+
+    def __reduce__(self) -> tuple[type[StateRejected], tuple[RejectReason, str | None]]:  # type: ignore[override]
+        return (type(self), (self.reason, self.sealed_for))
 
 
 class StateStoreUnavailable(Exception):

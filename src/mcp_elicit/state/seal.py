@@ -370,9 +370,9 @@ class StateSealer:
         expected = binding.principal
         if principal is None or expected is None:
             if principal is not expected:
-                raise StateRejected("principal")
+                raise StateRejected("principal", principal)
         elif not _same(principal, expected):
-            raise StateRejected("principal")
+            raise StateRejected("principal", principal)
         return Unsealed(payload, token_id, float(issued_at), float(expires_at), sealed_expires_at)
 
     async def open(self, token: object, binding: RequestBinding) -> Unsealed:
