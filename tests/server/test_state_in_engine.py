@@ -76,9 +76,20 @@ async def test_a_state_under_a_key_this_server_lacks_is_a_warning_for_the_operat
         in (warnings[0])
     )
     caplog.clear()
-    other_principal = RawCall(server([OLD]), "two", principal="https://idp|bob")
-    assert_refused(await other_principal.error({"a": accept({"name": "x"})}, state=instance_a.state))
+    state = instance_a.state
+    assert state is not None
+    tampered = state[:-2] + ("A" if state[-2] != "A" else "B") + state[-1]
+    same_keys = RawCall(server([OLD]), "two")
+    assert_refused(await same_keys.error({"a": accept({"name": "x"})}, state=tampered))
     assert not [r for r in caplog.records if r.levelname == "WARNING"]  # a client's doing: info
+    # Another user's state is a security event: a warning naming both (every time).
+    other_principal = RawCall(server([OLD]), "two", principal="https://idp|bob")
+    for _ in range(2):
+        assert_refused(await other_principal.error({"a": accept({"name": "x"})}, state=state))
+    security = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(security) == 2
+    assert security[0].startswith("SECURITY: a requestState sealed for an anonymous caller was sent by ")
+    assert "'https://idp|bob'" in security[0]
 
 
 @pytest.mark.parametrize("state", [5, True, {"v1": "x"}, ["v1."], ""])
