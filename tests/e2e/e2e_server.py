@@ -48,6 +48,14 @@ async def visit(ctx: Context) -> str:
 
 
 @app.tool()
+async def two_pages(ctx: Context) -> str:
+    """Sends the person to two pages in turn (URL mode); says what they answered."""
+    one = await ctx.elicit_url("Open the first page.", "https://example.com/one", key="one")
+    two = await ctx.elicit_url("Open the second page.", "https://example.com/two", key="two")
+    return f"pages: {one.action}, {two.action}"
+
+
+@app.tool()
 async def two_at_once(ctx: Context) -> str:
     """Two questions in one round (``asyncio.gather``): two requests to a 2025-11-25 client at
     once."""
@@ -301,7 +309,9 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=None, help="rounds of questions of a 2025 call")
     parser.add_argument("--max-calls", type=int, default=None, help="calls running at once in a session")
     parser.add_argument("--resume-grace", type=float, default=None, help="seconds to pick a stream up again")
+    parser.add_argument("--url-mode", choices=["request", "error"], default="request", help="legacy_url_mode")
     args = parser.parse_args()
+    app.legacy_url_mode = args.url_mode
     MARKERS = Path(args.marker_dir)
     if args.max_message_bytes:
         app.max_message_bytes = args.max_message_bytes

@@ -375,3 +375,27 @@ async def test_a_form_asking_a_secret_or_an_unsafe_url_is_refused_before_anythin
         assert unsafe["result"]["isError"] is True
         assert "abcdef0123456789" not in json.dumps(unsafe)
         assert await nothing_within(peer, 0.3)
+
+
+async def test_with_url_mode_error_the_retries_go_past_the_urls_a_32042_named(tmp_path: Path) -> None:
+    """A plain ``ctx.elicit_url`` (no extension to say when the step is done): each retry the
+    -32042 asks for goes past the URLs it named, so a handler that sends the person to two pages
+    in turn completes on the second retry. A call after that asks again."""
+    async with running_peer(tmp_path, "--url-mode", "error") as peer:
+        await opened(peer, capabilities={"elicitation": {"form": {}, "url": {}}})
+
+        async def call(number: int) -> dict[str, Any]:
+            await peer.send(
+                {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "two_pages"}}
+            )
+            return await peer.receive()
+
+        def named(refused: dict[str, Any]) -> list[str]:
+            assert refused["error"]["code"] == -32042, refused
+            return [page["url"] for page in refused["error"]["data"]["elicitations"]]
+
+        assert named(await call(1)) == ["https://example.com/one"]
+        assert named(await call(2)) == ["https://example.com/two"]
+        done = await call(3)
+        assert done["result"]["content"][0]["text"] == "pages: accept, accept"
+        assert named(await call(4)) == ["https://example.com/one"]  # a new call: asked again

@@ -66,6 +66,7 @@ logger = logging.getLogger("mcp_elicit.server.legacy")
 _FIRST_PAUSE = 0.25
 _MAX_PAUSE = 2.0
 _COMPLETE = "notifications/elicitation/complete"
+_MAX_NAMED_URLS = 64  # URL questions of a session remembered from its -32042s (see _refuse_urls)
 
 
 class ClientFailed(McpError):
@@ -90,6 +91,8 @@ class Bridge:
         self._notices = notices  # the call's notify: told when the handler runs again
         # (message, url) of URL questions the user accepted in this call -> their elicitationId
         self._accepted_urls: dict[tuple[str, str], str] = {}
+        # url_mode "error": the URL questions of the session's -32042s this call went past
+        self._named_used: set[tuple[str, str]] = set()
 
     async def run(self) -> dict[str, Any]:
         """The call's final result (2026 shape: the session writes it for its era)."""
@@ -134,14 +137,15 @@ class Bridge:
             self._notices.next_round()
             outcome = await session.server.run_call(self._entry, call)
             await self._completed_urls(outcome)
+        for place in self._named_used:  # the call is through: those steps are behind the user
+            session.urls_named.pop(place, None)
         return outcome.result
 
     async def _ask(self, requests: Mapping[str, dict[str, Any]]) -> tuple[dict[str, Any], bool]:
         """Every question of a round at once: their answers by key, and whether any question
         went to the client (the first failure ends the round, and the legs still waiting with
         it)."""
-        if self._session.url_mode == "error":
-            self._refuse_urls(requests)
+        retried = await self._refuse_urls(requests) if self._session.url_mode == "error" else False
         to_send = {key: request for key, request in requests.items() if not self._consented(request)}
         answers: dict[str, Any] = {}
         if len(to_send) == 1:
@@ -162,7 +166,7 @@ class Bridge:
         for key in requests:
             if key not in answers:  # asked again while the browser step goes on: consent stands
                 answers[key] = {"action": "accept"}
-        return answers, bool(to_send)
+        return answers, bool(to_send) or retried
 
     def _consented(self, request: dict[str, Any]) -> bool:
         """A URL question the user already agreed to open in this call."""
@@ -204,18 +208,44 @@ class Bridge:
             raise ClientFailed(f"the client's answer to {method} is not an object")
         return response.result
 
-    def _refuse_urls(self, requests: Mapping[str, dict[str, Any]]) -> None:
+    async def _refuse_urls(self, requests: Mapping[str, dict[str, Any]]) -> bool:
         """``url_mode="error"``: a round with URL questions ends with ``-32042`` naming them; the
-        client retries the call once the user has been to each URL."""
-        urls = [
-            legacy.elicitation_request(request["params"], uuid.uuid4().hex)
-            for request in requests.values()
-            if request.get("method") == mrtr.ELICIT and (request.get("params") or {}).get("mode") == "url"
-        ]
+        client retries the call once the user has been to each URL.
+
+        An extension that owns a URL (the connect kit) knows from its own record whether the
+        step is done, and stops asking. For any other URL the retry is all the server learns: a
+        URL a -32042 of this session named is taken as accepted on the retries (within
+        ``leg_timeout``), as a 2026-07-28 client's ``accept`` would be, until a call completes
+        past it. Without that the handler would ask it again on every retry, and the call could
+        never complete (each retry runs it from the top: one that asks two URLs in turn needs
+        the first one taken on both retries). True when such a URL was taken as accepted here
+        (an answer, as if the client had sent it)."""
+        named = self._session.urls_named
+        retried = False
+        now = asyncio.get_running_loop().time()
+        for place in [place for place, (_, when) in named.items() if now - when > self._session.leg_timeout]:
+            del named[place]
+        urls = []
+        for request in requests.values():
+            params = request.get("params") or {}
+            if request.get("method") != mrtr.ELICIT or params.get("mode") != "url":
+                continue
+            place = (str(params.get("message")), str(params.get("url")))
+            earlier = named.get(place)
+            if earlier is not None:
+                self._accepted_urls[place] = earlier[0]
+                self._named_used.add(place)
+                retried = True
+                continue
+            elicitation_id = uuid.uuid4().hex
+            urls.append(legacy.elicitation_request(params, elicitation_id))
+            if await self._step_of(place[1]) is None and len(named) < _MAX_NAMED_URLS:
+                named[place] = (elicitation_id, now)
         if urls:
             raise legacy.url_elicitation_required(
                 urls, "This request needs you to complete a step in your browser first; then try again."
             )
+        return retried
 
     async def _completed_urls(self, outcome: Outcome) -> None:
         """URL questions the client accepted that the handler no longer asks: their step is over
@@ -251,13 +281,18 @@ class Bridge:
 
     async def _step_completed(self, url: str) -> bool:
         """Whether the server's extension says the step behind ``url`` completed (not when the URL
-        is not its own, or there is none). Best effort: a failure to tell is logged, never the
-        call's end."""
+        is not its own, or there is none)."""
+        return await self._step_of(url) is True
+
+    async def _step_of(self, url: str) -> bool | None:
+        """What the server's extension says of the step behind ``url``: completed (True), not yet
+        (False), or None when the URL is not its own (or there is no extension). Best effort: a
+        failure to tell is logged, never the call's end, and counts as not completed."""
         extension = self._session.server.connect
         if extension is None:
-            return False
+            return None
         try:
-            return await extension.url_step_completed(url, self._principal()) is True
+            return await extension.url_step_completed(url, self._principal())
         except Exception:
             logger.exception("could not learn whether a URL question's step completed")
             return False

@@ -108,6 +108,9 @@ class LegacySession:
         self.leg_timeout = leg_timeout
         self.max_rounds = max_rounds
         self.url_mode = url_mode
+        # url_mode "error": (message, url) of the URL questions a -32042 named, that no extension
+        # owns -> (their elicitationId, when): the retry the error asks for goes past them once.
+        self.urls_named: dict[tuple[str, str], tuple[str, float]] = {}
         self.version: str | None = None
         self.capabilities = ClientCapabilities({})
         self.client_info: dict[str, Any] | None = None
