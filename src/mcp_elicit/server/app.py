@@ -100,11 +100,11 @@ class Server:
     ``legacy_url_mode``: ``"request"`` asks URL questions as ``elicitation/create`` requests
     (the call goes on by itself when the browser step is done); ``"error"`` ends the call with
     ``-32042`` naming the URLs instead, for the client to retry (the retries go past the URLs it
-    named: docs/protocol.md). ``legacy_leg_timeout``: seconds
-    a 2025 client may take to answer one question (10 minutes by default: a person answers);
-    ``legacy_max_rounds``: rounds of questions one such call may send. Over HTTP such a client
-    has a session: ``legacy_max_sessions`` in all, ``legacy_max_sessions_per_user`` per principal,
-    each ended after ``legacy_idle_timeout`` seconds without use (see
+    named: docs/protocol.md). ``legacy_leg_timeout``: seconds a 2025 client may take to answer
+    one question (10 minutes by default: a person answers); ``legacy_max_rounds``: rounds of
+    questions one such call may send. Over HTTP such a client has a session:
+    ``legacy_max_sessions`` in all, ``legacy_max_sessions_per_user`` per principal, each ended
+    after ``legacy_idle_timeout`` seconds without use (see
     :mod:`mcp_elicit.transport.http_sessions`). A session lives in the instance that opened it:
     with several instances, give ``session_router=PostgresSessionRouter(dsn)``
     (:mod:`mcp_elicit.storage.session_router`) and any instance takes any message of any session,
