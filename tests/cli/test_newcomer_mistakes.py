@@ -57,7 +57,7 @@ def test_a_command_that_says_nothing_fails_at_the_connect_timeout() -> None:
     assert done.returncode == 2
     assert one_clear_line(done) == (
         "mcp-elicit: the server did not answer within 1 s: is 'sleep 100' an MCP server on stdio? "
-        "It printed nothing (if it is slow to start, give it longer with --connect-timeout SECONDS)."
+        "It wrote nothing to stderr (if it is slow to start, give it longer with --connect-timeout SECONDS)."
     )
 
 

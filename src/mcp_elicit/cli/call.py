@@ -567,7 +567,7 @@ def _no_answer(exc: RequestTimeoutError, target: str, server: ServerStderr | Non
     elif said.strip():
         clue = f"({longer})"
     else:
-        clue = f"It printed nothing ({longer})."
+        clue = f"It wrote nothing to stderr ({longer})."
     return f"the server did not answer within {waited}: is {target!r} an MCP server on stdio? {clue}"
 
 
