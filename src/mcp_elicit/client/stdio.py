@@ -119,6 +119,7 @@ class StdioTransport:
         self._spoken = False  # a JSON-RPC message has come: lines that are not are then only noise
         self._first_stray: bytes | None = None  # until then, the first line that was not one
         self._strays = 0
+        self._cut_off = False  # the output ended in the middle of a message: said in the error
 
     @property
     def reached_via(self) -> str:
@@ -348,8 +349,9 @@ class StdioTransport:
         """A line that is no JSON-RPC message. ``cut_off``: the output ended inside it."""
         if cut_off and (self._spoken or line.lstrip().startswith(b"{")):
             # The server stopped in the middle of writing: its exit, not its message, is what
-            # the requests waiting fail with.
-            logger.warning("the server's output ended inside a message: %r", line[:200])
+            # the requests waiting fail with, and that error says so (one line, not two).
+            logger.debug("the server's output ended inside a message: %r", line[:200])
+            self._cut_off = True
             return
         if not cut_off:
             # The answer to a request in flight that cannot be read fails that request (waiting
@@ -459,6 +461,8 @@ class StdioTransport:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(self._stderr_reader), 0.2)
             detail = "the server process exited" if returncode is not None else "the server closed its stdout"
+            if self._cut_off:
+                detail += " in the middle of writing a message"
             ended = "then it exited" if returncode is not None else "then it closed its stdout"
             # A program that printed only text and ended is no MCP server: not one to start again.
             self._dead = self.not_json_rpc(ended + exit_status(returncode)) or ServerExitedError(

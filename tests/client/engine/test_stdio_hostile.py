@@ -65,3 +65,25 @@ async def test_a_server_killed_by_a_signal_is_named_so() -> None:
         with pytest.raises(ServerExitedError, match=r"killed by signal SIGKILL") as caught:
             await client.call_tool("anything")
     assert caught.value.returncode == -9
+
+
+STOPS_MID_MESSAGE = textwrap.dedent(
+    """
+    import sys
+    sys.stdin.readline()
+    sys.stdout.write('{"jsonrpc": "2.0", "id": ')
+    sys.stdout.flush()
+    """
+)
+
+
+async def test_a_server_that_exits_mid_message_is_one_error_that_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One line for the person (the client tries twice: a server may exit on a request it does
+    not know before initialize), not a warning per attempt and then the error."""
+    caplog.set_level("INFO", logger="mcp_elicit")
+    with pytest.raises(ServerExitedError, match="exited in the middle of writing a message") as caught:
+        await Client.connect(spawn(STOPS_MID_MESSAGE))
+    assert caught.value.returncode == 0
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
