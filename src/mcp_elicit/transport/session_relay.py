@@ -33,8 +33,8 @@ Bounds, so that nothing waits without end:
   they still hold. A relay not heard of for three of those is over: the asker ends its client's
   stream (the client may resume it with ``GET`` and ``Last-Event-ID``, on any instance), or
   answers 503 if the owner fell silent after go and before its response began (the request may
-  have taken effect; a retry reaches a live owner, or gets the 404 above); the owner takes the client as
-  gone (its stream then waits for a resumption, as when a connection drops).
+  have taken effect; a retry reaches a live owner, or gets the 404 above); the owner takes the
+  client as gone (its stream then waits for a resumption, as when a connection drops).
 * A client that goes away from the asker is reported to the owner at once, as a disconnect.
 * When the asker's connection to PostgreSQL is replaced, letters may have been lost: the relays
   in progress end (503 before the response began, which clients may retry).
