@@ -242,16 +242,19 @@ async def _lines_to_blank(reader: asyncio.StreamReader, what: str) -> list[bytes
     while True:
         try:
             line = await reader.readuntil(b"\n")
-        except asyncio.LimitOverrunError:
-            line = b""
-            size = MAX_HEAD_BYTES + 1
+        except asyncio.LimitOverrunError:  # one line alone is past the reader's limit
+            raise MalformedMessageError(_over_limit(what)) from None
         size += len(line)
         if size > MAX_HEAD_BYTES:
-            raise MalformedMessageError(f"the server's {what} is over the limit of {MAX_HEAD_BYTES} bytes")
+            raise MalformedMessageError(_over_limit(what))
         line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         if not line:
             return lines
         lines.append(line)
+
+
+def _over_limit(what: str) -> str:
+    return f"the server's {what} is over the limit of {MAX_HEAD_BYTES} bytes"
 
 
 def _parse_head(lines: list[bytes]) -> tuple[int, dict[str, str]]:
