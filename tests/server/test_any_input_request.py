@@ -724,14 +724,23 @@ async def check_low_modern(served: Served, example: LowExample) -> None:
 async def check_low_legacy(served: Served, example: LowExample) -> None:
     plan = example.plan()
     case = new_case(plan)
-    # Which key a request answers: each entry's params are its own (its key in the message).
+    # Which key a request answers: each entry's params are its own (its key in the message). A
+    # roots request has no params to tell: there is at most one a round, and the rounds come in
+    # turn, so the n-th roots/list asked is that of the n-th round that has one (another round's
+    # key may well hold one too, with an answer of its own).
     by_params: dict[str, str] = {}
+    roots_keys: list[str] = []
     for requests, _, _ in example.rounds:
         for key, d in requests.items():
-            if d.need is not None:
+            if d.need is not None and d.method == ROOTS:
+                roots_keys.append(key)
+            elif d.need is not None:
                 by_params.setdefault(json.dumps(d.sent_2025(), sort_keys=True) + str(d.method), key)
+    roots_in_turn = iter(roots_keys)
 
     def key_of(request: dict[str, Any]) -> str:
+        if request["method"] == ROOTS:
+            return next(roots_in_turn)
         params = {k: v for k, v in request["params"].items() if k != "elicitationId"}
         return by_params[json.dumps(params, sort_keys=True) + str(request["method"])]
 
