@@ -10,10 +10,10 @@ request fails, the others are cancelled and the error propagates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from mcp_elicit.client.errors import InvalidAnswerError, UndeclaredRequestError
+from mcp_elicit.client.errors import InvalidAnswerError, TransportError, UndeclaredRequestError
 from mcp_elicit.client.inputs import FormInput, InputRequest, RootsInput, SamplingInput, UrlInput
 from mcp_elicit.client.providers import RootsProvider, Sampler
 from mcp_elicit.client.questions import Answer, Answerer, FormQuestion, ServerIdentity, UrlQuestion
@@ -24,7 +24,7 @@ _ACTIONS = frozenset({"accept", "decline", "cancel"})
 
 
 class Answering:
-    __slots__ = ("_answerer", "_max_attempts", "_roots", "_sampler")
+    __slots__ = ("_answerer", "_closing", "_max_attempts", "_roots", "_sampler")
 
     def __init__(
         self,
@@ -33,11 +33,13 @@ class Answering:
         roots: RootsProvider | None,
         *,
         max_attempts: int,
+        closing: asyncio.Event | None = None,
     ) -> None:
         self._answerer = answerer
         self._sampler = sampler
         self._roots = roots
         self._max_attempts = max(1, max_attempts)
+        self._closing = closing  # set when the client begins to close: no question is put then
 
     async def round(
         self, requests: Sequence[InputRequest], server: ServerIdentity
@@ -56,14 +58,19 @@ class Answering:
             raise
         return {request.key: task.result() for request, task in zip(requests, tasks, strict=True)}
 
-    def _one(self, request: InputRequest, server: ServerIdentity) -> Awaitable[dict[str, Any]]:
+    async def _one(self, request: InputRequest, server: ServerIdentity) -> dict[str, Any]:
+        if self._closing is not None and self._closing.is_set():
+            # The questions of a round (and -32042's URLs) each run in a task of their own, which
+            # starts a turn of the loop after the round was taken up: aclose() may have begun
+            # meanwhile, and then nobody is asked.
+            raise TransportError("the client was closed before the question was put to the person")
         if isinstance(request, FormInput):
-            return self._form(request, server)
+            return await self._form(request, server)
         if isinstance(request, UrlInput):
-            return self._url(request, server)
+            return await self._url(request, server)
         if isinstance(request, SamplingInput):
-            return self._sample(request)
-        return self._list_roots(request)
+            return await self._sample(request)
+        return await self._list_roots(request)
 
     def _need_answerer(self, key: str, mode: str) -> Answerer:
         if self._answerer is None:

@@ -149,7 +149,10 @@ class Client:
         roots_provider = roots if roots is None or isinstance(roots, RootsProvider) else StaticRoots(roots)
         self._transport = transport
         self._declared = Declared.of(answerer, sampler, roots_provider)
-        self._answering = Answering(answerer, sampler, roots_provider, max_attempts=max_answer_attempts)
+        self._closing = asyncio.Event()  # set by aclose(): what waits on the person ends
+        self._answering = Answering(
+            answerer, sampler, roots_provider, max_attempts=max_answer_attempts, closing=self._closing
+        )
         self._client_info = dict(client_info or DEFAULT_CLIENT_INFO)
         self.max_rounds = max_rounds
         self.max_total_seconds = max_total_seconds
@@ -176,7 +179,6 @@ class Client:
         self._ping_interval = ping_interval
         self._keepalive: Keepalive | None = None
         self._unresponsive: str | None = None  # why the keepalive closed the connection
-        self._closing = asyncio.Event()  # set by aclose(): what waits on the person ends
 
     # -- connecting ------------------------------------------------------------------------
     @classmethod

@@ -747,6 +747,43 @@ async def test_a_question_that_comes_while_the_client_closes_is_not_asked(tmp_pa
     assert not left, f"still answering after aclose() returned: {left}"
 
 
+async def test_a_round_of_two_questions_taken_up_as_the_client_closes_asks_nobody(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2026-07-28: ``Client._unless_closed`` looks at ``_closing`` in the first step of the task
+    that asks, but a round of two questions (``pair``) puts each to the person in a task of its
+    own, which starts a turn of the loop later: an aclose() that began in that turn (here: called
+    by a task made as the round is taken up, as the hunt's ``close_at`` did by chance) had both
+    questions shown after it began, then withdrawn."""
+    from mcp_elicit.client.answering import Answering
+
+    loop = asyncio.get_running_loop()
+    person = Person(1.0, loop.time)
+    client = await in_process_where(str(tmp_path)).connect(answerer=person)
+    closing: list[float] = []
+    closers: list[asyncio.Future[None]] = []
+    taken_up = Answering.round
+
+    async def round_then_close(self: Answering, *args: Any, **kwargs: Any) -> Any:
+        async def close() -> None:
+            closing.append(loop.time())
+            await client.aclose()
+
+        closers.append(asyncio.ensure_future(close()))
+        return await taken_up(self, *args, **kwargs)
+
+    monkeypatch.setattr(Answering, "round", round_then_close)
+    try:
+        with pytest.raises(TransportError):
+            await asyncio.wait_for(client.call_tool("pair", {"label": "x"}), WITHIN)
+    finally:
+        await asyncio.gather(*closers)
+        await client.aclose()
+    assert closing, "aclose() was not called"
+    asked_late = [shown for shown in person.shown if shown.at >= closing[0]]
+    assert not asked_late, f"asked after aclose() started: {asked_late}"
+
+
 async def test_a_2025_http_call_made_while_the_client_closes_is_a_transport_error(
     cancel_http: tuple[ServerProcess, Path],
 ) -> None:
