@@ -356,7 +356,10 @@ def refused_answers(draw: st.DrawFn) -> Answer:
     if kind == "in no session":
         return Answer(kind, honest, headers={"mcp-session-id": None})
     if kind == "in an unknown session":
-        return Answer(kind, honest, status=404, headers={"mcp-session-id": draw(session_ids)})
+        # The body is read before its session is looked for (an initialize needs none): one that
+        # cannot be read, an integer past 64 bits in it, is refused as such (400), not as a 404.
+        status = 400 if past_64_bits(reply) else 404
+        return Answer(kind, honest, status=status, headers={"mcp-session-id": draw(session_ids)})
     if kind == "a version the session does not speak":
         return Answer(kind, honest, headers={"mcp-protocol-version": draw(versions_not_spoken)})
     if kind == "a batch":
