@@ -271,6 +271,25 @@ async def test_a_client_further_behind_than_the_stream_keeps_is_cut_and_resumes_
     )
 
 
+async def test_a_response_over_what_the_stream_keeps_goes_out_with_what_came_before_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A notification, then at once a response larger than MAX_KEPT_BYTES, before the writer had
+    a turn: the connection was taken as further behind than the stream keeps and cut, and the
+    notification, which the stream no longer kept, was lost (the client resumed from the
+    response, a second later). The newest event is always kept, so it is no sign of a slow
+    reader."""
+    stream = new_stream()
+    conn = Connection()
+    task = serving(stream, conn)
+    await settle()
+    stream.send(b"progress")
+    stream.finish(b"x" * (MAX_KEPT_BYTES + 10))
+    await asyncio.wait_for(task, 1)
+    assert ids_in(conn.bodies()) == [1, 2]
+    assert "has not read" not in caplog.text
+
+
 async def test_what_waits_for_a_stalled_client_is_bounded_in_bytes() -> None:
     """40 MiB of events for a client that reads nothing: the server holds what the stream keeps
     for a replay, not all of it."""

@@ -215,8 +215,11 @@ class _Outbox:
         self._wake()
 
     def behind(self) -> bool:
-        """Whether the connection lags further behind than the stream keeps."""
-        return len(self.events) > MAX_KEPT_EVENTS or self.size > MAX_KEPT_BYTES
+        """Whether the connection lags further behind than the stream keeps: as the stream keeps
+        its newest event however large, the newest does not count against the bytes (a response
+        over MAX_KEPT_BYTES alone is no sign of a slow reader: it has not had a turn to read it)."""
+        newest = len(self.events[-1]) if self.events else 0
+        return len(self.events) > MAX_KEPT_EVENTS or self.size - newest > MAX_KEPT_BYTES
 
     def drop(self) -> None:
         """End the connection without what it has not sent yet (the stream kept what it can)."""
