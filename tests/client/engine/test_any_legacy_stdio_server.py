@@ -102,8 +102,11 @@ SCRIPT = Path(__file__).with_name("legacy_stdio_script_server.py")
 # The whole file in about 8 s on a 2-core machine; more for a longer hunt.
 CI_EXAMPLES = int(os.environ.get("ANY_LEGACY_STDIO_SERVER_EXAMPLES", "35"))
 WITHIN = 10.0  # connecting, or the call, or closing takes longer: the client is stuck
-REQUEST_TIMEOUT = 0.5  # what ends a call that gets no response from a server that stays
-CONNECT_TIMEOUT = 1.0
+# What ends a call that gets no response from a server that stays. It also times initialize,
+# which is sent as the server's interpreter starts: 0.5 s was not enough on a loaded 2-core
+# machine (a good handshake failed now and then with RequestTimeoutError).
+REQUEST_TIMEOUT = 1.0
+CONNECT_TIMEOUT = 2.0
 ANSWER_WAIT = 2.0  # how long the server waits for the answers it is owed
 GOOD_ANSWER = result_of(CALL_ID, GOOD_RESULT)
 
