@@ -60,7 +60,6 @@ from hypothesis import strategies as st
 
 from mcp_elicit import Context, Server, ToolError
 from mcp_elicit.client import Answer, Client, FormQuestion, McpClientError
-from mcp_elicit.transport.event_stream import MAX_KEPT_BYTES
 from mcp_elicit.wire.errors import McpError
 from tests.helpers import InProcessServer, Script
 from tests.strategies import fuzz_settings
@@ -506,17 +505,6 @@ class Connection:
         assert result.text == "pong", (self.name, result.raw)
 
 
-def outgrows(connection: Connection, got: dict[str, Any]) -> bool:
-    """Whether ``got`` is larger than a 2025-11-25 HTTP call's stream keeps for a replay
-    (docs/protocol.md: its last 1000 events, 4 MiB at most, the newest always). Such a response
-    is all the stream keeps once it is sent, and a connection that has not yet written the
-    events before it is further behind than that: it ends, and the client resumes from the kept
-    response, without the progress notification that came just before it."""
-    if connection.name != "2025-11-25 over HTTP":
-        return False
-    return len(json.dumps(got, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_KEPT_BYTES
-
-
 def resource_uri(spec_text: str) -> str:
     return "act://" + base64.urlsafe_b64encode(spec_text.encode()).decode()
 
@@ -697,11 +685,7 @@ def test_every_handler_outcome_is_its_documented_shape_or_a_clean_error_the_same
                 progress = spec.get("progress")
                 # docs/server-guide.md: over HTTP, notifications held back for an error that comes
                 # at once are dropped with it (the error keeps its own status).
-                if (
-                    isinstance(progress, int | float)
-                    and not isinstance(got, Error)
-                    and not outgrows(connection, got)
-                ):
+                if isinstance(progress, int | float) and not isinstance(got, Error):
                     assert float(progress) in connection.progress, (connection.name, connection.progress)
                 run(connection.still_works())
                 outcomes.append(got)
