@@ -29,6 +29,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
     BufferControl,
     ConditionalContainer,
@@ -112,11 +113,43 @@ def _handle_waiting_keys(app: Application[Any]) -> None:
     app.key_processor.process_keys()
 
 
+#: Keys no one types with Alt: what the terminal sends of itself, and signals.
+_NOT_TYPED = frozenset(
+    {
+        Keys.CPRResponse,
+        Keys.Vt100MouseEvent,
+        Keys.WindowsMouseEvent,
+        Keys.BracketedPaste,
+        Keys.ScrollUp,
+        Keys.ScrollDown,
+        Keys.SIGINT,
+        Keys.Ignore,
+    }
+)
+
+
 def _cancel_bindings(kb: KeyBindings) -> None:
-    @kb.add("escape", eager=True)
+    """A lone Esc, or Ctrl-C, cancels. Not any key that starts with Esc: Alt/Option+key and
+    Alt+arrows come as Esc then a key, and must not throw away the question."""
+
+    @kb.add("escape")
     @kb.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:
         event.app.exit(exception=Cancelled())
+
+    # Esc then a key: prompt_toolkit's own editing keys (Alt+Left/Right and Alt+b/f: a word
+    # left/right, Alt+Backspace and Alt+d: delete a word) are more specific and win; anything
+    # else does nothing. Without this, a sequence with no binding would fall back to the
+    # binding of its first key, and cancel. Esc Esc and Esc Ctrl-C still cancel, and so does an
+    # Esc followed by what the terminal sends of itself (its answer to a cursor position
+    # request, a paste): that Esc was alone, and what follows it is handled as usual.
+    @kb.add("escape", Keys.Any)
+    def _meta(event: KeyPressEvent) -> None:
+        then = event.key_sequence[-1]
+        if then.key in _NOT_TYPED:
+            event.app.key_processor.feed(then, first=True)
+        if then.key in _NOT_TYPED or then.key in (Keys.Escape, Keys.ControlC):
+            event.app.exit(exception=Cancelled())
 
 
 async def _run(app: Application[object]) -> object:
@@ -276,6 +309,9 @@ def _application(terminal: Terminal, container: HSplit, kb: KeyBindings) -> Appl
         mouse_support=False,
     )
     app.ttimeoutlen = terminal.escape_delay
+    # Esc starts longer key sequences too (Alt+key), so a lone Esc waits this long for the
+    # rest before it cancels: as long as the input waits to tell it from a terminal's sequence.
+    app.timeoutlen = terminal.escape_delay
     return app
 
 

@@ -59,7 +59,8 @@ class TerminalAnswerer:
     then ``{"form"}``). ``open_url`` replaces :func:`mcp_elicit.client.urls.open_in_browser`
     (it gets the assessment and returns an ``OpenResult``); it is only ever called after
     the person said yes. ``escape_delay`` is how long a lone Esc waits to be told apart
-    from the start of an arrow key (seconds). ``consent_delay``: for this long after a
+    from the start of an arrow key, then from an Alt key (seconds: it cancels after about
+    twice this). ``consent_delay``: for this long after a
     choice that answers for the person appears (open an address; start a form, send it), keys
     are ignored (seconds), so that keys typed ahead (while the call or the previous round was
     in flight, a paste, an Enter meant for the last field) never count as consent.

@@ -1,0 +1,60 @@
+"""Keys a terminal sends that are not plain typing: Alt/Option combinations, Ctrl-Space, pastes,
+stray escape sequences. None of them may lose the question or send what the screen does not show."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client.questions import Answer
+
+from ._harness import DOWN, ENTER, ESC, PAUSE, Harness, form
+
+NOTE: dict[str, Any] = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+
+NOTE_AND_PICK: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "note": {"type": "string"},
+        "pick": {"type": "string", "enum": ["one", "two", "three"]},
+    },
+    "required": ["note", "pick"],
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "sent"),
+    [
+        ("\x1b[1;3D", "hello Xworld"),  # Alt+Left (xterm, GNOME Terminal, Konsole): a word left
+        ("\x1bb", "hello Xworld"),  # Option+Left (macOS Terminal), Alt+b: a word left
+        ("\x1b\x7f", "hello X"),  # Alt+Backspace: delete the word before the cursor
+        ("\x1b[1;3B", "hello worldX"),  # Alt+Down: nothing to do in a line
+        ("\x1bz", "hello worldX"),  # Alt+z: nothing either
+    ],
+    ids=["alt-left", "option-left", "alt-backspace", "alt-down", "alt-z"],
+)
+async def test_alt_keys_in_a_text_field_edit_instead_of_cancelling(
+    term: Harness, key: str, sent: str
+) -> None:
+    answer = await term.form(form(NOTE), ENTER, "hello world", key, "X", ENTER, ENTER)
+    assert answer == Answer("accept", {"note": sent})
+
+
+async def test_alt_down_in_a_list_does_not_cancel(term: Harness) -> None:
+    answer = await term.form(form(NOTE_AND_PICK), ENTER, "hi", ENTER, DOWN, "\x1b[1;3B", ENTER, ENTER)
+    assert answer == Answer("accept", {"note": "hi", "pick": "two"})
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [(ESC,), (ESC, ESC), ("hello", ESC), (PAUSE, ESC, "\x1b[5;1R")],
+    ids=["esc", "esc-esc", "typed-then-esc", "esc-then-the-terminal-answers-a-position-request"],
+)
+async def test_a_lone_esc_still_cancels_at_once(term: Harness, keys: tuple[str, ...]) -> None:
+    # (The pause: the position answer must reach the text field, not the menu before it.)
+    started = time.monotonic()
+    assert await term.form(form(NOTE), ENTER, *keys) == Answer("cancel")
+    # prompt_toolkit waits a second for the rest of a key sequence unless told otherwise.
+    assert time.monotonic() - started < 0.8 + (0.25 if PAUSE in keys else 0)
