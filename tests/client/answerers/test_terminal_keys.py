@@ -10,7 +10,7 @@ import pytest
 
 from mcp_elicit.client.questions import Answer
 
-from ._harness import DOWN, ENTER, ESC, PAUSE, Harness, form
+from ._harness import BACKSPACE, DOWN, ENTER, ESC, PAUSE, Harness, form
 
 NOTE: dict[str, Any] = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
 
@@ -58,3 +58,30 @@ async def test_a_lone_esc_still_cancels_at_once(term: Harness, keys: tuple[str, 
     assert await term.form(form(NOTE), ENTER, *keys) == Answer("cancel")
     # prompt_toolkit waits a second for the rest of a key sequence unless told otherwise.
     assert time.monotonic() - started < 0.8 + (0.25 if PAUSE in keys else 0)
+
+
+CTRL_SPACE = "\x00"
+SHIFT_LEFT = "\x1b[1;2D"
+
+
+@pytest.mark.parametrize(
+    ("keys", "sent"),
+    [
+        (("abc", CTRL_SPACE, "xyz", BACKSPACE, ENTER), "abcxy"),  # no selection: typing works on
+        (("abc", SHIFT_LEFT, ENTER), "abc"),  # a selection: Enter still takes the line
+        (("abc", SHIFT_LEFT, "x", ENTER), "abx"),  # typing replaces the selection
+    ],
+    ids=["ctrl-space", "shift-left-enter", "shift-left-type"],
+)
+async def test_nothing_freezes_a_text_field_in_a_selection(
+    term: Harness, keys: tuple[str, ...], sent: str
+) -> None:
+    answer = await term.form(form(NOTE), ENTER, *keys, ENTER)
+    assert answer == Answer("accept", {"note": sent})
+
+
+async def test_ctrl_space_does_nothing_in_a_list(term: Harness) -> None:
+    answer = await term.form(
+        form(NOTE_AND_PICK), ENTER, "hi", ENTER, CTRL_SPACE, DOWN, ENTER, CTRL_SPACE, ENTER
+    )
+    assert answer == Answer("accept", {"note": "hi", "pick": "two"})

@@ -25,7 +25,7 @@ from typing import Any
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, has_selection
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -150,6 +150,12 @@ def _cancel_bindings(kb: KeyBindings) -> None:
             event.app.key_processor.feed(then, first=True)
         if then.key in _NOT_TYPED or then.key in (Keys.Escape, Keys.ControlC):
             event.app.exit(exception=Cancelled())
+
+    # Ctrl-Space (NUL) would start prompt_toolkit's (emacs) selection, in which typing,
+    # Backspace and Enter do nothing: the field looks frozen. It does nothing here.
+    @kb.add("c-@")
+    def _nothing(event: KeyPressEvent) -> None:
+        pass
 
 
 async def _run(app: Application[object]) -> object:
@@ -538,6 +544,13 @@ async def ask_text(
     @kb.add("c-d", filter=Condition(lambda: not buffer.text))
     def _end(event: KeyPressEvent) -> None:  # Ctrl-D on an empty line: the end of the input
         event.app.exit(exception=Cancelled())
+
+    # Text selected with Shift+arrows: prompt_toolkit's Enter does nothing then (it is for
+    # multi-line text); here it ends the selection and takes the line, as without one.
+    @kb.add("enter", filter=has_selection)
+    def _enter(event: KeyPressEvent) -> None:
+        buffer.exit_selection()
+        buffer.validate_and_handle()
 
     def problem() -> StyleAndTextTuples:
         error = buffer.validation_error
