@@ -3,14 +3,16 @@
 Independent questions are put to the answerer concurrently (a UI may show them side by side;
 a script answers them in parallel). A form answer is validated against its schema first, with
 defaults applied; an invalid one goes back to the answerer as the same question with ``errors``
-and ``previous``, up to ``max_attempts`` times -- the server never sees invalid content. If any
-request fails, the others are cancelled and the error propagates.
+and ``previous``, up to ``max_attempts`` times -- the server never sees invalid content. A form
+the server asks again in the next round of the same call (under the same key: it refused the
+answer, say) comes with the answer given last time in ``previous``, so the person starts from it,
+not from the defaults. If any request fails, the others are cancelled and the error propagates.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.client.errors import InvalidAnswerError, TransportError, UndeclaredRequestError
@@ -42,13 +44,19 @@ class Answering:
         self._closing = closing  # set when the client begins to close: no question is put then
 
     async def round(
-        self, requests: Sequence[InputRequest], server: ServerIdentity
+        self,
+        requests: Sequence[InputRequest],
+        server: ServerIdentity,
+        answered: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """``inputResponses`` for every request of one round."""
+        """``inputResponses`` for every request of one round. ``answered``: the
+        ``inputResponses`` of the previous round of the same call, if any (a form asked again
+        under the same key is pre-filled with the answer it got then)."""
+        answered = answered or {}
         if len(requests) == 1:  # the common case needs no tasks
             request = requests[0]
-            return {request.key: await self._one(request, server)}
-        tasks = [asyncio.ensure_future(self._one(request, server)) for request in requests]
+            return {request.key: await self._one(request, server, answered)}
+        tasks = [asyncio.ensure_future(self._one(request, server, answered)) for request in requests]
         try:
             await _all_or_first_error(tasks)
         except BaseException:
@@ -58,14 +66,16 @@ class Answering:
             raise
         return {request.key: task.result() for request, task in zip(requests, tasks, strict=True)}
 
-    async def _one(self, request: InputRequest, server: ServerIdentity) -> dict[str, Any]:
+    async def _one(
+        self, request: InputRequest, server: ServerIdentity, answered: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]:
         if self._closing is not None and self._closing.is_set():
             # The questions of a round (and -32042's URLs) each run in a task of their own, which
             # starts a turn of the loop after the round was taken up: aclose() may have begun
             # meanwhile, and then nobody is asked.
             raise TransportError("the client was closed before the question was put to the person")
         if isinstance(request, FormInput):
-            return await self._form(request, server)
+            return await self._form(request, server, _content(answered.get(request.key)))
         if isinstance(request, UrlInput):
             return await self._url(request, server)
         if isinstance(request, SamplingInput):
@@ -77,9 +87,11 @@ class Answering:
             raise UndeclaredRequestError(key, "elicitation/create", f"elicitation.{mode}")
         return self._answerer
 
-    async def _form(self, request: FormInput, server: ServerIdentity) -> dict[str, Any]:
+    async def _form(
+        self, request: FormInput, server: ServerIdentity, last_round: dict[str, Any] | None
+    ) -> dict[str, Any]:
         answerer = self._need_answerer(request.key, "form")
-        question = FormQuestion(server, request.key, request.message, request.schema)
+        question = FormQuestion(server, request.key, request.message, request.schema, previous=last_round)
         errors: dict[str, str] = {}
         for _ in range(self._max_attempts):
             answer = _checked(await answerer.answer_form(question))
@@ -117,6 +129,14 @@ class Answering:
         if self._roots is None:
             raise UndeclaredRequestError(request.key, "roots/list", "the roots capability")
         return {"roots": [dict(root) for root in await self._roots.list_roots()]}
+
+
+def _content(response: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The content of an accepted form answer of the previous round (a copy), else ``None``."""
+    if response is None or response.get("action") != "accept":
+        return None
+    content = response.get("content")
+    return dict(content) if isinstance(content, dict) else None
 
 
 def _checked(answer: object) -> Answer:

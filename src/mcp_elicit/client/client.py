@@ -586,6 +586,7 @@ class Client:
         if self._era == "legacy":
             return await self._legacy_call(method, params)
         rounds = Rounds(method, params, self._declared, max_rounds=self.max_rounds, backoff=self._backoff)
+        answered: dict[str, dict[str, Any]] | None = None  # the last round's answers (to pre-fill)
         try:
             async with asyncio.timeout(self.max_total_seconds) as deadline:
                 while True:
@@ -593,9 +594,10 @@ class Client:
                     if isinstance(step, Complete):
                         return step.result
                     if isinstance(step, AskInputs):
-                        asking = self._answering.round(step.requests, self.server_identity)
+                        asking = self._answering.round(step.requests, self.server_identity, answered)
                         responses = await self._unless_closed(method, asking)
                         rounds.retry_with(responses, step.requests)
+                        answered = responses
                     else:
                         await self._unless_closed(method, asyncio.sleep(step.delay))
                         rounds.retry_with(None)

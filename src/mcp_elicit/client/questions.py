@@ -69,7 +69,9 @@ class FormQuestion:
 
     ``key`` is the entry's key in ``inputRequests``. When the previous answer failed validation,
     the same question comes back with ``errors`` (field name to message, ``""`` for the answer as
-    a whole) and that answer in ``previous``.
+    a whole) and that answer in ``previous``. When the server asks again under the same key in
+    the next round of the same call (it refused the answer, say; its message says why),
+    ``previous`` is the answer given in the round before, and ``errors`` is empty.
     """
 
     server: ServerIdentity
@@ -77,7 +79,7 @@ class FormQuestion:
     message: str
     schema: dict[str, Any]  # a requestedSchema already checked against the subset
     errors: dict[str, str] = field(default_factory=dict)  # from the previous attempt, if any
-    previous: dict[str, Any] | None = None  # the previous (invalid) answer, to pre-fill
+    previous: dict[str, Any] | None = None  # the previous answer (invalid, or asked again), to pre-fill
 
 
 @dataclass(frozen=True, slots=True)

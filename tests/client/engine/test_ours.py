@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.client import (
     Answer,
     Client,
@@ -350,3 +350,52 @@ async def test_sampling_and_roots_when_configured(ours: Target) -> None:
             "maxTokens": 20,
         }
     ]
+
+
+async def test_a_form_the_server_asks_again_starts_from_the_answer_it_refused() -> None:
+    """The server refuses an answer (its own check, not the schema's) and asks again under the
+    same key, saying why in the message: the question comes back with the refused answer in
+    ``previous``, so a person starts from what they gave (a terminal form pre-fills it), not
+    from the defaults. Another call's question of the same key starts afresh."""
+    from pydantic import BaseModel, Field, field_validator
+
+    class Booking(BaseModel):
+        name: str
+        guests: int = Field(2, ge=1, le=8)
+
+        @field_validator("name")
+        @classmethod
+        def not_bob(cls, value: str) -> str:
+            if value.lower() == "bob":
+                raise ValueError("Bob is banned")
+            return value
+
+    app = Server("rebook")
+
+    @app.tool()
+    async def book(ctx: Context) -> str:
+        answer = await ctx.elicit("Book a room", Booking, key="booking")
+        return repr(answer.data) if answer.accepted else answer.action
+
+    answers = iter(
+        [
+            Answer("accept", {"name": "bob", "guests": 6}),
+            Answer("accept", {"name": "alice", "guests": 6}),
+            Answer("decline"),
+        ]
+    )
+    person = Script(form=lambda q: next(answers))
+    async with await Client.connect(app, answerer=person) as client:
+        result = await client.call_tool("book")
+        await client.call_tool("book")
+    first, second, third = person.asked
+    assert isinstance(first, FormQuestion)
+    assert isinstance(second, FormQuestion)
+    assert isinstance(third, FormQuestion)
+    assert first.previous is None
+    assert second.key == first.key
+    assert "Bob is banned" in second.message
+    assert second.previous == {"name": "bob", "guests": 6}
+    assert second.errors == {}
+    assert "alice" in (result.text or "")
+    assert third.previous is None  # a new call
