@@ -10,7 +10,7 @@ import pytest
 
 from mcp_elicit.client.questions import Answer
 
-from ._harness import BACKSPACE, DOWN, ENTER, ESC, PAUSE, Harness, form
+from ._harness import BACKSPACE, CTRL_U, DOWN, ENTER, ESC, PAUSE, Harness, Until, form
 
 NOTE: dict[str, Any] = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
 
@@ -85,3 +85,30 @@ async def test_ctrl_space_does_nothing_in_a_list(term: Harness) -> None:
         form(NOTE_AND_PICK), ENTER, "hi", ENTER, CTRL_SPACE, DOWN, ENTER, CTRL_SPACE, ENTER
     )
     assert answer == Answer("accept", {"note": "hi", "pick": "two"})
+
+
+def paste(text: str) -> str:
+    return f"\x1b[200~{text}\x1b[201~"
+
+
+async def test_a_pasted_line_loses_its_last_line_break(term: Harness) -> None:
+    answer = await term.form(form(NOTE), ENTER, paste("Lisbon\r\n"), ENTER, ENTER)
+    assert answer == Answer("accept", {"note": "Lisbon"})
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ((paste("line one\nline two"),), "this field is one line: remove the line break"),
+        (("a\x1ab",), "remove the control character (^Z): it cannot be sent"),
+        ((paste("a\tb"),), "remove the control character (^I): it cannot be sent"),
+    ],
+    ids=["pasted-line-break", "ctrl-z", "pasted-tab"],
+)
+async def test_a_line_break_or_control_character_is_refused_under_the_line(
+    term: Harness, keys: tuple[str, ...], message: str
+) -> None:
+    clear = (CTRL_U, BACKSPACE, CTRL_U)  # the line, the line break, the line before it
+    answer = await term.form(form(NOTE), ENTER, *keys, ENTER, Until(message), *clear, "fixed", ENTER, ENTER)
+    assert answer == Answer("accept", {"note": "fixed"})
+    assert f"✗ {message}" in term.screen

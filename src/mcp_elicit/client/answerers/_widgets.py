@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -517,6 +518,29 @@ class _CheckValidator(Validator):
             raise ValidationError(cursor_position=len(document.text), message=problem)
 
 
+#: Line breaks, and the controls a terminal shows as ^X (or not at all): none can be sent
+#: from a one-line field, as neither the line nor the review can show them as they are.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x85\u2028\u2029]")
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _one_line_problem(text: str) -> str | None:
+    if _LINE_BREAKS.search(text):
+        return "this field is one line: remove the line break"
+    found = _CONTROLS.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    shown = f"^{chr(code + 64)}" if code < 0x20 else "^?" if code == 0x7F else f"U+{code:04X}"
+    return f"remove the control character ({shown}): it cannot be sent"
+
+
+def _paste(text: str) -> str:
+    """A paste into one line: its line breaks as newlines (refused by the check, so the person
+    sees why), but not the last ones, which copying a line brings along."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+
 async def ask_text(
     terminal: Terminal,
     prompt: str,
@@ -525,9 +549,15 @@ async def ask_text(
     check: Callable[[str], str | None] | None = None,
 ) -> str:
     """Read one line. ``check`` runs while the person types (its message is shown right under
-    the line) and again on Enter, which is refused until it returns ``None``."""
+    the line) and again on Enter, which is refused until it returns ``None``. So is a line
+    break or a control character (typed, or pasted: a paste's last line breaks are dropped),
+    unless the line is ``default`` as given: what is sent is what the line shows."""
     kb = KeyBindings()
     _cancel_bindings(kb)
+
+    def checked(text: str) -> str | None:
+        problem = _one_line_problem(text) if text != default else None
+        return problem or (check(text) if check is not None else None)
 
     def accept(buffer: Buffer) -> bool:
         get_app().exit(result=buffer.text)
@@ -536,10 +566,14 @@ async def ask_text(
     buffer = Buffer(
         document=Document(default, len(default)),
         multiline=False,
-        validator=_CheckValidator(check) if check is not None else None,
+        validator=_CheckValidator(checked),
         validate_while_typing=True,
         accept_handler=accept,
     )
+
+    @kb.add(Keys.BracketedPaste)
+    def _pasted(event: KeyPressEvent) -> None:
+        buffer.insert_text(_paste(event.data))
 
     @kb.add("c-d", filter=Condition(lambda: not buffer.text))
     def _end(event: KeyPressEvent) -> None:  # Ctrl-D on an empty line: the end of the input
