@@ -112,3 +112,13 @@ async def test_a_line_break_or_control_character_is_refused_under_the_line(
     answer = await term.form(form(NOTE), ENTER, *keys, ENTER, Until(message), *clear, "fixed", ENTER, ENTER)
     assert answer == Answer("accept", {"note": "fixed"})
     assert f"✗ {message}" in term.screen
+
+
+async def test_a_typed_colour_sequence_is_dropped_without_a_traceback(
+    term: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ESC [31m (a coloured paste without bracketed paste) looks like a mouse report to
+    # prompt_toolkit, whose handler raised: asyncio printed a traceback over the form.
+    answer = await term.form(form(NOTE), ENTER, "a\x1b[31mb", PAUSE, ENTER, ENTER)
+    assert answer == Answer("accept", {"note": "ab"})
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text

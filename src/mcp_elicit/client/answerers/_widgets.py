@@ -153,8 +153,12 @@ def _cancel_bindings(kb: KeyBindings) -> None:
             event.app.exit(exception=Cancelled())
 
     # Ctrl-Space (NUL) would start prompt_toolkit's (emacs) selection, in which typing,
-    # Backspace and Enter do nothing: the field looks frozen. It does nothing here.
+    # Backspace and Enter do nothing: the field looks frozen. It does nothing here. Nor does a
+    # mouse report: mouse support is off, so one is typed text that looks like it (ESC [31m,
+    # a coloured paste), which prompt_toolkit's own handler fails on (a traceback over the
+    # form, and the keys after it lost).
     @kb.add("c-@")
+    @kb.add(Keys.Vt100MouseEvent)
     def _nothing(event: KeyPressEvent) -> None:
         pass
 
