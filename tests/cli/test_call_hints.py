@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.cli.call import NO_ELICITATION, _client_warnings_as_lines, _what_to_do
-from mcp_elicit.client import McpClientError
+from mcp_elicit.cli.call import (
+    NO_ELICITATION,
+    NO_ELICITATION_STDERR,
+    _client_warnings_as_lines,
+    _missing,
+    _what_to_do,
+)
+from mcp_elicit.client import McpClientError, MissingCapabilityError
 from tests.cli.cli_support import cli, http_server, one_clear_line
 from tests.server_process import PY
 
@@ -72,3 +78,29 @@ def test_https_to_a_plain_http_server_says_to_try_http(tmp_path: Path) -> None:
         secure = url.replace("http://", "https://", 1)
         line = one_clear_line(cli("call", secure, "echo", "--connect-timeout", "10"))
     assert line.endswith(f"(the server answers plain http, not https: try {url})")
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(
+    ("stdin", "stderr", "said"),
+    [
+        (True, False, NO_ELICITATION_STDERR),  # `2> log.txt` in a terminal
+        (False, False, NO_ELICITATION),  # no terminal at all
+        (False, True, NO_ELICITATION),
+    ],
+    ids=["stderr-redirected", "no-terminal", "stdin-redirected"],
+)
+def test_no_elicitation_says_when_only_stderr_is_redirected(
+    monkeypatch: pytest.MonkeyPatch, stdin: bool, stderr: bool, said: str
+) -> None:
+    monkeypatch.setattr("sys.stdin", _Stream(stdin))
+    monkeypatch.setattr("sys.stderr", _Stream(stderr))
+    exc = MissingCapabilityError(-32021, "needs elicitation", {"requiredCapabilities": ["elicitation"]})
+    assert _missing(exc, frozenset(), from_file=False).endswith(said)

@@ -331,7 +331,7 @@ def _what_to_do(
             "keeps a call open (or the server restarted); call the tool again"
         )
     if not modes and "elicit" in said and "not declared" in said:
-        return NO_ELICITATION  # a 2025-11-25 server's refusal, worded its own way
+        return _no_elicitation()  # a 2025-11-25 server's refusal, worded its own way
     if protocol == "auto" and spoken != "2025-11-25" and "elicitation/create" in said:
         # The official SDK's own ctx.elicit(), reached over 2026-07-28: it can only send the
         # question as a request, which 2025-11-25 has.
@@ -422,6 +422,26 @@ NO_ELICITATION = (
     "this client declared no elicitation, as it has no terminal and no --answers: run in a "
     "terminal to answer, or pass --answers FILE"
 )
+NO_ELICITATION_STDERR = (
+    "this client declared no elicitation: its form is drawn on stderr, which is redirected (not "
+    "the terminal); run without redirecting stderr (no 2> or 2>&1) to answer, or pass --answers FILE"
+)
+
+
+def _no_elicitation() -> str:
+    """Why nothing could be asked: no terminal at all, or one whose stderr (where the form is
+    drawn) goes elsewhere."""
+    if _tty(sys.stdin) and not _tty(sys.stderr):
+        return NO_ELICITATION_STDERR
+    return NO_ELICITATION
+
+
+def _tty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # closed or detached
+        return False
 
 
 def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool) -> str:
@@ -441,7 +461,7 @@ def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool
         )
     hints: list[str] = []
     if not modes and (undeclared or not wanted):
-        hints.append(NO_ELICITATION)
+        hints.append(_no_elicitation())
     elif undeclared:
         how = "an --answers file" if from_file else "this terminal"
         hints.append(f"this client did not declare {', '.join(undeclared)}: {how} cannot answer it")
