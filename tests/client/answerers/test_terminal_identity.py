@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from mcp_elicit.client.answerers._view import DESCRIPTION_LINES, MESSAGE_LINES
+from mcp_elicit.client.answerers._view import DESCRIPTION_LINES, MESSAGE_LINES, MESSAGE_TAIL
 from mcp_elicit.client.questions import Answer, ServerIdentity
 
 from ._harness import CTRL_U, ENTER, FORBIDDEN, PAUSE, Harness, Snap, Until, form, url_question
@@ -30,7 +30,7 @@ SPOOF = (
     + "\n" * 400
     + " \t \n" * 50
     + FAKE_HEADER
-    + "".join(f"line {i}\n" for i in range(100))
+    + "".join(f"line {i}\n" for i in range(300))
 )
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -66,11 +66,25 @@ async def test_blank_runs_collapse_and_the_message_is_capped_with_a_note(term: H
     # Every message line is indented under our own heading; no two blank lines in a row.
     assert all(line.startswith("    ") or line == "" for line in block)
     assert not any(a == b == "" for a, b in itertools.pairwise(block))
-    # 1 + 1 blank + 3 fake header lines + 100 numbered = 105 lines; MESSAGE_LINES shown.
-    shown = [line for line in block if "more lines not shown" not in line]
+    # 1 + 1 blank + 3 fake header lines + 300 numbered = 305 lines; MESSAGE_LINES shown, the
+    # last MESSAGE_TAIL of them after the note (a server appends a refusal's reason there).
+    shown = [line for line in block if "left out here" not in line]
     assert len(shown) == MESSAGE_LINES
-    assert f"    … {105 - MESSAGE_LINES} more lines not shown" in block
-    assert "line 99" not in term.transcript
+    assert f"    … {305 - MESSAGE_LINES} lines left out here …" in block
+    assert "line 250" not in term.transcript
+    assert shown[-MESSAGE_TAIL:] == [f"    line {i}" for i in range(300 - MESSAGE_TAIL, 300)]
+
+
+async def test_a_long_message_a_person_answers_is_shown_whole(term: Harness) -> None:
+    """Forty files to delete and the server's reason at the end: every line in sight (with 30
+    lines shown, the last eleven, among them a key file, were hidden and Accept was offered)."""
+    files = "".join(f"~/project/file{i}.txt\n" for i in range(39)) + "~/.ssh/id_ed25519\n"
+    text = "Delete these 40 files?\n" + files + "\n(The previous answer was not accepted: name: too short)"
+    await term.form(form(NAME, text), "d")
+    block = message_block(term.transcript)
+    assert "    ~/.ssh/id_ed25519" in block
+    assert "    (The previous answer was not accepted: name: too short)" in block
+    assert not any("left out" in line for line in block)
 
 
 async def test_identity_is_next_to_every_form_decision(term: Harness) -> None:

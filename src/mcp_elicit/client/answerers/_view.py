@@ -57,8 +57,13 @@ __all__ = [
 
 _INDENT = "  "
 #: The most lines shown of a message and of a field's description (after blank runs are
-#: collapsed): a server cannot fill the screen and scroll its identity out of sight.
-MESSAGE_LINES = 30
+#: collapsed), so that a server cannot scroll the screen without end. A message the person
+#: answers is shown up to 200 lines, which a real one fits (a list of files to delete, say):
+#: what they answer must be in sight, and when the header naming the server has scrolled off,
+#: the choices name it again. Past that, the middle is left out: a server appends the reason
+#: it refused an answer at the end, and the last lines stay in sight.
+MESSAGE_LINES = 200
+MESSAGE_TAIL = 5
 DESCRIPTION_LINES = 12
 _TAB = 4  # server text keeps its tabs (multi-line cleaning); they are expanded to measure it
 _PART_STYLES = {
@@ -172,6 +177,12 @@ def header(out: Out, server: ServerIdentity, what: str, *, seen: bool, again: bo
 def _lines(text: str, limit: int) -> tuple[list[str], int]:
     """``text``'s lines with runs of blank lines collapsed to one, at most ``limit`` of them;
     and how many lines were left out."""
+    lines = _collapsed(text)
+    return lines[:limit], max(0, len(lines) - limit)
+
+
+def _collapsed(text: str) -> list[str]:
+    """``text``'s lines with runs of blank lines collapsed to one."""
     lines: list[str] = []
     blank = False
     for line in text.split("\n"):
@@ -183,7 +194,7 @@ def _lines(text: str, limit: int) -> tuple[list[str], int]:
         else:
             blank = False
         lines.append(line.rstrip().expandtabs(_TAB))
-    return lines[:limit], max(0, len(lines) - limit)
+    return lines
 
 
 def _more(hidden: int) -> str:
@@ -192,18 +203,25 @@ def _more(hidden: int) -> str:
 
 def message(out: Out, text: str) -> None:
     """The server's message, as plain text (never a link, never markup), blank lines
-    collapsed and at most :data:`MESSAGE_LINES` lines."""
+    collapsed and at most :data:`MESSAGE_LINES` lines (its last ones among them)."""
     shown = clean(text, max_length=MESSAGE_MAX).strip()
     out.print(Text(_INDENT + "Message from the server:", style="bold"))
     if not shown:
         out.print(Text(_INDENT * 2 + "(no message)", style="dim"))
         return
-    lines, hidden = _lines(shown, MESSAGE_LINES)
+    lines = _collapsed(shown)
+    head, tail = lines, []
+    if len(lines) > MESSAGE_LINES:
+        head, tail = lines[: MESSAGE_LINES - MESSAGE_TAIL], lines[-MESSAGE_TAIL:]
+    hidden = len(lines) - len(head) - len(tail)
     # Indent every line of the message, so the server cannot imitate this UI's own lines.
-    for line in lines:
+    for line in head:
         out.print(Text(_INDENT * 2 + line))
     if hidden:
-        out.print(Text(_INDENT * 2 + _more(hidden), style="dim"))
+        left_out = f"… {hidden} line{'s' if hidden != 1 else ''} left out here …"
+        out.print(Text(_INDENT * 2 + left_out, style="dim"))
+    for line in tail:
+        out.print(Text(_INDENT * 2 + line))
     if len(text) > MESSAGE_MAX:
         out.print(Text(_INDENT * 2 + f"(shortened: the message has {len(text)} characters)", style="dim"))
 
