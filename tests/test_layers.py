@@ -8,6 +8,7 @@ only name types. The layers, bottom first::
     schema                       the requestedSchema subset
     wire                         sans-IO protocol (may use schema's text helpers)
     _closing, storage            the storage layer (SQLite and PostgreSQL databases) and its helper
+    _tty                         whether a stream is a terminal (no imports)
     state                        sealed requestState, single-use stores
     server                       Server, the engine, Context
     transport                    stdio and Streamable HTTP, server side
@@ -35,12 +36,13 @@ BELOW: dict[str, set[str]] = {
     "schema": set(),
     "wire": {"schema"},
     "_closing": set(),
+    "_tty": set(),
     "storage": {"_extras"},
     "state": {"schema", "wire", "_closing", "storage"},
     "server": {"schema", "wire", "state", "_closing", "_extras"},
-    "transport": {"schema", "wire", "state", "server", "_extras"},
+    "transport": {"schema", "wire", "state", "server", "_tty", "_extras"},
     "connect": {"schema", "wire", "state", "server", "transport", "_closing", "storage", "_extras"},
-    "client": {"schema", "wire", "<root>", "_extras"},
+    "client": {"schema", "wire", "<root>", "_tty", "_extras"},
     "cli": {
         "schema",
         "wire",
@@ -51,6 +53,7 @@ BELOW: dict[str, set[str]] = {
         "client",
         "demo",
         "<root>",
+        "_tty",
         "_extras",
     },
     "demo": {
@@ -63,6 +66,7 @@ BELOW: dict[str, set[str]] = {
         "client",
         "cli",
         "<root>",
+        "_tty",
         "_extras",
     },
     "<root>": set(),

@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit._tty import isatty
 from mcp_elicit.cli import (
     CONNECT_TIMEOUT,
     EXIT_DECLINED,
@@ -431,17 +432,9 @@ NO_ELICITATION_STDERR = (
 def _no_elicitation() -> str:
     """Why nothing could be asked: no terminal at all, or one whose stderr (where the form is
     drawn) goes elsewhere."""
-    if _tty(sys.stdin) and not _tty(sys.stderr):
+    if isatty(sys.stdin) and not isatty(sys.stderr):
         return NO_ELICITATION_STDERR
     return NO_ELICITATION
-
-
-def _tty(stream: object) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty()) if callable(isatty) else False
-    except (OSError, ValueError):  # closed or detached
-        return False
 
 
 def _missing(exc: MissingCapabilityError, modes: frozenset[str], from_file: bool) -> str:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from mcp_elicit._tty import isatty
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.errors import INVALID_REQUEST, McpError
 from mcp_elicit.wire.meta import initialize_refused, is_modern, request_meta
@@ -88,7 +89,7 @@ def run_stdio(server: Server) -> None:
     if sys.stdin is None or sys.stdout is None:  # started with <&- or >&-
         logger.error("stdin or stdout is closed: a stdio MCP server talks to its client over both")
         raise SystemExit(1)
-    if _isatty(sys.stdin):
+    if isatty(sys.stdin):
         # Run by hand (`python server.py`), it would only wait, and answer typed text with -32700.
         print(terminal_hint(), file=sys.stderr, flush=True)
     global _exit_status
@@ -98,13 +99,6 @@ def run_stdio(server: Server) -> None:
     except KeyboardInterrupt:
         _exit_status = 130  # interrupted (Ctrl-C), as shells report it: not a clean end of input
         raise SystemExit(130) from None
-
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
-        return False
 
 
 def terminal_hint() -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from mcp_elicit._tty import isatty
 from mcp_elicit.client.answerers.errors import AnswererError, TerminalUnavailable
 from mcp_elicit.client.questions import Answer, FormQuestion, UrlQuestion
 
@@ -22,14 +23,6 @@ if TYPE_CHECKING:
     from mcp_elicit.client.answerers._session import Opener, Session
 
 __all__ = ["TerminalAnswerer"]
-
-
-def _isatty(stream: object) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty()) if callable(isatty) else False
-    except (OSError, ValueError):  # closed or detached stream
-        return False
 
 
 class TerminalAnswerer:
@@ -100,7 +93,7 @@ class TerminalAnswerer:
     @staticmethod
     def available() -> bool:
         """True when this process can ask on its terminal (stdin and stderr are TTYs)."""
-        return _isatty(sys.stdin) and _isatty(sys.stderr)
+        return isatty(sys.stdin) and isatty(sys.stderr)
 
     @property
     def modes(self) -> frozenset[str]:
