@@ -173,14 +173,14 @@ class Bridge:
         params = request.get("params") or {}
         if request.get("method") != mrtr.ELICIT or params.get("mode") != "url":
             return False
-        return (str(params.get("message")), str(params.get("url"))) in self._accepted_urls
+        return _place(params) in self._accepted_urls
 
     async def _leg(self, request: dict[str, Any]) -> dict[str, Any]:
         """One question as one request to the client; its answer as the engine reads it."""
         method = request.get("method")
         params = request.get("params") or {}
         if method == mrtr.ELICIT and params.get("mode") == "url":
-            place = (str(params.get("message")), str(params.get("url")))
+            place = _place(params)
             elicitation_id = uuid.uuid4().hex
             answer = await self._send(method, legacy.elicitation_request(params, elicitation_id))
             if answer.get("action") == "accept":
@@ -230,7 +230,7 @@ class Bridge:
             params = request.get("params") or {}
             if request.get("method") != mrtr.ELICIT or params.get("mode") != "url":
                 continue
-            place = (str(params.get("message")), str(params.get("url")))
+            place = _place(params)
             earlier = named.get(place)
             if earlier is not None:
                 self._accepted_urls[place] = earlier[0]
@@ -257,7 +257,7 @@ class Bridge:
             for request in outcome.requests.values():
                 params = request.get("params") or {}
                 if params.get("mode") == "url":
-                    still.add((str(params.get("message")), str(params.get("url"))))
+                    still.add(_place(params))
         for place in [place for place in self._accepted_urls if place not in still]:
             await self._step_over(place)
 
@@ -300,6 +300,11 @@ class Bridge:
     def _principal(self) -> str | None:
         caller = self._call.caller
         return None if caller is None else caller.principal
+
+
+def _place(params: Mapping[str, Any]) -> tuple[str, str]:
+    """What tells a URL question apart within a call: its message and its URL."""
+    return (str(params.get("message")), str(params.get("url")))
 
 
 def _first(failed: BaseExceptionGroup[BaseException]) -> BaseException:
